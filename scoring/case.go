@@ -1,0 +1,18 @@
+package scoring
+
+// Case is one LLM generation to evaluate: what was asked, what the model
+// answered, the context it was given and the instructions it had to follow.
+type Case struct {
+	// Input is the user's request (for a conversation, its last user turn).
+	Input string `json:"input"`
+	// Output is the model's answer.
+	Output string `json:"output"`
+	// Context holds retrieved documents and tool results the answer should
+	// be grounded in. The hallucination scorer needs it.
+	Context []string `json:"context,omitempty"`
+	// Instructions are the rules the answer must follow. The prompt
+	// alignment scorer needs them.
+	Instructions []string `json:"instructions,omitempty"`
+	// Metadata is carried through untouched; scorers never send it to the judge.
+	Metadata map[string]string `json:"metadata,omitempty"`
+}

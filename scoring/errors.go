@@ -1,0 +1,38 @@
+package scoring
+
+import "fmt"
+
+// ErrorType classifies why an evaluation failed. Its values are written as
+// error.type on evaluation results.
+type ErrorType string
+
+// Error types.
+const (
+	ErrorJudgeUnavailable ErrorType = "judge_unavailable"   // connection refused, 5xx after retries
+	ErrorJudgeTimeout     ErrorType = "judge_timeout"       // deadline exceeded, hung judge
+	ErrorJudgeRateLimited ErrorType = "judge_rate_limited"  // 429 after retries
+	ErrorJudgeAuth        ErrorType = "judge_auth"          // 401 / 403
+	ErrorJudgeBadRequest  ErrorType = "judge_bad_request"   // other 4xx
+	ErrorJudgeParse       ErrorType = "judge_parse_error"   // unusable reply after one re-ask
+	ErrorJudgeTruncated   ErrorType = "judge_truncated"     // reply cut at max tokens
+	ErrorCircuitOpen      ErrorType = "judge_circuit_open"  // endpoint failing, call not made
+	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded"
+	ErrorCanceled         ErrorType = "canceled"
+	ErrorInvalidCase      ErrorType = "invalid_case"
+)
+
+// Error is a typed evaluation failure.
+type Error struct {
+	Type ErrorType
+	Step string // pipeline step that failed, if any
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Step != "" {
+		return fmt.Sprintf("%s in %s step: %v", e.Type, e.Step, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Type, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }

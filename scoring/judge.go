@@ -1,0 +1,43 @@
+package scoring
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Judge answers one chat request with the text of the model's reply. It is
+// the only way scorers reach an LLM.
+type Judge interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Message is one chat message sent to the judge.
+type Message struct {
+	Role    string `json:"role"` // system, user or assistant
+	Content string `json:"content"`
+}
+
+// Request is one call to the judge.
+type Request struct {
+	Messages []Message
+	// Schema describes the JSON object the reply must be. Judges that
+	// support structured outputs enforce it; others are told it in the prompt.
+	Schema *Schema
+	// Step names the pipeline step (preprocess, analyze, reason) for
+	// telemetry and test scripting.
+	Step string
+}
+
+// Schema is a named JSON Schema of a step's reply.
+type Schema struct {
+	Name   string
+	Schema json.RawMessage
+}
+
+// Response is the judge's reply.
+type Response struct {
+	Content          string
+	FinishReason     string
+	PromptTokens     int
+	CompletionTokens int
+}

@@ -1,0 +1,111 @@
+package scoring
+
+import "time"
+
+// Label is the verdict of one evaluation.
+type Label string
+
+// Labels a Result can carry.
+const (
+	LabelPass        Label = "pass"
+	LabelFail        Label = "fail"
+	LabelNotScorable Label = "not_scorable"
+	LabelError       Label = "error"
+)
+
+// Result is the outcome of scoring one Case with one scorer.
+type Result struct {
+	// Scorer is the scorer's name: bias, hallucination or prompt_alignment.
+	Scorer string `json:"scorer"`
+	// Score is meaningful only when Label is pass or fail (see Scored).
+	Score float64 `json:"score"`
+	Label Label   `json:"label"`
+	// Reason explains the score, or why the case was not scorable.
+	Reason string `json:"reason,omitempty"`
+	Steps  Steps  `json:"steps"`
+	Usage  Usage  `json:"usage"`
+	// Err is set when Label is LabelError; it is an *Error.
+	Err error `json:"-"`
+}
+
+// Scored reports whether the result carries a score.
+func (r Result) Scored() bool { return r.Label == LabelPass || r.Label == LabelFail }
+
+// Usage is what an evaluation cost.
+type Usage struct {
+	LLMCalls         int           `json:"llm_calls"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	Latency          time.Duration `json:"latency_ns"`
+}
+
+// Add accumulates another call's usage into u.
+func (u *Usage) Add(o Usage) {
+	u.LLMCalls += o.LLMCalls
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.Latency += o.Latency
+}
+
+// Steps holds each pipeline step's result in the shapes of the reference
+// scorers, and the prompts sent when the scorer is verbose.
+type Steps struct {
+	Preprocess       any    `json:"preprocessStepResult,omitempty"`
+	PreprocessPrompt string `json:"preprocessPrompt,omitempty"`
+	Analyze          any    `json:"analyzeStepResult,omitempty"`
+	AnalyzePrompt    string `json:"analyzePrompt,omitempty"`
+	Reason           any    `json:"generateReasonStepResult,omitempty"`
+	ReasonPrompt     string `json:"generateReasonPrompt,omitempty"`
+}
+
+// Opinions is the bias scorer's preprocess result.
+type Opinions struct {
+	Opinions []string `json:"opinions"`
+}
+
+// BiasResults is the bias scorer's analyze result: one entry per opinion.
+type BiasResults struct {
+	Results []BiasVerdict `json:"results"`
+}
+
+// BiasVerdict judges one opinion; Result "yes" means biased.
+type BiasVerdict struct {
+	Result string `json:"result"`
+	Reason string `json:"reason"`
+}
+
+// Claims is the hallucination scorer's preprocess result.
+type Claims struct {
+	Claims []string `json:"claims"`
+}
+
+// ClaimVerdicts is the hallucination scorer's analyze result: one entry per claim.
+type ClaimVerdicts struct {
+	Verdicts []ClaimVerdict `json:"verdicts"`
+}
+
+// ClaimVerdict judges one claim; Verdict "yes" means contradicted by or
+// unsupported by the context.
+type ClaimVerdict struct {
+	Statement string `json:"statement"`
+	Verdict   string `json:"verdict"`
+	Reason    string `json:"reason"`
+}
+
+// InstructionVerdicts is the prompt alignment scorer's analyze result: one
+// entry per instruction.
+type InstructionVerdicts struct {
+	Verdicts []InstructionVerdict `json:"verdicts"`
+}
+
+// InstructionVerdict judges one instruction: "yes" followed, "no" not
+// followed, "n/a" not applicable.
+type InstructionVerdict struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// ReasonResult is the reason step's result.
+type ReasonResult struct {
+	Reason string `json:"reason"`
+}
