@@ -24,6 +24,8 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	Steps  Steps  `json:"steps"`
 	Usage  Usage  `json:"usage"`
+	// Truncated is set when evaluated text was cut to Options.MaxInputChars.
+	Truncated bool `json:"truncated,omitempty"`
 	// Err is set when Label is LabelError; it is an *Error.
 	Err error `json:"-"`
 }

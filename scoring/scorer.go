@@ -32,7 +32,33 @@ type Options struct {
 	OmitReason bool
 	// Verbose keeps the prompts sent at every step in Result.Steps.
 	Verbose bool
+	// ReasonMode is ReasonLLM (default: the reason step asks the judge) or
+	// ReasonSummary (the reason is composed from the verdicts' reasons with
+	// no extra call).
+	ReasonMode ReasonMode
+	// MaxInputChars caps each evaluated text sent to the judge (0 = no cap).
+	// Cut text ends with TruncationMarker and the result has Truncated set.
+	MaxInputChars int
+	// Redact, when set, is applied to every evaluated text before it is
+	// sent to the judge.
+	Redact func(string) string
 }
+
+// ReasonMode selects how a result's reason is produced.
+type ReasonMode string
+
+// Reason modes.
+const (
+	ReasonLLM     ReasonMode = "llm"
+	ReasonSummary ReasonMode = "summary"
+)
+
+// TruncationMarker ends evaluated text cut to Options.MaxInputChars.
+const TruncationMarker = " [...truncated by llm_eval]"
+
+// PromptVersion changes whenever a prompt template changes, so cached
+// results of older prompts are not reused.
+const PromptVersion = "1"
 
 // New returns the named scorer using judge.
 func New(name string, judge Judge, opts Options) (Scorer, error) {

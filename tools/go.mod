@@ -1,6 +1,6 @@
 module github.com/llm-eval/llm_eval/tools
 
-go 1.26.8
+go 1.26.0
 
 tool go.opentelemetry.io/collector/cmd/mdatagen
 
