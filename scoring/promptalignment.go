@@ -1,0 +1,3 @@
+package scoring
+
+func runPromptAlignment(e *evaluation) { e.notScorable("not implemented yet") }
