@@ -318,12 +318,11 @@ func parseStrings(reply, field string) ([]string, error) {
 	return out, nil
 }
 
-// judged is one analyze item after parsing: a canonical verdict, its
-// reason and, for claims, the statement judged.
+// judged is one analyze item after parsing: a canonical verdict and its
+// reason.
 type judged struct {
-	Verdict   string
-	Reason    string
-	Statement string
+	Verdict string
+	Reason  string
 }
 
 // verdictSpec says how to read an analyze reply.
@@ -368,7 +367,7 @@ func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
 			return nil, fmt.Errorf("item %d of %q has %s %s; it must be %s",
 				i+1, spec.field, spec.keys[0], describe(raw), allowed)
 		}
-		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, "statement")}
+		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason")}
 	}
 	return out, nil
 }

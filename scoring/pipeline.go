@@ -158,11 +158,13 @@ func (e *evaluation) notScorable(why string) {
 	e.res.Reason = why
 }
 
-// scoreRatio is the scorers' arithmetic: count / total × scale, exact and
-// unrounded, then made binary in strict mode and labelled against the
-// threshold in the scorer's fixed direction.
+// scoreRatio is the scorers' arithmetic: count / total × scale, not
+// rounded, then made binary in strict mode and labelled against the
+// threshold in the scorer's fixed direction. It multiplies before dividing
+// so that with a whole-number scale the result is the exact fraction
+// rounded once (2/3 × 10 gives 6.666666666666667).
 func (e *evaluation) scoreRatio(count, total int) {
-	e.setScore(float64(count) / float64(total) * e.s.opts.Scale)
+	e.setScore(float64(count) * e.s.opts.Scale / float64(total))
 }
 
 func (e *evaluation) setScore(score float64) {
