@@ -21,6 +21,7 @@ const (
 	MissingOutput    = "no output content"
 	MissingRedacted  = "content redacted"
 	MissingToolCalls = "tool calls only"
+	MissingFiltered  = "content filtered"
 )
 
 // extraction is what one convention found on a span.
@@ -81,7 +82,7 @@ func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
 		}
 	}
 	g.fill(in, out, system)
-	g.Context = appendUnique(g.Context, spanContext(attrs)...)
+	g.Context = appendUnique(g.Context, spanContext(attrs, idx)...)
 	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
 		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
 	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
@@ -146,6 +147,8 @@ func missingReason(input string, out *extraction) string {
 	}
 	text := strings.TrimSpace(first.text())
 	switch {
+	case strings.EqualFold(first.finishReason, "content_filter") && (text == "" || text == "FILTERED"):
+		return MissingFiltered
 	case text == redacted:
 		return MissingRedacted
 	case text != "":
