@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+)
+
+// collectorConfig is the pipeline under load: otlp -> [llm_eval] -> batch -> otlphttp (the sink).
+var collectorConfig = template.Must(template.New("config").Parse(`
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: {{.Receiver}}
+processors:
+  batch: {}
+{{- if .Judge}}
+  llm_eval:
+    judge:
+      endpoint: {{.Judge}}
+      timeout: 10s
+      model: load-judge
+      max_concurrency: {{.MaxConcurrency}}
+    sampling:
+      percentage: {{.Sampling}}
+    max_wait: {{.MaxWait}}
+    queue_size: {{.QueueSize}}
+    scorers:
+      - name: bias
+      - name: hallucination
+      - name: prompt_alignment
+{{- end}}
+exporters:
+  otlphttp:
+    endpoint: {{.Sink}}
+    compression: none
+extensions:
+  health_check:
+    endpoint: {{.Health}}
+service:
+  extensions: [health_check]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: {{.TelemetryPort}}
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [{{if .Judge}}llm_eval, {{end}}batch]
+      exporters: [otlphttp]
+`))
+
+type configValues struct {
+	Receiver, Sink, Health, Judge string
+	TelemetryPort                 int
+	Sampling                      float64
+	MaxConcurrency, QueueSize     int
+	MaxWait                       time.Duration
+}
+
+// collector is a running otelcol-llmeval process.
+type collector struct {
+	cmd           *exec.Cmd
+	receiver      string
+	telemetryPort int
+	logPath       string
+}
+
+func startCollector(ctx context.Context, binary, dir string, v configValues) (*collector, error) {
+	v.Receiver = freeAddr()
+	v.Health = freeAddr()
+	_, port, _ := net.SplitHostPort(freeAddr())
+	v.TelemetryPort, _ = strconv.Atoi(port)
+	var cfg bytes.Buffer
+	if err := collectorConfig.Execute(&cfg, v); err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(cfgPath, cfg.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "collector.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", binary, err)
+	}
+	c := &collector{cmd: cmd, receiver: "http://" + v.Receiver, telemetryPort: v.TelemetryPort, logPath: logPath}
+	if err := waitHealthy(ctx, "http://"+v.Health+"/"); err != nil {
+		c.stop()
+		return nil, fmt.Errorf("collector did not become healthy (log: %s): %w", logPath, err)
+	}
+	return c, nil
+}
+
+func waitHealthy(ctx context.Context, url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("health check %s not OK after 30s", url)
+}
+
+// stop sends SIGTERM, so the collector flushes what it holds, and waits.
+func (c *collector) stop() error {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		_ = c.cmd.Process.Kill()
+		return fmt.Errorf("collector did not stop within 60s")
+	}
+}
+
+// cpuSeconds is the user+system CPU time the process has used.
+func (c *collector) cpuSeconds() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return (utime + stime) / ticksPerSecond, nil
+}
+
+// memory returns the current and peak resident set size in bytes.
+func (c *collector) memory() (rss, peak int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		var kb int64
+		switch {
+		case strings.HasPrefix(line, "VmRSS:"):
+			fmt.Sscanf(strings.TrimPrefix(line, "VmRSS:"), "%d", &kb)
+			rss = kb * 1024
+		case strings.HasPrefix(line, "VmHWM:"):
+			fmt.Sscanf(strings.TrimPrefix(line, "VmHWM:"), "%d", &kb)
+			peak = kb * 1024
+		}
+	}
+	return rss, peak, sc.Err()
+}
+
+// metric sums every sample of the named metric on the collector's own
+// telemetry endpoint whose labels contain all of the given label pairs.
+func (c *collector) metric(name string, labels ...string) float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.telemetryPort))
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+next:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				continue next
+			}
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

@@ -1,0 +1,200 @@
+// Command load runs the built otelcol-llmeval under a steady OTLP load,
+// without and with the llm_eval processor and through a judge outage, and
+// reports CPU per span, peak memory and whether every span came out.
+//
+//	go run ./test/load -collector bin/otelcol-llmeval -duration 60s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+)
+
+type options struct {
+	binary         string
+	rate           int
+	duration       time.Duration
+	genAIEvery     int
+	sampling       float64
+	judgeLatency   time.Duration
+	maxConcurrency int
+	queueSize      int
+	maxWait        time.Duration
+	scenarios      string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.binary, "collector", "bin/otelcol-llmeval", "collector binary built by `make build`")
+	flag.IntVar(&o.rate, "rate", 10000, "spans per second sent")
+	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long each scenario sends")
+	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%)")
+	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
+	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
+	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
+	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
+	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
+	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// report is one scenario's outcome.
+type report struct {
+	name                  string
+	sent, rejected, genAI int
+	got                   counts
+	lost                  int
+	cpu                   float64 // seconds from first send to drained
+	peakRSS               int64
+	rssSeries             []int64 // every 5 s while sending
+	evaluations, unscored float64
+	elapsed               time.Duration
+}
+
+func run(ctx context.Context, o options) error {
+	if _, err := os.Stat(o.binary); err != nil {
+		return fmt.Errorf("collector binary %s: %w (run `make build` first)", o.binary, err)
+	}
+	var reports []report
+	for _, name := range strings.Split(o.scenarios, ",") {
+		fmt.Fprintf(os.Stderr, "load: scenario %s: %d spans/s for %s...\n", name, o.rate, o.duration)
+		r, err := runScenario(ctx, o, name)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", name, err)
+		}
+		reports = append(reports, r)
+	}
+	printReport(o, reports)
+	for _, r := range reports {
+		if r.lost > 0 || r.got.Duplicated > 0 {
+			return fmt.Errorf("scenario %s lost %d and duplicated %d spans", r.name, r.lost, r.got.Duplicated)
+		}
+	}
+	return nil
+}
+
+func runScenario(ctx context.Context, o options, name string) (report, error) {
+	r := report{name: name}
+	dir, err := os.MkdirTemp("", "llmeval-load-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+
+	s, err := newSink()
+	if err != nil {
+		return r, err
+	}
+	defer s.close()
+
+	v := configValues{Sink: s.endpoint(), Sampling: o.sampling, MaxConcurrency: o.maxConcurrency,
+		QueueSize: o.queueSize, MaxWait: o.maxWait}
+	switch name {
+	case "baseline":
+	case "llm_eval":
+		judge, stopJudge := startJudge(o.judgeLatency)
+		defer stopJudge()
+		v.Judge = judge
+	case "outage":
+		v.Judge = "http://" + freeAddr() + "/v1" // nothing listens: connection refused
+	default:
+		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage)", name)
+	}
+
+	c, err := startCollector(ctx, o.binary, dir, v)
+	if err != nil {
+		return r, err
+	}
+	cpu0, err := c.cpuSeconds()
+	if err != nil {
+		c.stop()
+		return r, err
+	}
+	start := time.Now()
+	snd := newSender(c.receiver, o.genAIEvery)
+	sendCtx, cancel := context.WithTimeout(ctx, o.duration)
+	done := make(chan struct{})
+	go func() { snd.run(sendCtx, o.rate); close(done) }()
+	for sampling := true; sampling; {
+		select {
+		case <-done:
+			sampling = false
+		case <-time.After(5 * time.Second):
+			rss, _, _ := c.memory()
+			r.rssSeries = append(r.rssSeries, rss)
+		}
+	}
+	cancel()
+	// Drained: every accepted span is out and nothing arrived for 2 s, or
+	// max_wait plus a margin passed.
+	deadline := time.Now().Add(o.maxWait + 20*time.Second)
+	last, stableSince := -1, time.Now()
+	for time.Now().Before(deadline) {
+		got := s.counts()
+		if got.Received != last {
+			last, stableSince = got.Received, time.Now()
+		} else if got.Unique >= len(snd.sent) && time.Since(stableSince) > 2*time.Second {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	cpu1, _ := c.cpuSeconds()
+	_, r.peakRSS, _ = c.memory()
+	r.evaluations = c.metric("otelcol_processor_llm_eval_evaluations_total")
+	r.unscored = c.metric("otelcol_processor_llm_eval_spans_unscored_total")
+	r.elapsed = time.Since(start)
+	if err := c.stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
+	}
+	time.Sleep(500 * time.Millisecond) // last export after shutdown flush
+	r.sent, r.rejected, r.genAI = len(snd.sent), snd.rejected, snd.genAI
+	r.got = s.counts()
+	r.lost = r.sent - r.got.Unique
+	if r.lost > 0 {
+		fmt.Fprintf(os.Stderr, "load: %s: %d spans never arrived, e.g. %v\n", name, r.lost, s.missing(snd.sent, 5))
+	}
+	r.cpu = cpu1 - cpu0
+	return r, nil
+}
+
+func printReport(o options, reports []report) {
+	fmt.Printf("Load: %d spans/s for %s, 1 GenAI span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d\n\n",
+		o.rate, o.duration, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency)
+	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	var base float64
+	for _, r := range reports {
+		perSpan := r.cpu / float64(max(r.sent, 1)) * 1e6
+		if r.name == "baseline" {
+			base = perSpan
+		}
+		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %d | %.1f | %.2f | %.2f | %.1f |\n",
+			r.name, r.sent, r.rejected, r.got.Unique, r.lost, r.got.Duplicated, r.got.LateSpans, r.got.EvalEvents,
+			r.evaluations/r.elapsed.Seconds(), r.cpu, perSpan, float64(r.peakRSS)/(1<<20))
+	}
+	fmt.Println()
+	for _, r := range reports {
+		if r.name != "baseline" && base > 0 {
+			fmt.Printf("CPU per span, %s / baseline: %.3f\n", r.name, r.cpu/float64(max(r.sent, 1))*1e6/base)
+		}
+	}
+	for _, r := range reports {
+		var series []string
+		for _, b := range r.rssSeries {
+			series = append(series, fmt.Sprintf("%.0f", float64(b)/(1<<20)))
+		}
+		fmt.Printf("RSS MiB every 5 s, %s: %s\n", r.name, strings.Join(series, " "))
+	}
+}
