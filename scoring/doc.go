@@ -80,6 +80,12 @@
 // instructions found there. Options.Redact and Options.MaxInputChars apply
 // to every evaluated text before it reaches the judge.
 //
+// Judge errors are never re-asked here (retrying is the Judge's job): an
+// *Error keeps its Type, cancellation becomes ErrorCanceled, a deadline
+// ErrorJudgeTimeout, anything else ErrorJudgeUnavailable. A failure in any
+// step, the reason step included, makes the Result an error; the steps
+// completed before it stay in Result.Steps.
+//
 // Result.Usage counts every judge call, re-asks included. With
 // Options.ReasonMode set to ReasonSummary the reason is composed from the
 // verdicts' reasons without a judge call; Options.OmitReason skips it.
