@@ -83,6 +83,7 @@ func (e *evaluation) call(step string, schema *Schema, msgs []Message) (Response
 		LLMCalls:         1,
 		PromptTokens:     resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens,
+		Retries:          resp.Retries,
 		Latency:          e.s.now().Sub(start),
 	})
 	if err != nil {

@@ -35,10 +35,13 @@ func (r Result) Scored() bool { return r.Label == LabelPass || r.Label == LabelF
 
 // Usage is what an evaluation cost.
 type Usage struct {
-	LLMCalls         int           `json:"llm_calls"`
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	Latency          time.Duration `json:"latency_ns"`
+	LLMCalls         int `json:"llm_calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Retries counts the judge's retried attempts behind the calls
+	// (429, 5xx, timeouts); they are not in LLMCalls.
+	Retries int           `json:"retries"`
+	Latency time.Duration `json:"latency_ns"`
 }
 
 // Add accumulates another call's usage into u.
@@ -46,6 +49,7 @@ func (u *Usage) Add(o Usage) {
 	u.LLMCalls += o.LLMCalls
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
+	u.Retries += o.Retries
 	u.Latency += o.Latency
 }
 
