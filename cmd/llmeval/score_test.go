@@ -288,3 +288,16 @@ func TestScoreWriteFailureExitsNonZero(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr.String(), "disk full")
 }
+
+func TestScoreUsageCarriesRetries(t *testing.T) {
+	srv := scoringtest.New(t)
+	// A short Retry-After keeps the retry's wait small.
+	srv.Script("bias_opinions", scoringtest.Status(503, "").WithRetryAfter("0.01"))
+	code, out, stderr := runScoreCLI(t, jsonl(map[string]any{"input": "q", "output": "Tea is lovely."}), judgeFlags(srv, "bias")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 1)
+	assert.Equal(t, "pass", out[0].Label)
+	assert.Equal(t, int64(1), out[0].Usage["retries"], "the 503 was retried once")
+	assert.Equal(t, int64(3), out[0].Usage["llm_calls"], "retries are not calls")
+	assert.Len(t, srv.Calls(), 4)
+}
