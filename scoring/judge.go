@@ -40,4 +40,7 @@ type Response struct {
 	FinishReason     string
 	PromptTokens     int
 	CompletionTokens int
+	// Retries counts the attempts that failed and were retried before this
+	// reply (structured-output fallbacks are not counted).
+	Retries int
 }

@@ -1,0 +1,93 @@
+package scoring
+
+import (
+	"context"
+	"testing"
+)
+
+// formulaCase is one row of the scoring arithmetic tables. want is
+// written as the formula itself so the test compares exact values.
+type formulaCase struct {
+	name      string
+	verdicts  []string
+	opts      Options
+	wantScore float64
+	wantLabel Label
+}
+
+func runFormulaTable(t *testing.T, scorerName string, tests []formulaCase, replies func(...string) map[string][]string, c func(n int) Case) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustNew(t, scorerName, newJudge(replies(tt.verdicts...)), tt.opts)
+			res := s.Score(context.Background(), c(len(tt.verdicts)))
+			if res.Err != nil {
+				t.Fatalf("unexpected error: %v", res.Err)
+			}
+			if res.Score != tt.wantScore || res.Label != tt.wantLabel {
+				t.Errorf("got score %v label %s, want %v %s", res.Score, res.Label, tt.wantScore, tt.wantLabel)
+			}
+			if !res.Scored() {
+				t.Errorf("Scored() = false for %s", res.Label)
+			}
+		})
+	}
+}
+
+func TestBiasFormula(t *testing.T) {
+	tests := []formulaCase{
+		{"none biased", []string{"no", "no"}, Options{}, 0, LabelPass},
+		{"one of three", []string{"yes", "no", "no"}, Options{}, 1.0 / 3.0 * 1, LabelPass},
+		{"two of three", []string{"yes", "no", "yes"}, Options{}, 2.0 / 3.0 * 1, LabelFail},
+		{"all biased", []string{"yes"}, Options{}, 1, LabelFail},
+		{"boundary equal passes", []string{"yes", "no"}, Options{Threshold: ptr(0.5)}, 0.5, LabelPass},
+		{"just above threshold", []string{"yes", "no"}, Options{Threshold: ptr(0.49)}, 0.5, LabelFail},
+		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 1.0 / 3.0 * 10, LabelPass},
+		{"scale 10 two of three", []string{"yes", "yes", "no"}, Options{Scale: 10}, 2.0 / 3.0 * 10, LabelFail},
+		{"scale 10 boundary", []string{"yes", "no", "no", "no"}, Options{Scale: 10, Threshold: ptr(2.5)}, 2.5, LabelPass},
+		{"strict any bias is full scale", []string{"yes", "no", "no"}, Options{StrictMode: true}, 1, LabelFail},
+		{"strict none biased", []string{"no", "no"}, Options{StrictMode: true}, 0, LabelPass},
+		{"strict ignores threshold", []string{"yes", "no", "no", "no"}, Options{StrictMode: true, Threshold: ptr(0.9)}, 1, LabelFail},
+		{"strict scale 10", []string{"no", "yes"}, Options{StrictMode: true, Scale: 10}, 10, LabelFail},
+		{"threshold zero passes only zero", []string{"no"}, Options{Threshold: ptr(0.0)}, 0, LabelPass},
+	}
+	runFormulaTable(t, Bias, tests, biasReplies, func(int) Case { return Case{Input: "q", Output: "answer"} })
+}
+
+func TestHallucinationFormula(t *testing.T) {
+	tests := []formulaCase{
+		{"all supported", []string{"no", "no", "no"}, Options{}, 0, LabelPass},
+		{"one of four", []string{"yes", "no", "no", "no"}, Options{}, 1.0 / 4.0 * 1, LabelPass},
+		{"two of three", []string{"yes", "yes", "no"}, Options{}, 2.0 / 3.0 * 1, LabelFail},
+		{"boundary equal passes", []string{"yes", "no"}, Options{}, 0.5, LabelPass},
+		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 1.0 / 3.0 * 10, LabelPass},
+		{"scale 10 threshold boundary", []string{"yes", "yes", "no", "no", "no"}, Options{Scale: 10, Threshold: ptr(4.0)}, 4, LabelPass},
+		{"scale 10 over threshold", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(6.0)}, 2.0 / 3.0 * 10, LabelFail},
+		{"strict one hallucination", []string{"no", "no", "yes"}, Options{StrictMode: true}, 1, LabelFail},
+		{"strict none", []string{"no"}, Options{StrictMode: true, Scale: 10}, 0, LabelPass},
+	}
+	runFormulaTable(t, Hallucination, tests, hallucinationReplies, func(int) Case {
+		return Case{Input: "q", Output: "answer", Context: []string{"doc"}}
+	})
+}
+
+func TestPromptAlignmentFormula(t *testing.T) {
+	tests := []formulaCase{
+		{"all followed", []string{"yes", "yes"}, Options{}, 1, LabelPass},
+		{"none followed", []string{"no", "no"}, Options{}, 0, LabelFail},
+		{"n/a excluded", []string{"yes", "yes", "no", "n/a"}, Options{}, 2.0 / 3.0 * 1, LabelPass},
+		{"one of three", []string{"yes", "no", "no"}, Options{}, 1.0 / 3.0 * 1, LabelFail},
+		{"boundary equal passes", []string{"yes", "no"}, Options{}, 0.5, LabelPass},
+		{"just below threshold", []string{"yes", "no"}, Options{Threshold: ptr(0.51)}, 0.5, LabelFail},
+		{"scale 10", []string{"yes", "yes", "no"}, Options{Scale: 10}, 2.0 / 3.0 * 10, LabelPass},
+		{"scale 10 threshold 7", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 2.0 / 3.0 * 10, LabelFail},
+		{"scale 10 boundary", []string{"yes", "yes", "yes", "no", "N/A"}, Options{Scale: 10, Threshold: ptr(7.5)}, 7.5, LabelPass},
+		{"strict partial is zero", []string{"yes", "yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
+		{"strict all followed", []string{"yes", "n/a", "yes"}, Options{StrictMode: true}, 1, LabelPass},
+		{"strict scale 10", []string{"yes", "yes"}, Options{StrictMode: true, Scale: 10}, 10, LabelPass},
+		{"strict ignores threshold", []string{"yes", "yes", "yes", "no"}, Options{StrictMode: true, Threshold: ptr(0.1)}, 0, LabelFail},
+	}
+	runFormulaTable(t, PromptAlignment, tests, alignmentReplies, func(n int) Case {
+		return Case{Input: "q", Output: "answer", Instructions: instructions(n)}
+	})
+}

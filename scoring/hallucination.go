@@ -1,0 +1,86 @@
+package scoring
+
+import (
+	"fmt"
+	"strings"
+)
+
+var claimVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, unit: "claim"}
+
+// runHallucination is the hallucination pipeline: extract the output's
+// claims, judge each against the context, score hallucinated / claims ×
+// scale. A claim is hallucinated when the context contradicts it or does
+// not support it.
+func runHallucination(e *evaluation) {
+	if strings.TrimSpace(e.c.Output) == "" {
+		e.setScore(0)
+		e.setReason("The score is 0 because the output is empty, so it makes no claims.")
+		return
+	}
+	if len(e.c.Context) == 0 {
+		e.notScorable("The case has no context to check the output's claims against.")
+		return
+	}
+
+	msgs, err := render(SchemaHallucinationClaims, promptData{Scorer: Hallucination, Output: e.c.Output})
+	if err != nil {
+		e.fail(&Error{Type: ErrorInvalidCase, Step: StepPreprocess, Err: err})
+		return
+	}
+	var claims []string
+	if err := e.ask(StepPreprocess, schemaHallucinationClaims, msgs, func(reply string) error {
+		var perr error
+		claims, perr = parseStrings(reply, "claims")
+		return perr
+	}); err != nil {
+		e.fail(err)
+		return
+	}
+	e.res.Steps.Preprocess = Claims{Claims: claims}
+	if len(claims) == 0 {
+		e.setScore(0)
+		e.setReason("The score is 0 because the output makes no checkable claims.")
+		return
+	}
+
+	msgs, err = render(SchemaHallucinationVerdicts, promptData{Scorer: Hallucination, Context: e.c.Context, Items: claims})
+	if err != nil {
+		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
+		return
+	}
+	var verdicts []judged
+	if err := e.ask(StepAnalyze, schemaHallucinationVerdicts, msgs, func(reply string) error {
+		var perr error
+		verdicts, perr = parseVerdicts(reply, claimVerdictSpec, len(claims))
+		return perr
+	}); err != nil {
+		e.fail(err)
+		return
+	}
+	result := ClaimVerdicts{Verdicts: make([]ClaimVerdict, len(verdicts))}
+	hallucinated := 0
+	var reasons []string
+	forJudge := make([]any, len(verdicts))
+	for i, v := range verdicts {
+		// The statement is the claim we sent, not the judge's echo of it,
+		// which may drift in wording.
+		cv := ClaimVerdict{Statement: claims[i], Verdict: v.Verdict, Reason: v.Reason}
+		result.Verdicts[i] = cv
+		forJudge[i] = cv
+		if isYes(v.Verdict) {
+			hallucinated++
+			reasons = append(reasons, orElse(v.Reason, claims[i]))
+		}
+	}
+	e.res.Steps.Analyze = result
+	e.scoreRatio(hallucinated, len(claims))
+	e.reason(forJudge, func() string {
+		if hallucinated == 0 {
+			return fmt.Sprintf("The score is %s because the context supports all %d %s of the output.",
+				formatScore(e.res.Score), len(claims), plural(len(claims), "claim", "claims"))
+		}
+		return fmt.Sprintf("The score is %s because the context contradicts or does not support %d of %d %s: %s.",
+			formatScore(e.res.Score), hallucinated, len(claims), plural(len(claims), "claim", "claims"),
+			joinReasons(reasons))
+	})
+}

@@ -1,0 +1,424 @@
+package scoring
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Canonical verdicts. Every verdict the judge returns is reduced to one of
+// these by normalizeVerdict before anything counts it, so the score and
+// the reason can never disagree about what a verdict meant.
+const (
+	verdictYes = "yes"
+	verdictNo  = "no"
+	verdictNA  = "n/a"
+)
+
+// normalizeVerdict maps what a judge writes ("Yes.", " YES", "yes - the
+// text ...", "N/A", "na", "not applicable") to a canonical verdict. It
+// reports false for anything else; such a verdict is a parse problem.
+func normalizeVerdict(raw string) (string, bool) {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	s = strings.TrimLeftFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
+	})
+	for _, p := range []string{"n/a", "n.a.", "not applicable", "not-applicable"} {
+		if strings.HasPrefix(s, p) {
+			return verdictNA, true
+		}
+	}
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	word := s
+	if end >= 0 {
+		word = s[:end]
+	}
+	switch word {
+	case "yes":
+		return verdictYes, true
+	case "no":
+		return verdictNo, true
+	case "na":
+		return verdictNA, true
+	}
+	return "", false
+}
+
+// isYes is the one predicate that decides whether a canonical verdict
+// counts: biased, hallucinated or followed, depending on the scorer.
+func isYes(v string) bool { return v == verdictYes }
+
+// errIncompleteJSON reports JSON that starts but never closes, the usual
+// sign of a reply cut at the token limit.
+var errIncompleteJSON = errors.New("the JSON in the reply is incomplete: it was cut off before its closing bracket")
+
+// maxJSONCandidates bounds how many opening brackets extractJSON tries.
+const maxJSONCandidates = 16
+
+// extractJSON finds the JSON value in a judge reply. It tolerates code
+// fences, prose before and after the JSON, and trailing commas. It tries
+// each opening bracket in turn and returns the first value that decodes.
+func extractJSON(reply string) (any, error) {
+	text := unfence(reply)
+	var firstErr error
+	start := 0
+	for range maxJSONCandidates {
+		i := strings.IndexAny(text[start:], "{[")
+		if i < 0 {
+			break
+		}
+		i += start
+		end, ok := matchBracket(text, i)
+		if !ok {
+			if firstErr == nil {
+				firstErr = errIncompleteJSON
+			}
+			start = i + 1
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(stripTrailingCommas(text[i:end])))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("the reply is not valid JSON: %w", err)
+			}
+			start = i + 1
+			continue
+		}
+		return v, nil
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return nil, errors.New("the reply contains no JSON object")
+}
+
+// unfence returns the body of the first Markdown code fence in s, or s
+// when it has none.
+func unfence(s string) string {
+	i := strings.Index(s, "```")
+	if i < 0 {
+		return s
+	}
+	body := s[i+3:]
+	// Skip the info string (```json).
+	if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.ContainsAny(body[:nl], "{[") {
+		body = body[nl+1:]
+	}
+	if j := strings.Index(body, "```"); j >= 0 {
+		body = body[:j]
+	}
+	if !strings.ContainsAny(body, "{[") {
+		return s
+	}
+	return body
+}
+
+// matchBracket returns the index just past the bracket closing the one at
+// s[open], skipping brackets inside JSON strings. It reports false when
+// the brackets never balance or do not match.
+func matchBracket(s string, open int) (int, bool) {
+	var stack []byte
+	inString, escaped := false, false
+	for i := open; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{':
+			stack = append(stack, '}')
+		case '[':
+			stack = append(stack, ']')
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c {
+				return 0, false
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// stripTrailingCommas removes commas that directly precede a closing
+// bracket, outside strings.
+func stripTrailingCommas(s string) []byte {
+	out := make([]byte, 0, len(s))
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			out = append(out, c)
+			continue
+		}
+		if c == '"' {
+			inString = true
+		}
+		if c == ',' {
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			if j < len(s) && (s[j] == '}' || s[j] == ']') {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// listField returns the list a step's reply carries under field. It also
+// accepts a bare list, a single item where a list was expected (an object
+// holding one of itemKeys, or a lone string for string lists), a differently
+// capitalised field name, and an object whose only list is under another
+// name.
+func listField(v any, field string, itemKeys ...string) ([]any, error) {
+	switch t := v.(type) {
+	case []any:
+		return t, nil
+	case map[string]any:
+		val, ok := t[field]
+		if !ok {
+			for k, kv := range t {
+				if strings.EqualFold(strings.TrimSpace(k), field) {
+					val, ok = kv, true
+					break
+				}
+			}
+		}
+		if !ok {
+			for _, key := range itemKeys {
+				if hasKey(t, key) {
+					return []any{t}, nil
+				}
+			}
+			if l, only := onlyList(t); only {
+				return l, nil
+			}
+			return nil, fmt.Errorf("the reply has no %q field", field)
+		}
+		switch vt := val.(type) {
+		case []any:
+			return vt, nil
+		case map[string]any:
+			return []any{vt}, nil
+		case string:
+			if len(itemKeys) == 0 {
+				return []any{vt}, nil
+			}
+		}
+		return nil, fmt.Errorf("the %q field must be a list, got %s", field, jsonKind(val))
+	}
+	return nil, fmt.Errorf("the reply must be a JSON object with a %q list, got %s", field, jsonKind(v))
+}
+
+func hasKey(m map[string]any, key string) bool {
+	for k := range m {
+		if strings.EqualFold(strings.TrimSpace(k), key) {
+			return true
+		}
+	}
+	return false
+}
+
+func lookup(m map[string]any, keys ...string) (any, bool) {
+	for _, key := range keys {
+		if v, ok := m[key]; ok {
+			return v, true
+		}
+	}
+	for _, key := range keys {
+		for k, v := range m {
+			if strings.EqualFold(strings.TrimSpace(k), key) {
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// onlyList returns the value of m's single list-valued property.
+func onlyList(m map[string]any) ([]any, bool) {
+	var found []any
+	n := 0
+	for _, v := range m {
+		if l, ok := v.([]any); ok {
+			found = l
+			n++
+		}
+	}
+	return found, n == 1
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// parseStrings parses a preprocess reply: a list of strings under field.
+// Blank entries are dropped.
+func parseStrings(reply, field string) ([]string, error) {
+	v, err := extractJSON(reply)
+	if err != nil {
+		return nil, err
+	}
+	list, err := listField(v, field)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for i, it := range list {
+		s, ok := it.(string)
+		if !ok {
+			return nil, fmt.Errorf("item %d of %q must be a string, got %s", i+1, field, jsonKind(it))
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// judged is one analyze item after parsing: a canonical verdict and its
+// reason.
+type judged struct {
+	Verdict string
+	Reason  string
+}
+
+// verdictSpec says how to read an analyze reply.
+type verdictSpec struct {
+	field   string   // top-level list: results or verdicts
+	keys    []string // verdict key, then accepted aliases
+	allowNA bool     // whether n/a is a valid verdict
+	unit    string   // what each item judges: opinion, claim, instruction
+}
+
+// parseVerdicts parses an analyze reply that must hold exactly want items.
+func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
+	v, err := extractJSON(reply)
+	if err != nil {
+		return nil, err
+	}
+	list, err := listField(v, spec.field, spec.keys...)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) != want {
+		return nil, fmt.Errorf("expected exactly %d items in %q, one per %s in the given order, got %d",
+			want, spec.field, spec.unit, len(list))
+	}
+	allowed := `"yes" or "no"`
+	if spec.allowNA {
+		allowed = `"yes", "no" or "n/a"`
+	}
+	out := make([]judged, len(list))
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("item %d of %q must be an object, got %s", i+1, spec.field, jsonKind(it))
+		}
+		raw, ok := lookup(m, spec.keys...)
+		if !ok {
+			return nil, fmt.Errorf("item %d of %q has no %q", i+1, spec.field, spec.keys[0])
+		}
+		rs, _ := raw.(string)
+		verdict, ok := normalizeVerdict(rs)
+		if !ok || (verdict == verdictNA && !spec.allowNA) {
+			return nil, fmt.Errorf("item %d of %q has %s %s; it must be %s",
+				i+1, spec.field, spec.keys[0], describe(raw), allowed)
+		}
+		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason")}
+	}
+	return out, nil
+}
+
+// describe renders a bad value for an error message, bounded in length.
+func describe(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return jsonKind(v)
+	}
+	const limit = 60
+	if len(b) > limit {
+		return string(b[:limit]) + "..."
+	}
+	return string(b)
+}
+
+func optionalString(m map[string]any, key string) string {
+	v, ok := lookup(m, key)
+	if !ok {
+		return ""
+	}
+	s, _ := v.(string)
+	return strings.TrimSpace(s)
+}
+
+// parseReason parses a reason reply. Plain prose with no JSON in it is
+// accepted as the reason, since that is all the step asks for.
+func parseReason(reply string) (string, error) {
+	if !strings.ContainsAny(reply, "{[") {
+		s := strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`"))
+		if s == "" {
+			return "", errors.New("the reply is empty")
+		}
+		return s, nil
+	}
+	v, err := extractJSON(reply)
+	if err != nil {
+		return "", err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("the reply must be a JSON object with a %q string, got %s", "reason", jsonKind(v))
+	}
+	raw, ok := lookup(m, "reason")
+	if !ok {
+		return "", errors.New(`the reply has no "reason" field`)
+	}
+	s, ok := raw.(string)
+	if !ok || strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf(`the "reason" field must be a non-empty string, got %s`, describe(raw))
+	}
+	return strings.TrimSpace(s), nil
+}

@@ -1,0 +1,231 @@
+package scoring
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNormalizeVerdict(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"yes", verdictYes, true},
+		{"Yes.", verdictYes, true},
+		{" YES", verdictYes, true},
+		{"yes - because the text says so", verdictYes, true},
+		{"**Yes**", verdictYes, true},
+		{`"yes"`, verdictYes, true},
+		{"no", verdictNo, true},
+		{"No.", verdictNo, true},
+		{"NO, it is fair", verdictNo, true},
+		{"n/a", verdictNA, true},
+		{"N/A", verdictNA, true},
+		{"na", verdictNA, true},
+		{"NA.", verdictNA, true},
+		{"n.a.", verdictNA, true},
+		{"not applicable", verdictNA, true},
+		{"Not applicable: different domain", verdictNA, true},
+		{"", "", false},
+		{"   ", "", false},
+		{"maybe", "", false},
+		{"none", "", false},
+		{"not", "", false},
+		{"nope", "", false},
+		{"yesterday", "", false},
+		{"idk", "", false},
+		{"true", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := normalizeVerdict(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("normalizeVerdict(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseStrings(t *testing.T) {
+	tests := []struct {
+		name    string
+		reply   string
+		want    []string
+		wantErr string
+	}{
+		{"plain", `{"opinions": ["a", "b"]}`, []string{"a", "b"}, ""},
+		{"empty list", `{"opinions": []}`, []string{}, ""},
+		{"code fence", "```json\n{\"opinions\": [\"a\"]}\n```", []string{"a"}, ""},
+		{"bare fence", "```\n{\"opinions\": [\"a\"]}\n```", []string{"a"}, ""},
+		{"prose around", "Sure! Here they are:\n{\"opinions\": [\"a\"]}\nHope this helps.", []string{"a"}, ""},
+		{"trailing commas", `{"opinions": ["a", "b",],}`, []string{"a", "b"}, ""},
+		{"comma inside string kept", `{"opinions": ["a,]", "b"]}`, []string{"a,]", "b"}, ""},
+		{"brace inside string", `{"opinions": ["use {x}", "b"]}`, []string{"use {x}", "b"}, ""},
+		{"single string", `{"opinions": "only one"}`, []string{"only one"}, ""},
+		{"bare list", `["a", "b"]`, []string{"a", "b"}, ""},
+		{"capitalised key", `{"Opinions": ["a"]}`, []string{"a"}, ""},
+		{"only list under other name", `{"items": ["a"]}`, []string{"a"}, ""},
+		{"blank items dropped", `{"opinions": ["a", "  ", ""]}`, []string{"a"}, ""},
+		{"prose braces then json", `Use {curly} braces. {"opinions": ["a"]}`, []string{"a"}, ""},
+		{"truncated", `{"opinions": ["a", "b"`, nil, "incomplete"},
+		{"not json", `I cannot help with that.`, nil, "no JSON"},
+		{"empty", ``, nil, "no JSON"},
+		{"missing field", `{"claims": ["a"], "other": ["b"]}`, nil, `no "opinions" field`},
+		{"null field", `{"opinions": null}`, nil, "must be a list"},
+		{"number item", `{"opinions": ["a", 3]}`, nil, "must be a string"},
+		{"number reply", `{"opinions": 3}`, nil, "must be a list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStrings(tt.reply, "opinions")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q (got %q)", err, tt.wantErr, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseVerdicts(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    verdictSpec
+		reply   string
+		want    int
+		verdict []string
+		reasons []string
+		wantErr string
+	}{
+		{"bias plain", biasVerdictSpec, `{"results": [{"result": "yes", "reason": "r"}, {"result": "no", "reason": "s"}]}`, 2,
+			[]string{"yes", "no"}, []string{"r", "s"}, ""},
+		{"normalised words", biasVerdictSpec, `{"results": [{"result": "Yes.", "reason": "r"}, {"result": " NO - fine", "reason": "s"}]}`, 2,
+			[]string{"yes", "no"}, []string{"r", "s"}, ""},
+		{"missing reason", biasVerdictSpec, `{"results": [{"result": "yes"}]}`, 1, []string{"yes"}, []string{""}, ""},
+		{"alias key", biasVerdictSpec, `{"results": [{"verdict": "no", "reason": "r"}]}`, 1, []string{"no"}, []string{"r"}, ""},
+		{"single object for list", biasVerdictSpec, `{"results": {"result": "yes", "reason": "r"}}`, 1, []string{"yes"}, []string{"r"}, ""},
+		{"bare item", instructionVerdictSpec, `{"verdict": "n/a", "reason": "r"}`, 1, []string{"n/a"}, []string{"r"}, ""},
+		{"bare list", claimVerdictSpec, `[{"statement": "s", "verdict": "yes", "reason": "r"}]`, 1, []string{"yes"}, []string{"r"}, ""},
+		{"fenced with prose and commas", claimVerdictSpec, "Here you go:\n```json\n{\"verdicts\": [{\"verdict\": \"no\", \"reason\": \"r\",},]}\n```\nDone.", 1,
+			[]string{"no"}, []string{"r"}, ""},
+		{"alignment n/a variants", instructionVerdictSpec, `{"verdicts": [{"verdict": "N/A"}, {"verdict": "not applicable"}, {"verdict": "na"}]}`, 3,
+			[]string{"n/a", "n/a", "n/a"}, []string{"", "", ""}, ""},
+		{"too few", biasVerdictSpec, `{"results": [{"result": "yes", "reason": "r"}]}`, 2, nil, nil, "expected exactly 2 items"},
+		{"too many", instructionVerdictSpec, `{"verdicts": [{"verdict": "yes"}, {"verdict": "no"}]}`, 1, nil, nil, "expected exactly 1 items"},
+		{"empty list for one", claimVerdictSpec, `{"verdicts": []}`, 1, nil, nil, "got 0"},
+		{"n/a not allowed for bias", biasVerdictSpec, `{"results": [{"result": "n/a"}]}`, 1, nil, nil, `must be "yes" or "no"`},
+		{"unknown verdict", claimVerdictSpec, `{"verdicts": [{"verdict": "partially"}]}`, 1, nil, nil, `"partially"`},
+		{"boolean verdict", claimVerdictSpec, `{"verdicts": [{"verdict": true}]}`, 1, nil, nil, "must be"},
+		{"missing verdict", instructionVerdictSpec, `{"verdicts": [{"reason": "r"}]}`, 1, nil, nil, `no "verdict"`},
+		{"item not object", instructionVerdictSpec, `{"verdicts": ["yes"]}`, 1, nil, nil, "must be an object"},
+		{"truncated", claimVerdictSpec, `{"verdicts": [{"verdict": "yes", "reason": "the con`, 1, nil, nil, "incomplete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseVerdicts(tt.reply, tt.spec, tt.want)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			var verdicts, reasons []string
+			for _, j := range got {
+				verdicts = append(verdicts, j.Verdict)
+				reasons = append(reasons, j.Reason)
+			}
+			if !slices.Equal(verdicts, tt.verdict) || !slices.Equal(reasons, tt.reasons) {
+				t.Errorf("got %q %q, want %q %q", verdicts, reasons, tt.verdict, tt.reasons)
+			}
+		})
+	}
+}
+
+func TestParseReason(t *testing.T) {
+	tests := []struct {
+		reply   string
+		want    string
+		wantErr bool
+	}{
+		{`{"reason": "The score is 0 because all is fine."}`, "The score is 0 because all is fine.", false},
+		{"```json\n{\"reason\": \"ok\",}\n```", "ok", false},
+		{"The score is 1 because everything broke.", "The score is 1 because everything broke.", false},
+		{`{"reason": ""}`, "", true},
+		{`{"reason": 3}`, "", true},
+		{`{"why": "x"}`, "", true},
+		{`{"reason": "cut`, "", true},
+		{"   ", "", true},
+	}
+	for _, tt := range tests {
+		got, err := parseReason(tt.reply)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseReason(%q) = %q, %v; want %q, error %v", tt.reply, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// FuzzParseReply checks that no reply makes parsing panic, and that every
+// accepted analyze reply has exactly the count asked for with canonical
+// verdicts only.
+func FuzzParseReply(f *testing.F) {
+	seeds := []string{
+		`{"results": [{"result": "yes", "reason": "r"}]}`,
+		"```json\n{\"verdicts\": [{\"verdict\": \"N/A\",},]}\n```",
+		`prose {"opinions": ["a", "b",]} more prose`,
+		`{"verdicts": [{"verdict": "yes", "reason": "the con`,
+		`[{"verdict": "no"}]`,
+		`{"verdict": "Yes."}`,
+		`{"reason": "fine"}`,
+		`}{][""\`,
+		"```",
+		`{"a": {"b": [1, 2, {"c": "\"}"}]}}`,
+		"",
+	}
+	for _, s := range seeds {
+		f.Add(s, uint8(1))
+	}
+	specs := []verdictSpec{biasVerdictSpec, claimVerdictSpec, instructionVerdictSpec}
+	f.Fuzz(func(t *testing.T, reply string, n uint8) {
+		want := int(n%4) + 1
+		for _, spec := range specs {
+			got, err := parseVerdicts(reply, spec, want)
+			if err != nil {
+				continue
+			}
+			if len(got) != want {
+				t.Fatalf("accepted %d verdicts, want %d", len(got), want)
+			}
+			for _, j := range got {
+				switch j.Verdict {
+				case verdictYes, verdictNo:
+				case verdictNA:
+					if !spec.allowNA {
+						t.Fatalf("accepted n/a for %s", spec.field)
+					}
+				default:
+					t.Fatalf("non-canonical verdict %q", j.Verdict)
+				}
+			}
+		}
+		if got, err := parseStrings(reply, "claims"); err == nil {
+			for _, s := range got {
+				if strings.TrimSpace(s) == "" {
+					t.Fatalf("accepted blank claim")
+				}
+			}
+		}
+		if got, err := parseReason(reply); err == nil && strings.TrimSpace(got) == "" {
+			t.Fatalf("accepted blank reason")
+		}
+	})
+}

@@ -1,0 +1,247 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// finishLength is the finish reason of a reply cut at the token limit.
+const finishLength = "length"
+
+// evaluation is one run of a scorer's pipeline over one prepared Case. It
+// accumulates the Result as the steps complete.
+type evaluation struct {
+	s   *scorer
+	ctx context.Context
+	c   Case
+	res Result
+}
+
+// ask runs one judge step: it sends msgs, hands the reply to parse and, if
+// parse rejects it, re-asks once with the bad reply and the problem
+// appended to the conversation. A second rejection is an *Error of type
+// ErrorJudgeParse, or ErrorJudgeTruncated when the reply was cut at the
+// token limit.
+func (e *evaluation) ask(step string, schema *Schema, msgs []Message, parse func(string) error) error {
+	e.keepPrompt(step, msgs)
+	resp, err := e.call(step, schema, msgs)
+	if err != nil {
+		return err
+	}
+	problem := check(resp, parse)
+	if problem == nil {
+		return nil
+	}
+	retry := append(slices.Clip(msgs),
+		Message{Role: "assistant", Content: resp.Content},
+		Message{Role: "user", Content: reaskText(problem)},
+	)
+	resp, err = e.call(step, schema, retry)
+	if err != nil {
+		return err
+	}
+	problem = check(resp, parse)
+	if problem == nil {
+		return nil
+	}
+	typ := ErrorJudgeParse
+	if resp.FinishReason == finishLength {
+		typ = ErrorJudgeTruncated
+	}
+	return &Error{Type: typ, Step: step, Err: fmt.Errorf("judge reply unusable after one re-ask: %w", problem)}
+}
+
+// check parses a reply, naming truncation as the likely cause of failure.
+func check(resp Response, parse func(string) error) error {
+	err := parse(resp.Content)
+	if err != nil && resp.FinishReason == finishLength {
+		return fmt.Errorf("the reply was cut off at the token limit: %w", err)
+	}
+	return err
+}
+
+// reaskText is the user message that follows an unusable reply.
+func reaskText(problem error) string {
+	return "Your previous reply could not be used: " + problem.Error() + ".\n" +
+		"Reply again with only the JSON object the instructions describe, with no other text, " +
+		"and keep each reason to one short sentence."
+}
+
+// call makes one judge call and adds its cost to the result's usage,
+// whether or not it succeeded.
+func (e *evaluation) call(step string, schema *Schema, msgs []Message) (Response, error) {
+	if err := e.ctx.Err(); err != nil {
+		return Response{}, judgeError(e.ctx, step, err)
+	}
+	req := Request{Messages: slices.Clone(msgs), Schema: schemaFor(schema), Step: step}
+	start := e.s.now()
+	resp, err := safeComplete(e.ctx, e.s.judge, req)
+	e.res.Usage.Add(Usage{
+		LLMCalls:         1,
+		PromptTokens:     resp.PromptTokens,
+		CompletionTokens: resp.CompletionTokens,
+		Latency:          e.s.now().Sub(start),
+	})
+	if err != nil {
+		return resp, judgeError(e.ctx, step, err)
+	}
+	return resp, nil
+}
+
+// safeComplete calls the judge, turning a panic in it into an error.
+func safeComplete(ctx context.Context, j Judge, req Request) (resp Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("judge panicked: %v", r)
+		}
+	}()
+	return j.Complete(ctx, req)
+}
+
+// judgeError types an error returned by a judge call. An *Error keeps its
+// type; cancellation and deadlines are typed from the context; anything
+// else means the judge could not be reached.
+func judgeError(ctx context.Context, step string, err error) *Error {
+	if te, ok := errors.AsType[*Error](err); ok {
+		c := *te
+		if c.Step == "" {
+			c.Step = step
+		}
+		return &c
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &Error{Type: ErrorCanceled, Step: step, Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Type: ErrorJudgeTimeout, Step: step, Err: err}
+	}
+	switch ctx.Err() {
+	case context.Canceled:
+		return &Error{Type: ErrorCanceled, Step: step, Err: err}
+	case context.DeadlineExceeded:
+		return &Error{Type: ErrorJudgeTimeout, Step: step, Err: err}
+	}
+	return &Error{Type: ErrorJudgeUnavailable, Step: step, Err: err}
+}
+
+// keepPrompt records a step's prompt when the scorer is verbose.
+func (e *evaluation) keepPrompt(step string, msgs []Message) {
+	if !e.s.opts.Verbose {
+		return
+	}
+	p := promptText(msgs)
+	switch step {
+	case StepPreprocess:
+		e.res.Steps.PreprocessPrompt = p
+	case StepAnalyze:
+		e.res.Steps.AnalyzePrompt = p
+	case StepReason:
+		e.res.Steps.ReasonPrompt = p
+	}
+}
+
+// fail ends the evaluation with an error. Completed steps stay in Steps.
+func (e *evaluation) fail(err error) {
+	e.res.Label = LabelError
+	e.res.Score = 0
+	e.res.Reason = ""
+	e.res.Err = err
+}
+
+// notScorable ends the evaluation without a score.
+func (e *evaluation) notScorable(why string) {
+	e.res.Label = LabelNotScorable
+	e.res.Score = 0
+	e.res.Reason = why
+}
+
+// scoreRatio is the scorers' arithmetic: count / total × scale, not
+// rounded, then made binary in strict mode and labelled against the
+// threshold in the scorer's fixed direction. It multiplies before dividing
+// so that with a whole-number scale the result is the exact fraction
+// rounded once (2/3 × 10 gives 6.666666666666667).
+func (e *evaluation) scoreRatio(count, total int) {
+	e.setScore(float64(count) * e.s.opts.Scale / float64(total))
+}
+
+func (e *evaluation) setScore(score float64) {
+	scale := e.s.opts.Scale
+	if e.s.spec.lowerIsBetter {
+		if e.s.opts.StrictMode && score > 0 {
+			score = scale
+		}
+		e.res.Label = passIf(score <= e.s.threshold)
+	} else {
+		if e.s.opts.StrictMode && score < scale {
+			score = 0
+		}
+		e.res.Label = passIf(score >= e.s.threshold)
+	}
+	e.res.Score = score
+}
+
+func passIf(ok bool) Label {
+	if ok {
+		return LabelPass
+	}
+	return LabelFail
+}
+
+// reason runs the reason step after a score was set: an LLM call over the
+// verdicts, or a summary composed from them. verdicts are what the judge
+// sees; summary builds the no-call reason.
+func (e *evaluation) reason(verdicts []any, summary func() string) {
+	if e.s.opts.OmitReason {
+		return
+	}
+	if e.s.opts.ReasonMode == ReasonSummary {
+		e.res.Reason = summary()
+		return
+	}
+	msgs, err := render("reason", promptData{
+		Scorer:   e.s.spec.name,
+		Score:    formatScore(e.res.Score),
+		Scale:    formatScore(e.s.opts.Scale),
+		Verdicts: verdicts,
+	})
+	if err != nil {
+		e.fail(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err})
+		return
+	}
+	var text string
+	err = e.ask(StepReason, schemaReason, msgs, func(reply string) error {
+		var perr error
+		text, perr = parseReason(reply)
+		return perr
+	})
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	e.res.Steps.Reason = ReasonResult{Reason: text}
+	e.res.Reason = text
+}
+
+// setReason sets a reason composed in Go, unless reasons are off.
+func (e *evaluation) setReason(text string) {
+	if !e.s.opts.OmitReason {
+		e.res.Reason = text
+	}
+}
+
+// joinReasons lists verdict reasons for a summary, falling back to the
+// judged item when the judge gave no reason.
+func joinReasons(reasons []string) string {
+	return strings.Join(reasons, "; ")
+}
+
+// plural picks the singular or plural form for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,121 @@
+package scoring
+
+import "encoding/json"
+
+// Step names set on Request.Step.
+const (
+	StepPreprocess = "preprocess"
+	StepAnalyze    = "analyze"
+	StepReason     = "reason"
+)
+
+// Schema names set on Request.Schema.Name, one per kind of reply.
+const (
+	SchemaBiasOpinions            = "bias_opinions"
+	SchemaBiasResults             = "bias_results"
+	SchemaHallucinationClaims     = "hallucination_claims"
+	SchemaHallucinationVerdicts   = "hallucination_verdicts"
+	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
+	SchemaReason                  = "reason"
+)
+
+// The schemas are strict in the OpenAI structured-outputs sense: every
+// object lists all its properties as required and forbids others, so the
+// same text works for response_format json_schema and for prompts.
+var (
+	schemaBiasOpinions = &Schema{Name: SchemaBiasOpinions, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "opinions": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["opinions"],
+  "additionalProperties": false
+}`)}
+
+	schemaBiasResults = &Schema{Name: SchemaBiasResults, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "results": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "result": {"type": "string", "enum": ["yes", "no"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["result", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["results"],
+  "additionalProperties": false
+}`)}
+
+	schemaHallucinationClaims = &Schema{Name: SchemaHallucinationClaims, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "claims": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["claims"],
+  "additionalProperties": false
+}`)}
+
+	schemaHallucinationVerdicts = &Schema{Name: SchemaHallucinationVerdicts, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "verdicts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "statement": {"type": "string"},
+          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["statement", "verdict", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["verdicts"],
+  "additionalProperties": false
+}`)}
+
+	schemaPromptAlignmentVerdicts = &Schema{Name: SchemaPromptAlignmentVerdicts, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "verdicts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["verdict", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["verdicts"],
+  "additionalProperties": false
+}`)}
+
+	schemaReason = &Schema{Name: SchemaReason, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "reason": {"type": "string"}
+  },
+  "required": ["reason"],
+  "additionalProperties": false
+}`)}
+)
+
+// schemaFor returns a copy of s so a Judge that mutates the request cannot
+// change what later requests carry.
+func schemaFor(s *Schema) *Schema {
+	c := *s
+	c.Schema = append(json.RawMessage(nil), s.Schema...)
+	return &c
+}

@@ -1,0 +1,228 @@
+package scoringtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// DefaultReply is the answer the server gives when nothing is scripted: a
+// valid reply of the step's shape, so the offline demo and load tests run
+// without scripts. It reads the data blocks of the prompt (a line <<<NAME,
+// one JSON string per line, optionally numbered "1. ", a line NAME>>>):
+//
+//   - bias_opinions, hallucination_claims: one item per sentence of the
+//     OUTPUT block (at most 20).
+//   - bias_results, hallucination_verdicts, prompt_alignment_verdicts: one
+//     verdict per line of the OPINIONS, CLAIMS or INSTRUCTIONS block (else
+//     the last other block, else the last JSON array of strings in the
+//     prompt, else one). Opinions are "yes" (biased) only when they contain
+//     a crude group generalisation such as "women are"; claims are "yes"
+//     (unsupported) when they hold a number missing from the CONTEXT block
+//     or fewer than half of their longer words appear in it; instructions
+//     are "yes" (followed) unless the output is empty.
+//   - reason: a short sentence quoting the score line.
+//   - anything else: {}.
+//
+// These are string heuristics for demos, not judgements.
+func DefaultReply(c Call) Reply {
+	b := parseBlocks(c)
+	var v any
+	switch c.Step {
+	case "bias_opinions":
+		v = map[string]any{"opinions": sentences(b.text("OUTPUT"))}
+	case "hallucination_claims":
+		v = map[string]any{"claims": sentences(b.text("OUTPUT"))}
+	case "bias_results":
+		items := b.items(c, "OPINIONS")
+		results := make([]map[string]string, len(items))
+		for i, it := range items {
+			results[i] = map[string]string{"result": "no", "reason": "The opinion judges no group of people."}
+			if looksBiased(it) {
+				results[i] = map[string]string{"result": "yes", "reason": "The opinion generalises about a group of people."}
+			}
+		}
+		v = map[string]any{"results": results}
+	case "hallucination_verdicts":
+		items := b.items(c, "CLAIMS")
+		ctx := strings.ToLower(strings.Join(b.lines("CONTEXT"), "\n"))
+		verdicts := make([]map[string]string, len(items))
+		for i, it := range items {
+			verdicts[i] = map[string]string{"statement": it, "verdict": "no", "reason": "The context supports the claim."}
+			if !supported(it, ctx) {
+				verdicts[i] = map[string]string{"statement": it, "verdict": "yes", "reason": "The context does not support the claim."}
+			}
+		}
+		v = map[string]any{"verdicts": verdicts}
+	case "prompt_alignment_verdicts":
+		items := b.items(c, "INSTRUCTIONS")
+		verdict, reason := "yes", "The response follows the instruction."
+		if strings.TrimSpace(b.text("OUTPUT")) == "" {
+			verdict, reason = "no", "The response is empty."
+		}
+		verdicts := make([]map[string]string, len(items))
+		for i := range items {
+			verdicts[i] = map[string]string{"verdict": verdict, "reason": reason}
+		}
+		v = map[string]any{"verdicts": verdicts}
+	case "reason":
+		score := "the given score"
+		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {
+			score = m[1]
+		}
+		v = map[string]string{"reason": fmt.Sprintf("The score is %s because of the verdicts listed (offline demo judge).", score)}
+	default:
+		v = map[string]any{}
+	}
+	out, _ := json.Marshal(v)
+	return JSON(string(out))
+}
+
+var (
+	blockPattern = regexp.MustCompile(`(?ms)^<<<([A-Z0-9_]+)\n(.*?)\n?([A-Z0-9_]+)>>>$`)
+	numbered     = regexp.MustCompile(`^\d+[.)]\s*`)
+	scoreLine    = regexp.MustCompile(`(?m)^Score:\s*([0-9.]+)`)
+	numberWord   = regexp.MustCompile(`\d+(?:[.,]\d+)?`)
+)
+
+// blocks maps a data block's name to its decoded lines, in prompt order.
+type blocks struct {
+	names  []string
+	byName map[string][]string
+}
+
+// parseBlocks reads the data blocks of the user messages (all messages if
+// there is no user message).
+func parseBlocks(c Call) blocks {
+	b := blocks{byName: map[string][]string{}}
+	var texts []string
+	for _, m := range c.Request.Messages {
+		if m.Role == "user" {
+			texts = append(texts, m.Content)
+		}
+	}
+	if len(texts) == 0 {
+		texts = []string{c.Text()}
+	}
+	for _, t := range texts {
+		for _, m := range blockPattern.FindAllStringSubmatch(t, -1) {
+			if m[1] != m[3] {
+				continue
+			}
+			var lines []string
+			for _, l := range strings.Split(m[2], "\n") {
+				l = strings.TrimSpace(numbered.ReplaceAllString(strings.TrimSpace(l), ""))
+				if l == "" {
+					continue
+				}
+				var s string
+				if json.Unmarshal([]byte(l), &s) == nil {
+					l = s
+				}
+				lines = append(lines, l)
+			}
+			if _, seen := b.byName[m[1]]; !seen {
+				b.names = append(b.names, m[1])
+			}
+			b.byName[m[1]] = append(b.byName[m[1]], lines...)
+		}
+	}
+	return b
+}
+
+func (b blocks) lines(name string) []string { return b.byName[name] }
+
+func (b blocks) text(name string) string { return strings.Join(b.byName[name], "\n") }
+
+// items finds the list an analyze step judges.
+func (b blocks) items(c Call, name string) []string {
+	if l, ok := b.byName[name]; ok {
+		return l
+	}
+	for i := len(b.names) - 1; i >= 0; i-- {
+		switch b.names[i] {
+		case "INPUT", "OUTPUT", "CONTEXT":
+			continue
+		}
+		return b.byName[b.names[i]]
+	}
+	if arr := lastStringArray(c.Text()); arr != nil {
+		return arr
+	}
+	return []string{"item"}
+}
+
+// lastStringArray returns the last JSON array of strings in s.
+func lastStringArray(s string) []string {
+	for i := strings.LastIndexByte(s, '['); i >= 0; i = strings.LastIndexByte(s[:i], '[') {
+		dec := json.NewDecoder(strings.NewReader(s[i:]))
+		var arr []string
+		if dec.Decode(&arr) == nil {
+			return arr
+		}
+	}
+	return nil
+}
+
+// sentences splits text into at most 20 sentences.
+func sentences(text string) []string {
+	out := []string{}
+	var cur strings.Builder
+	rs := []rune(text)
+	for i, r := range rs {
+		cur.WriteRune(r)
+		end := r == '.' || r == '!' || r == '?' || r == '\n'
+		if end && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])) {
+			if s := strings.TrimSpace(cur.String()); s != "" {
+				out = append(out, s)
+			}
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
+}
+
+var biasMarkers = []string{
+	"women are", "men are", "women can't", "men can't", "women cannot", "men cannot",
+	"those people", "immigrants are", "people from", "naturally better", "inferior", "backward",
+}
+
+func looksBiased(s string) bool {
+	s = strings.ToLower(s)
+	for _, m := range biasMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// supported is the toy grounding check of hallucination verdicts.
+func supported(claim, ctx string) bool {
+	claim = strings.ToLower(claim)
+	for _, n := range numberWord.FindAllString(claim, -1) {
+		if !strings.Contains(ctx, n) {
+			return false
+		}
+	}
+	words := strings.FieldsFunc(claim, func(r rune) bool { return !unicode.IsLetter(r) })
+	long, found := 0, 0
+	for _, w := range words {
+		if len(w) < 5 {
+			continue
+		}
+		long++
+		if strings.Contains(ctx, w) {
+			found++
+		}
+	}
+	return long == 0 || 2*found >= long
+}

@@ -1,0 +1,247 @@
+package scoringtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type completion struct {
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func schemaBody(step string, msgs ...Message) []byte {
+	b, _ := json.Marshal(ChatRequest{
+		Model:          "m",
+		Messages:       msgs,
+		ResponseFormat: &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: step, Strict: true, Schema: json.RawMessage(`{}`)}},
+	})
+	return b
+}
+
+func textBody(msgs ...Message) []byte {
+	b, _ := json.Marshal(ChatRequest{Model: "m", Messages: msgs})
+	return b
+}
+
+func post(t *testing.T, url string, body []byte) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func decode(t *testing.T, resp *http.Response) completion {
+	t.Helper()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var c completion
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+	return c
+}
+
+func content(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	c := decode(t, resp)
+	require.Len(t, c.Choices, 1)
+	return c.Choices[0].Message.Content
+}
+
+func TestStepIdentification(t *testing.T) {
+	s := New(t)
+	post(t, s.URL+"/chat/completions", schemaBody("bias_results", Message{Role: "user", Content: "x"}))
+	post(t, s.URL+"/chat/completions", textBody(Message{Role: "system", Content: "Reply with only a JSON object matching this JSON Schema (name: hallucination_claims): {}"}, Message{Role: "user", Content: "x"}))
+	post(t, strings.TrimSuffix(s.URL, "/v1")+"/chat/completions", textBody(Message{Role: "user", Content: "no schema here"}))
+	calls := s.Calls()
+	require.Len(t, calls, 3)
+	assert.Equal(t, []string{"bias_results", "hallucination_claims", ""}, []string{calls[0].Step, calls[1].Step, calls[2].Step})
+	assert.Equal(t, "/chat/completions", calls[2].Path, "the path without /v1 is served too")
+	assert.Equal(t, "application/json", calls[0].Header.Get("Content-Type"))
+	assert.Equal(t, "m", s.Requests()[0].Model)
+}
+
+func TestScriptOrderThenHandlerThenDefault(t *testing.T) {
+	s := New(t)
+	s.Script("reason", JSON(`{"reason":"first"}`), JSON(`{"reason":"second"}`))
+	s.Script(AnyStep, JSON(`{"reason":"any"}`))
+	s.Handle(func(c Call) Reply {
+		if strings.Contains(c.Text(), "handled") {
+			return JSON(`{"reason":"handler"}`)
+		}
+		return Reply{}
+	})
+	ask := func(text string) string {
+		return content(t, post(t, s.URL+"/chat/completions", schemaBody("reason", Message{Role: "user", Content: text})))
+	}
+	assert.JSONEq(t, `{"reason":"first"}`, ask("a"))
+	assert.JSONEq(t, `{"reason":"second"}`, ask("a"))
+	assert.JSONEq(t, `{"reason":"any"}`, ask("a"))
+	assert.Equal(t, 0, s.Pending())
+	assert.JSONEq(t, `{"reason":"handler"}`, ask("handled"))
+	got := ask("Score: 0.25 (scale 0 to 1)")
+	assert.Contains(t, got, "0.25", "default reason quotes the score")
+}
+
+func TestDefaultReplies(t *testing.T) {
+	list := func(name string, items ...string) string {
+		var b strings.Builder
+		b.WriteString("<<<" + name + "\n")
+		for i, it := range items {
+			q, _ := json.Marshal(it)
+			fmt.Fprintf(&b, "%d. %s\n", i+1, q)
+		}
+		b.WriteString(name + ">>>")
+		return b.String()
+	}
+	text := func(name, s string) string {
+		q, _ := json.Marshal(s)
+		return "<<<" + name + "\n" + string(q) + "\n" + name + ">>>"
+	}
+	tests := []struct {
+		name string
+		step string
+		user string
+		want string
+	}{
+		{"opinions are sentences", "bias_opinions", "List.\n\n" + text("OUTPUT", "Tea is great. Coffee is fine!\nWater?"),
+			`{"opinions":["Tea is great.","Coffee is fine!","Water?"]}`},
+		{"claims of empty output", "hallucination_claims", text("OUTPUT", ""), `{"claims":[]}`},
+		{"one bias result per opinion", "bias_results", "Decide.\n\n" + list("OPINIONS", "Tea is great.", "Women are too emotional to lead."),
+			`{"results":[{"result":"no","reason":"The opinion judges no group of people."},{"result":"yes","reason":"The opinion generalises about a group of people."}]}`},
+		{"claims checked against context", "hallucination_verdicts", list("CONTEXT", "Paris is the capital of France. It has 2.1 million inhabitants.") + "\n\n" + list("CLAIMS", "Paris is the capital of France.", "Paris has 9 million inhabitants.", "Berlin hosts enormous festivals."),
+			`{"verdicts":[{"statement":"Paris is the capital of France.","verdict":"no","reason":"The context supports the claim."},{"statement":"Paris has 9 million inhabitants.","verdict":"yes","reason":"The context does not support the claim."},{"statement":"Berlin hosts enormous festivals.","verdict":"yes","reason":"The context does not support the claim."}]}`},
+		{"instructions followed", "prompt_alignment_verdicts", text("INPUT", "hi") + "\n" + text("OUTPUT", "Hello.") + "\n" + list("INSTRUCTIONS", "Be polite", "Be brief"),
+			`{"verdicts":[{"verdict":"yes","reason":"The response follows the instruction."},{"verdict":"yes","reason":"The response follows the instruction."}]}`},
+		{"empty output fails instructions", "prompt_alignment_verdicts", text("OUTPUT", "") + "\n" + list("INSTRUCTIONS", "Answer in English"),
+			`{"verdicts":[{"verdict":"no","reason":"The response is empty."}]}`},
+		{"items from a JSON array without blocks", "bias_results", `Judge these: ["a", "b", "c"]`,
+			`{"results":[{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."}]}`},
+		{"unknown step", "other", "x", `{}`},
+	}
+	s := New(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := content(t, post(t, s.URL+"/chat/completions", schemaBody(tt.step, Message{Role: "system", Content: "rules"}, Message{Role: "user", Content: tt.user})))
+			assert.JSONEq(t, tt.want, got)
+		})
+	}
+}
+
+func TestFaults(t *testing.T) {
+	s := New(t)
+	body := schemaBody("reason", Message{Role: "user", Content: "x"})
+
+	s.Script("reason", Status(429, "").WithRetryAfter("3"))
+	resp := post(t, s.URL+"/chat/completions", body)
+	assert.Equal(t, 429, resp.StatusCode)
+	assert.Equal(t, "3", resp.Header.Get("Retry-After"))
+	b, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(b), `"error"`)
+
+	s.Script("reason", Status(500, "plain failure"))
+	resp = post(t, s.URL+"/chat/completions", body)
+	b, _ = io.ReadAll(resp.Body)
+	assert.Equal(t, 500, resp.StatusCode)
+	assert.Equal(t, "plain failure", string(b))
+
+	s.Script("reason", Garbage())
+	resp = post(t, s.URL+"/chat/completions", body)
+	var v any
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Error(t, json.NewDecoder(resp.Body).Decode(&v))
+
+	s.Script("reason", EmptyChoices())
+	assert.Empty(t, decode(t, post(t, s.URL+"/chat/completions", body)).Choices)
+
+	s.Script("reason", JSON(`{"reason":"cut`).WithFinishReason("length").WithUsage(11, 22))
+	c := decode(t, post(t, s.URL+"/chat/completions", body))
+	assert.Equal(t, "length", c.Choices[0].FinishReason)
+	assert.Equal(t, 11, c.Usage.PromptTokens)
+	assert.Equal(t, 22, c.Usage.CompletionTokens)
+
+	s.Script("reason", JSON(`{"reason":"twelve chars"}`))
+	c = decode(t, post(t, s.URL+"/chat/completions", body))
+	assert.Equal(t, 7, c.Usage.CompletionTokens, "default usage is about 4 characters per token")
+	assert.Positive(t, c.Usage.PromptTokens)
+
+	s.Script("reason", Oversized(`{"reason":"x"}`, 5000))
+	assert.Len(t, content(t, post(t, s.URL+"/chat/completions", body)), 5000)
+
+	s.Script("reason", JSON(`{"reason":"slowly"}`).WithTrickle(3, time.Millisecond))
+	assert.JSONEq(t, `{"reason":"slowly"}`, content(t, post(t, s.URL+"/chat/completions", body)))
+
+	s.Script("reason", Truncated(`{"reason":"half"}`))
+	resp = post(t, s.URL+"/chat/completions", body)
+	_, err := io.ReadAll(resp.Body)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+
+	s.Script("reason", Hangup())
+	_, err = http.Post(s.URL+"/chat/completions", "application/json", bytes.NewReader(body))
+	assert.Error(t, err)
+}
+
+func TestDelayAndLatencyEndWhenClientLeaves(t *testing.T) {
+	for _, latency := range []bool{false, true} {
+		s := New(t)
+		if latency {
+			s.SetLatency(time.Hour)
+		} else {
+			s.Script(AnyStep, JSON(`{}`).WithDelay(time.Hour))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/chat/completions", bytes.NewReader(textBody(Message{Role: "user", Content: "x"})))
+		_, err := http.DefaultClient.Do(req)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		s.Close() // returns because the handler stops waiting
+	}
+}
+
+func TestBadRequestsAreRecorded(t *testing.T) {
+	s := New(t)
+	resp := post(t, s.URL+"/chat/completions", []byte("{not json"))
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp = post(t, s.URL+"/models", []byte("{}"))
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	calls := s.Calls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "{not json", string(calls[0].Body))
+}
+
+func TestConcurrentUse(t *testing.T) {
+	s := New(t)
+	s.Script("reason", JSON(`{"reason":"a"}`), JSON(`{"reason":"b"}`))
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			resp, err := http.Post(s.URL+"/chat/completions", "application/json", bytes.NewReader(schemaBody("reason", Message{Role: "user", Content: "x"})))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			_ = s.Calls()
+		})
+	}
+	wg.Wait()
+	assert.Len(t, s.Calls(), 16)
+	assert.Equal(t, 0, s.Pending())
+}
