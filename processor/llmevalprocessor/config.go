@@ -3,6 +3,10 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -87,7 +91,83 @@ type ScorerConfig struct {
 var (
 	_ confmap.Validator   = (*Config)(nil)
 	_ confmap.Unmarshaler = (*ScorerConfig)(nil)
+	_ confmap.Unmarshaler = (*JudgeConfig)(nil)
 )
+
+// judgeOwnFields are the keys of JudgeConfig that are not HTTP client settings.
+type judgeOwnFields struct {
+	APIKey            configopaque.String `mapstructure:"api_key"`
+	Model             string              `mapstructure:"model"`
+	StructuredOutputs string              `mapstructure:"structured_outputs"`
+	MaxConcurrency    int                 `mapstructure:"max_concurrency"`
+	RequestsPerMinute int                 `mapstructure:"requests_per_minute"`
+	MaxTokens         int                 `mapstructure:"max_tokens"`
+	Seed              *int                `mapstructure:"seed"`
+}
+
+// Unmarshal decodes the judge section. It is needed because the embedded
+// confighttp.ClientConfig has its own Unmarshal, which would otherwise be
+// promoted and decode the client settings only, dropping model, api_key and
+// the rest.
+func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
+	own := judgeOwnFields{
+		APIKey: jc.APIKey, Model: jc.Model, StructuredOutputs: jc.StructuredOutputs,
+		MaxConcurrency: jc.MaxConcurrency, RequestsPerMinute: jc.RequestsPerMinute,
+		MaxTokens: jc.MaxTokens, Seed: jc.Seed,
+	}
+	ownKeys := mapstructureKeys(reflect.TypeFor[judgeOwnFields]())
+	clientKeys := mapstructureKeys(reflect.TypeFor[confighttp.ClientConfig]())
+	ownMap, clientMap := map[string]any{}, map[string]any{}
+	var unknown []string
+	for k, v := range conf.ToStringMap() {
+		switch {
+		case ownKeys[k]:
+			ownMap[k] = v
+		case clientKeys[k]:
+			clientMap[k] = v
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("judge: unknown keys %q", unknown)
+	}
+	if err := confmap.NewFromStringMap(ownMap).Unmarshal(&own); err != nil {
+		return err
+	}
+	if err := jc.ClientConfig.Unmarshal(confmap.NewFromStringMap(clientMap)); err != nil {
+		return err
+	}
+	jc.APIKey, jc.Model, jc.StructuredOutputs = own.APIKey, own.Model, own.StructuredOutputs
+	jc.MaxConcurrency, jc.RequestsPerMinute = own.MaxConcurrency, own.RequestsPerMinute
+	jc.MaxTokens, jc.Seed = own.MaxTokens, own.Seed
+	return nil
+}
+
+// mapstructureKeys lists the top-level keys a struct decodes, following
+// squashed embedded structs.
+func mapstructureKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && strings.Contains(opts, "squash") && f.Type.Kind() == reflect.Struct {
+			maps.Copy(keys, mapstructureKeys(f.Type))
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys[name] = true
+	}
+	return keys
+}
 
 // defaultScorerConfig is what an entry of the scorers list starts from.
 func defaultScorerConfig(name string) ScorerConfig {
@@ -120,7 +200,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("judge.model: must be set"))
 	}
 	switch cfg.Judge.StructuredOutputs {
-	case structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
+	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:
 		errs = append(errs, fmt.Errorf("judge.structured_outputs: %q is not one of auto, json_schema, json_object, off", cfg.Judge.StructuredOutputs))
 	}

@@ -22,7 +22,7 @@ import (
 )
 
 // scorerBuilder makes one scorer per configured entry, in config order.
-type scorerBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings) ([]scoring.Scorer, error)
+type scorerBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error)
 
 // scorerSlot is a running scorer with its configuration.
 type scorerSlot struct {
@@ -34,6 +34,7 @@ type scorerSlot struct {
 // scores them, and forwards everything else at once.
 type llmEvalProcessor struct {
 	cfg          *Config
+	set          component.TelemetrySettings
 	logger       *zap.Logger
 	next         consumer.Traces
 	tel          *telemetry
@@ -61,6 +62,7 @@ type llmEvalProcessor struct {
 func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Traces, build scorerBuilder) (*llmEvalProcessor, error) {
 	p := &llmEvalProcessor{
 		cfg:          cfg,
+		set:          set.TelemetrySettings,
 		logger:       set.Logger,
 		next:         next,
 		buildScorers: build,
@@ -102,7 +104,9 @@ func (p *llmEvalProcessor) redact(s string) string {
 }
 
 func (p *llmEvalProcessor) start(ctx context.Context, host component.Host) error {
-	scorers, err := p.buildScorers(ctx, p.cfg, host, component.TelemetrySettings{Logger: p.logger})
+	scorers, err := p.buildScorers(ctx, p.cfg, host, p.set, judgeHooks{
+		onRetry: func() { p.tel.judgeRetry(context.Background()) },
+	})
 	if err != nil {
 		return fmt.Errorf("llm_eval: building scorers: %w", err)
 	}
