@@ -37,7 +37,7 @@ func readEvents(events ptrace.SpanEventSlice) extraction {
 			}
 		case eventContentCompletion:
 			if v, ok := attrs.Get("gen_ai.completion"); ok {
-				d, partial := decoded(v)
+				d, partial := decodedOutput(v)
 				content.output = appendMessages(content.output, parseMessages(d, "assistant"))
 				content.hasOutput, content.partial = true, content.partial || partial
 			}

@@ -22,9 +22,12 @@ var (
 // of a cut string) and reported as partial. On a syntax error the element
 // being read is dropped and the elements before it are kept. ok is false when
 // nothing usable was read: the caller should then treat the text as plain text.
+// keepCut says whether a string cut by the end of the input is kept as its
+// prefix (for an answer, read as far as it goes) or dropped (for a prompt,
+// where a cut turn would be mistaken for the whole question).
 // Numbers come back as json.Number so that ids survive re-encoding exactly.
-func parseLenientJSON(s string) (v any, partial, ok bool) {
-	p := lenientParser{s: s}
+func parseLenientJSON(s string, keepCut bool) (v any, partial, ok bool) {
+	p := lenientParser{s: s, keepCut: keepCut}
 	p.skipSpace()
 	v, err := p.value(0)
 	switch {
@@ -55,8 +58,9 @@ func isEmptyContainer(v any) bool {
 }
 
 type lenientParser struct {
-	s string
-	i int
+	s       string
+	i       int
+	keepCut bool
 }
 
 func (p *lenientParser) skipSpace() {
@@ -244,6 +248,9 @@ func (p *lenientParser) str() (any, error) {
 		}
 		p.i++
 	}
+	if p.i >= len(p.s) {
+		return p.cut(p.s[start:])
+	}
 	var b strings.Builder
 	b.WriteString(p.s[start:p.i])
 	for p.i < len(p.s) {
@@ -255,7 +262,7 @@ func (p *lenientParser) str() (any, error) {
 		case '\\':
 			if p.i+1 >= len(p.s) {
 				p.i = len(p.s)
-				return b.String(), errTruncated
+				return p.cut(b.String())
 			}
 			e := p.s[p.i+1]
 			p.i += 2
@@ -275,7 +282,7 @@ func (p *lenientParser) str() (any, error) {
 			case 'u':
 				r, ok, trunc := p.hex4()
 				if trunc {
-					return b.String(), errTruncated
+					return p.cut(b.String())
 				}
 				if !ok {
 					return nil, errSyntax
@@ -285,7 +292,7 @@ func (p *lenientParser) str() (any, error) {
 						p.i += 2
 						r2, ok2, trunc2 := p.hex4()
 						if trunc2 {
-							return b.String(), errTruncated
+							return p.cut(b.String())
 						}
 						if ok2 {
 							r = utf16.DecodeRune(r, r2)
@@ -305,7 +312,15 @@ func (p *lenientParser) str() (any, error) {
 			p.i++
 		}
 	}
-	return b.String(), errTruncated
+	return p.cut(b.String())
+}
+
+// cut returns a string that the end of input cut short.
+func (p *lenientParser) cut(prefix string) (any, error) {
+	if !p.keepCut {
+		return nil, errTruncated
+	}
+	return prefix, errTruncated
 }
 
 func (p *lenientParser) hex4() (r rune, ok, truncated bool) {

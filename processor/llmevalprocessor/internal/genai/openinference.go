@@ -93,23 +93,23 @@ func textEntries(entries []indexedEntry, key, role string) []message {
 func readRawIO(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionOpenInference}
 	if v, ok := attrs.Get("input.value"); ok {
-		x.input, x.partial = rawMessages(v, attrString(attrs, "input.mime_type"), "user")
+		x.input, x.partial = rawMessages(v, attrString(attrs, "input.mime_type"), "user", false)
 		x.hasInput = true
 	}
 	if v, ok := attrs.Get("output.value"); ok {
 		var partial bool
-		x.output, partial = rawMessages(v, attrString(attrs, "output.mime_type"), "assistant")
+		x.output, partial = rawMessages(v, attrString(attrs, "output.mime_type"), "assistant", true)
 		x.hasOutput, x.partial = true, x.partial || partial
 	}
 	return x
 }
 
-func rawMessages(v pcommon.Value, mime, role string) ([]message, bool) {
+func rawMessages(v pcommon.Value, mime, role string, isOutput bool) ([]message, bool) {
 	raw := valueString(v)
 	if strings.HasPrefix(mime, "text/") && v.Type() == pcommon.ValueTypeStr {
 		return parseMessages(raw, role), false
 	}
-	d, partial := decoded(v)
+	d, partial := decodedValue(v, isOutput)
 	msgs := parseMessages(d, role)
 	for _, m := range msgs {
 		if m.text() != "" || m.hasToolCalls() {

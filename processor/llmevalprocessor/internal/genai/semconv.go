@@ -21,7 +21,7 @@ func readSemconv(attrs pcommon.Map, convention string) extraction {
 		x.partial = x.partial || partial
 	}
 	if v, ok := attrs.Get(attrOutputMessages); ok {
-		d, partial := decoded(v)
+		d, partial := decodedOutput(v)
 		x.output, x.hasOutput = parseMessages(d, "assistant"), true
 		x.partial = x.partial || partial
 	}

@@ -20,11 +20,22 @@ const (
 
 // decoded turns an attribute value into plain Go values: a Str holding a JSON
 // array or object is parsed leniently, Map and Slice values are taken as they
-// are, anything else stays a scalar. partial reports JSON that was cut short.
+// are, anything else stays a scalar. partial reports JSON that was cut short;
+// a string cut by the end of such JSON is dropped.
 func decoded(v pcommon.Value) (out any, partial bool) {
+	return decodedValue(v, false)
+}
+
+// decodedOutput is decoded for model output: a string cut by the end of the
+// JSON is kept as far as it goes.
+func decodedOutput(v pcommon.Value) (out any, partial bool) {
+	return decodedValue(v, true)
+}
+
+func decodedValue(v pcommon.Value, keepCut bool) (out any, partial bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return decodeText(v.Str())
+		return decodeTextOpt(v.Str(), keepCut)
 	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
 		return v.AsRaw(), false
 	case pcommon.ValueTypeEmpty:
@@ -38,11 +49,15 @@ func decoded(v pcommon.Value) (out any, partial bool) {
 // otherwise returns s itself, so plain text and Python-repr strings pass as
 // raw text.
 func decodeText(s string) (any, bool) {
+	return decodeTextOpt(s, false)
+}
+
+func decodeTextOpt(s string, keepCut bool) (any, bool) {
 	t := strings.TrimSpace(s)
 	if t == "" || (t[0] != '[' && t[0] != '{') {
 		return s, false
 	}
-	v, partial, ok := parseLenientJSON(t)
+	v, partial, ok := parseLenientJSON(t, keepCut)
 	if !ok {
 		return s, false
 	}
