@@ -30,7 +30,7 @@ func NewFactory() processor.Factory {
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTraces, metadata.TracesStability),
+		processor.WithTraces(createTracesWith(newJudgeScorers), metadata.TracesStability),
 	)
 }
 
@@ -54,18 +54,28 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	pcfg, ok := cfg.(*Config)
-	if !ok {
-		return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
+// createTracesWith returns the traces constructor using build to make the
+// scorers at Start (tests pass fake scorers here).
+func createTracesWith(build scorerBuilder) processor.CreateTracesFunc {
+	return func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+		pcfg, ok := cfg.(*Config)
+		if !ok {
+			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
+		}
+		_, tp, err := newTracesProcessor(ctx, set, pcfg, next, build)
+		return tp, err
 	}
-	p, err := newLLMEvalProcessor(set, pcfg, next, newJudgeScorers)
+}
+
+func newTracesProcessor(ctx context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build scorerBuilder) (*llmEvalProcessor, processor.Traces, error) {
+	p, err := newLLMEvalProcessor(set, cfg, next, build)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
+	tp, err := processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(p.start),
 		processorhelper.WithShutdown(p.shutdown),
 	)
+	return p, tp, err
 }
