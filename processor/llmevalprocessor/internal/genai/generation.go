@@ -1,11 +1,13 @@
 // Package genai recognises LLM generation spans of the known trace
 // conventions and reads what was asked and answered from them.
+//
+// Classify runs on every span and only looks at a handful of attribute
+// keys. Read runs on selected generation spans and understands the current
+// GenAI semantic conventions (attributes, JSON strings or structured
+// values), the legacy span events, OpenInference, OpenLLMetry and the
+// Vercel AI SDK. Reading is lenient: truncated JSON is read as far as it
+// goes, non-JSON text is taken as raw text, and every text field is bounded.
 package genai
-
-import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-)
 
 // Kind is what a span is to the evaluator.
 type Kind int
@@ -18,28 +20,39 @@ const (
 	KindJudge                  // a span of the judge's own calls: never scored
 )
 
+// String names the kind for logs and metrics.
+func (k Kind) String() string {
+	switch k {
+	case KindGeneration:
+		return "generation"
+	case KindAggregate:
+		return "aggregate"
+	case KindJudge:
+		return "judge"
+	}
+	return "other"
+}
+
 // Generation is what one generation span says.
+//
+// Output is the text of the first choice (lowest choice index). Reasoning
+// parts, tool calls and binary parts (blob, file, uri, image, audio) are not
+// part of it; a refusal is kept as text because it is what the user was told.
 type Generation struct {
 	Convention         string   // gen_ai, gen_ai_events, openinference, openllmetry, vercel
 	Input              string   // last user turn
-	Conversation       string   // the whole input conversation as text, role-prefixed
+	Conversation       string   // the whole input conversation as text, one "role: text" line per turn
 	Output             string   // text of the first choice
 	Context            []string // tool results and retrieved documents on the span
-	SystemInstructions []string
-	Model              string
-	ResponseID         string
+	SystemInstructions []string // separate instructions and system/developer messages, de-duplicated
+	Model              string   // request model, else response model
+	ResponseID         string   // gen_ai.response.id or ai.response.id
 	// Missing is set when the span has no usable content (absent,
 	// redacted, or only tool calls): the span is not scorable.
 	Missing string
-}
-
-// Classify says what span is. It is called for every span and must be cheap.
-func Classify(resource pcommon.Resource, scope pcommon.InstrumentationScope, span ptrace.Span) Kind {
-	panic("skeleton")
-}
-
-// Read extracts the generation from a span Classify called KindGeneration.
-// It never panics, whatever the attributes hold.
-func Read(scope pcommon.InstrumentationScope, span ptrace.Span) Generation {
-	panic("skeleton")
+	// Partial is set when some content was cut short (for example JSON
+	// truncated by an attribute length limit) and was read as far as it went.
+	Partial bool
+	// Choices is the number of output choices seen; only the first is read.
+	Choices int
 }

@@ -1,0 +1,249 @@
+package genai
+
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Convention names reported in Generation.Convention.
+const (
+	ConventionGenAI         = "gen_ai"
+	ConventionGenAIEvents   = "gen_ai_events"
+	ConventionOpenInference = "openinference"
+	ConventionOpenLLMetry   = "openllmetry"
+	ConventionVercel        = "vercel"
+)
+
+// Reasons put in Generation.Missing.
+const (
+	MissingOutput    = "no output content"
+	MissingRedacted  = "content redacted"
+	MissingToolCalls = "tool calls only"
+	MissingFiltered  = "content filtered"
+)
+
+// extraction is what one convention found on a span.
+type extraction struct {
+	convention string
+	input      []message
+	output     []message
+	system     []string
+	context    []string
+	hasInput   bool // the convention's input attributes are present, even if empty
+	hasOutput  bool
+	partial    bool // some JSON was cut short
+}
+
+// Read extracts the generation from a span Classify called KindGeneration.
+// When several conventions are present, input and output are each taken from
+// the first that has them, in this order: current gen_ai attributes, span
+// events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
+// SDK, raw OpenInference input.value/output.value.
+// It never panics, whatever the attributes hold.
+func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
+	defer func() {
+		if r := recover(); r != nil {
+			// A bug here must not take the collector down: report the span unscorable.
+			g = Generation{Missing: "unreadable span"}
+		}
+	}()
+	attrs := span.Attributes()
+	idx := collectIndexed(attrs)
+	candidates := []func() extraction{
+		func() extraction { return readSemconv(attrs, ConventionGenAI) },
+		func() extraction { return readEvents(span.Events()) },
+		func() extraction { return readOpenInference(attrs, idx) },
+		func() extraction { return readOpenLLMetry(attrs, idx) },
+		func() extraction { return readVercel(attrs) },
+		func() extraction { return readRawIO(attrs) },
+	}
+	var in, out *extraction
+	var system []string
+	var partial bool
+	for _, read := range candidates {
+		x := read()
+		if !x.hasInput && !x.hasOutput && len(x.system) == 0 {
+			continue
+		}
+		if in == nil && x.hasInput {
+			in = &x
+			partial = partial || x.partial
+		}
+		if out == nil && x.hasOutput {
+			xo := x
+			out = &xo
+			partial = partial || x.partial
+		}
+		system = append(system, x.system...)
+		if in != nil && out != nil {
+			break
+		}
+	}
+	g.fill(in, out, system)
+	g.Context = appendUnique(g.Context, spanContext(attrs, idx)...)
+	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
+		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
+	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
+	g.Partial = partial
+	g.clip()
+	return g
+}
+
+// fill sets the text fields from the chosen input and output.
+func (g *Generation) fill(in, out *extraction, system []string) {
+	switch {
+	case out != nil:
+		g.Convention = out.convention
+	case in != nil:
+		g.Convention = in.convention
+	}
+	g.SystemInstructions = appendUnique(nil, system...)
+	if in != nil {
+		var conv strings.Builder
+		for _, m := range in.input {
+			text := m.text()
+			if isSystemRole(m.role) {
+				g.SystemInstructions = appendUnique(g.SystemInstructions, text)
+			} else if isUserRole(m.role) && text != "" {
+				g.Input = text
+			}
+			for _, p := range m.parts {
+				if p.kind == partToolResult && p.text != "" {
+					g.Context = appendUnique(g.Context, p.text)
+				}
+			}
+			if line := conversationLine(m); line != "" {
+				appendBounded(&conv, "\n", line)
+			}
+		}
+		g.Conversation = conv.String()
+		g.Context = appendUnique(g.Context, in.context...)
+	}
+	if out != nil {
+		g.Context = appendUnique(g.Context, out.context...)
+	}
+	g.Missing = missingReason(g.Input, out)
+	if out != nil {
+		if first, ok := firstChoice(out.output); ok {
+			g.Output = first.text()
+		}
+		g.Choices = len(out.output)
+	}
+}
+
+// missingReason says why a span cannot be scored, or "" when it can.
+func missingReason(input string, out *extraction) string {
+	if strings.TrimSpace(input) == redacted {
+		return MissingRedacted
+	}
+	if out == nil {
+		return MissingOutput
+	}
+	first, ok := firstChoice(out.output)
+	if !ok {
+		return MissingOutput
+	}
+	text := strings.TrimSpace(first.text())
+	switch {
+	case strings.EqualFold(first.finishReason, "content_filter") && (text == "" || text == "FILTERED"):
+		return MissingFiltered
+	case text == redacted:
+		return MissingRedacted
+	case text != "":
+		return ""
+	case first.hasToolCalls() || isToolCallFinish(first.finishReason):
+		return MissingToolCalls
+	}
+	return MissingOutput
+}
+
+func isToolCallFinish(reason string) bool {
+	switch strings.ToLower(reason) {
+	case "tool_call", "tool_calls", "tool-calls", "tool_use", "function_call":
+		return true
+	}
+	return false
+}
+
+// firstChoice is the output message with the lowest choice index.
+func firstChoice(ms []message) (message, bool) {
+	if len(ms) == 0 {
+		return message{}, false
+	}
+	best := 0
+	for i := range ms {
+		if ms[i].index < ms[best].index {
+			best = i
+		}
+	}
+	return ms[best], true
+}
+
+// conversationLine renders one input turn as "role: text"; tool calls are
+// shown by name and arguments so the judge can follow the turn order.
+func conversationLine(m message) string {
+	var b strings.Builder
+	for _, p := range m.parts {
+		switch p.kind {
+		case partText, partRefusal, partToolResult:
+			appendBounded(&b, "\n", p.text)
+		case partToolCall:
+			appendBounded(&b, "\n", "[tool call "+p.text+"]")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	role := m.role
+	if role == "" {
+		role = "user"
+	}
+	return role + ": " + b.String()
+}
+
+// appendUnique appends the non-empty values of add not already in dst,
+// up to maxItems entries.
+func appendUnique(dst []string, add ...string) []string {
+	for _, s := range add {
+		if t := strings.TrimSpace(s); t == "" || t == redacted || len(dst) >= maxItems {
+			continue
+		}
+		dup := false
+		for _, d := range dst {
+			if d == s {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+func firstAttr(attrs pcommon.Map, keys ...string) string {
+	for _, k := range keys {
+		if s := attrString(attrs, k); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// clip bounds every text field and makes it valid UTF-8.
+func (g *Generation) clip() {
+	g.Input = clip(g.Input)
+	g.Conversation = clip(g.Conversation)
+	g.Output = clip(g.Output)
+	g.Model = clip(g.Model)
+	g.ResponseID = clip(g.ResponseID)
+	for i := range g.Context {
+		g.Context[i] = clip(g.Context[i])
+	}
+	for i := range g.SystemInstructions {
+		g.SystemInstructions[i] = clip(g.SystemInstructions[i])
+	}
+}

@@ -1,0 +1,169 @@
+package genai
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+const (
+	// maxFieldBytes caps every text field of a Generation.
+	maxFieldBytes = 1 << 20
+	// maxItems caps messages, parts, rebuilt indexed entries and context items.
+	maxItems = 1000
+	// redacted is the value OpenInference and others put in place of hidden content.
+	redacted = "__REDACTED__"
+)
+
+// decoded turns an attribute value into plain Go values: a Str holding a JSON
+// array or object is parsed leniently, Map and Slice values are taken as they
+// are, anything else stays a scalar. partial reports JSON that was cut short;
+// a string cut by the end of such JSON is dropped.
+func decoded(v pcommon.Value) (out any, partial bool) {
+	return decodedValue(v, false)
+}
+
+// decodedOutput is decoded for model output: a string cut by the end of the
+// JSON is kept as far as it goes.
+func decodedOutput(v pcommon.Value) (out any, partial bool) {
+	return decodedValue(v, true)
+}
+
+func decodedValue(v pcommon.Value, keepCut bool) (out any, partial bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return decodeTextOpt(v.Str(), keepCut)
+	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+		return v.AsRaw(), false
+	case pcommon.ValueTypeEmpty:
+		return nil, false
+	default:
+		return v.AsString(), false
+	}
+}
+
+// decodeText parses s as JSON when it looks like a JSON array or object and
+// otherwise returns s itself, so plain text and Python-repr strings pass as
+// raw text.
+func decodeText(s string) (any, bool) {
+	return decodeTextOpt(s, false)
+}
+
+func decodeTextOpt(s string, keepCut bool) (any, bool) {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '[' && t[0] != '{') {
+		return s, false
+	}
+	v, partial, ok := parseLenientJSON(t, keepCut)
+	if !ok {
+		return s, false
+	}
+	return v, partial
+}
+
+// attrString returns a string attribute, or the string form of a scalar one.
+func attrString(m pcommon.Map, key string) string {
+	v, ok := m.Get(key)
+	if !ok {
+		return ""
+	}
+	return valueString(v)
+}
+
+func valueString(v pcommon.Value) string {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return v.Str()
+	case pcommon.ValueTypeEmpty:
+		return ""
+	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
+		return stringify(v.AsRaw())
+	default:
+		return v.AsString()
+	}
+}
+
+// stringify renders a decoded value as text: strings as they are, anything
+// else as compact JSON.
+func stringify(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case json.Number:
+		return t.String()
+	case []byte:
+		return "" // binary content is never judged
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// str returns m[key] when it is a string (or a number, rendered).
+func str(m map[string]any, key string) string {
+	switch t := m[key].(type) {
+	case string:
+		return t
+	case json.Number:
+		return t.String()
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case float64:
+		return strconv.FormatFloat(t, 'g', -1, 64)
+	}
+	return ""
+}
+
+// toInt reads an index that may be a JSON number, an int64 or a digit string.
+func toInt(v any) (int, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		n, err := strconv.Atoi(t.String())
+		return n, err == nil
+	case int64:
+		return int(t), true
+	case float64:
+		return int(t), true
+	case string:
+		n, err := strconv.Atoi(t)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// clip bounds s to maxFieldBytes on a rune boundary and replaces invalid UTF-8.
+func clip(s string) string {
+	if len(s) > maxFieldBytes {
+		cut := maxFieldBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
+// appendBounded joins parts into b with sep without letting b grow far past
+// maxFieldBytes.
+func appendBounded(b *strings.Builder, sep, s string) {
+	if b.Len() >= maxFieldBytes || s == "" {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteString(sep)
+	}
+	if room := maxFieldBytes - b.Len(); len(s) > room {
+		s = s[:room]
+	}
+	b.WriteString(s)
+}
