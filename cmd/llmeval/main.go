@@ -26,6 +26,7 @@ type subcommand struct {
 // subcommands lists every command, one line each.
 var subcommands = []subcommand{
 	{"score", "score JSONL cases from stdin with an LLM judge, JSONL results on stdout", runScore},
+	{"demo-judge", "serve the OFFLINE DEMO judge (canned replies, not an LLM) for make demo", runDemoJudge},
 }
 
 func main() {
