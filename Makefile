@@ -53,7 +53,7 @@ run: $(COLLECTOR)
 	if [ -z "$${OPENAI_API_KEY:-}" ] && [[ "$$endpoint" == *api.openai.com* ]]; then \
 	  echo "warning: OPENAI_API_KEY is not set; judge calls to $$endpoint will fail (set it, or LLMEVAL_JUDGE_ENDPOINT for a local judge)" >&2; \
 	fi
-	$(COLLECTOR) --config examples/collector.yaml
+	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
 test: unit-test rules-test e2e
 
