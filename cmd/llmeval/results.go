@@ -57,7 +57,8 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for {
 		var err error
 		spans, total, err = readEvaluatedSpans(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// While waiting, the file exporter may not have created the file yet.
+		if err != nil && (*wait == 0 || !errors.Is(err, os.ErrNotExist)) {
 			fmt.Fprintf(stderr, "llmeval results: %v\n", err)
 			return exitFailure
 		}
