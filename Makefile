@@ -23,7 +23,7 @@ $(OCB):
 $(COLLECTOR): builder-config.yaml $(GO_SOURCES) | $(OCB)
 	$(OCB) --config builder-config.yaml
 	@mkdir -p bin
-	cp _build/otelcol-llmeval $@
+	cp _build/otelcol-llmeval $@.tmp && mv -f $@.tmp $@  # mv: works while the old binary runs
 
 $(LLMEVAL): $(GO_SOURCES)
 	@mkdir -p bin
