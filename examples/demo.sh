@@ -33,7 +33,7 @@ wait_port 127.0.0.1 18089 judge
 cat "$dir/judge.log"
 
 echo
-echo "== 2. otelcol-llmeval on examples/demo.yaml (log: collector.log)"
+echo "== 2. otelcol-llmeval on examples/demo.yaml"
 LLMEVAL_DEMO_DIR="$dir" bin/otelcol-llmeval --config examples/demo.yaml >"$dir/collector.log" 2>&1 &
 pids+=($!)
 wait_port 127.0.0.1 13134 collector
