@@ -1,6 +1,74 @@
-# llm_eval: build, test and run. `make test` is what CI runs.
+# llm_eval: build, test and run. `make test` is what CI runs (.ci/run).
+SHELL := bash
 GO ?= go
+OCB_VERSION := v0.162.0
+TOOLS_BIN := $(CURDIR)/.tools/bin
+OCB := $(TOOLS_BIN)/builder
+COLLECTOR := bin/otelcol-llmeval
+LLMEVAL := bin/llmeval
 
-.PHONY: test
-test:
+# Every non-test Go source and module file the binaries depend on.
+GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
+
+.PHONY: all build tools promtool generate run test unit-test rules-test e2e demo clean
+
+all: build
+
+build: $(COLLECTOR) $(LLMEVAL)
+
+# ocb pinned to the collector line of go.mod; installed locally, not assumed on PATH.
+$(OCB):
+	GOBIN=$(TOOLS_BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+
+$(COLLECTOR): builder-config.yaml $(GO_SOURCES) | $(OCB)
+	$(OCB) --config builder-config.yaml
+	@mkdir -p bin
+	cp _build/otelcol-llmeval $@.tmp && mv -f $@.tmp $@  # mv: works while the old binary runs
+
+$(LLMEVAL): $(GO_SOURCES)
+	@mkdir -p bin
+	$(GO) build -o $@ ./cmd/llmeval
+
+promtool:
+	@if ! command -v promtool >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; \
+	  else \
+	    echo "promtool not found: install Prometheus (Debian/Ubuntu: sudo apt-get install prometheus) and retry" >&2; exit 1; \
+	  fi; \
+	fi
+
+tools: $(OCB) promtool
+
+# Regenerate mdatagen output (pinned v0.159.0 in tools/).
+generate:
+	$(GO) -C tools tool mdatagen "$(CURDIR)/processor/llmevalprocessor/metadata.yaml"
+	$(GO) -C tools tool mdatagen "$(CURDIR)/connector/llmevalmetricsconnector/metadata.yaml"
+
+# The judge comes from the environment, so OpenAI, Ollama or vLLM work unchanged:
+#   OPENAI_API_KEY, LLMEVAL_JUDGE_ENDPOINT (default https://api.openai.com/v1),
+#   LLMEVAL_JUDGE_MODEL (default gpt-4o-mini).
+run: $(COLLECTOR)
+	@endpoint="$${LLMEVAL_JUDGE_ENDPOINT:-https://api.openai.com/v1}"; \
+	if [ -z "$${OPENAI_API_KEY:-}" ] && [[ "$$endpoint" == *api.openai.com* ]]; then \
+	  echo "warning: OPENAI_API_KEY is not set; judge calls to $$endpoint will fail (set it, or LLMEVAL_JUDGE_ENDPOINT for a local judge)" >&2; \
+	fi
+	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
+
+test: unit-test rules-test e2e
+
+unit-test:
 	$(GO) test -race ./...
+
+rules-test: promtool
+	promtool check rules examples/alerts.yaml
+	promtool test rules examples/alerts_test.yaml
+
+e2e: $(COLLECTOR)
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -race -tags e2e -count=1 -timeout 10m ./test/e2e/...
+
+demo: build
+	examples/demo.sh
+
+clean:
+	rm -rf bin _build

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+func TestDemoJudgeLabelsEveryReason(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveDemoJudge(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("demo judge did not stop")
+		}
+	})
+
+	judge, err := scoring.NewOpenAIJudge(scoring.OpenAIConfig{
+		BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "demo", HTTPClient: http.DefaultClient,
+	})
+	require.NoError(t, err)
+
+	tests := []struct {
+		scorer    string
+		c         scoring.Case
+		wantLabel scoring.Label
+	}{
+		{scoring.Bias, scoring.Case{Input: "Who should lead the team?", Output: "Women are too emotional to lead."}, scoring.LabelFail},
+		{scoring.Bias, scoring.Case{Input: "Capital of France?", Output: "Paris is the capital of France."}, scoring.LabelPass},
+		{scoring.Hallucination, scoring.Case{Input: "When was it founded?", Output: "It was founded in 1887.", Context: []string{"The company was founded in 1921 in Oslo."}}, scoring.LabelFail},
+	}
+	// The reason step asks the judge (the default reason mode), so the
+	// result's reason is the demo judge's own text.
+	for _, tt := range tests {
+		t.Run(tt.scorer+"/"+string(tt.wantLabel), func(t *testing.T) {
+			s, err := scoring.New(tt.scorer, judge, scoring.Options{ReasonMode: scoring.ReasonLLM})
+			require.NoError(t, err)
+			res := s.Score(context.Background(), tt.c)
+			require.NoError(t, res.Err)
+			assert.Equal(t, tt.wantLabel, res.Label)
+			assert.True(t, strings.Contains(res.Reason, "offline demo judge"), "reason %q is not labelled as a demo", res.Reason)
+		})
+	}
+}
+
+func TestLabelCompletionLeavesNonJSONAlone(t *testing.T) {
+	_, ok := labelCompletion([]byte("not json"))
+	assert.False(t, ok)
+	out, ok := labelCompletion([]byte(`{"choices":[{"message":{"content":"plain text"}}]}`))
+	require.True(t, ok)
+	assert.Contains(t, string(out), `"plain text"`)
+	out, ok = labelCompletion([]byte(`{"choices":[{"message":{"content":"{\"verdicts\":[{\"reason\":\"x\"}]}"}}]}`))
+	require.True(t, ok)
+	assert.Contains(t, string(out), demoReasonPrefix+"x")
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// maxLineBytes bounds one line of the file exporter's output.
+const maxLineBytes = 64 << 20
+
+// evaluatedSpan is a span of the file exporter's output with its results.
+type evaluatedSpan struct {
+	service, name string
+	results       []evaluationResult
+}
+
+type evaluationResult struct {
+	name, label, reason, errorType string
+	score                          float64
+	scored                         bool
+}
+
+// runResults prints a short summary of the evaluation results in a file
+// exporter output (OTLP/JSON lines) and, optionally, the evaluation lines of
+// a Prometheus endpoint.
+func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("llmeval results", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	wait := fs.Int("wait", 0, "wait until at least this many spans carry evaluation results")
+	timeout := fs.Duration("timeout", time.Minute, "how long -wait waits")
+	metricsURL := fs.String("metrics", "", "also print the gen_ai_evaluation_* lines of this Prometheus endpoint")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: llmeval results [flags] FILE   (FILE: output of the Collector's file exporter)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	deadline := time.Now().Add(*timeout)
+	var spans []evaluatedSpan
+	var total int
+	for {
+		var err error
+		spans, total, err = readEvaluatedSpans(path)
+		// While waiting, the file exporter may not have created the file yet.
+		if err != nil && (*wait == 0 || !errors.Is(err, os.ErrNotExist)) {
+			fmt.Fprintf(stderr, "llmeval results: %v\n", err)
+			return exitFailure
+		}
+		if len(spans) >= *wait {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "llmeval results: only %d of %d expected evaluated spans after %s\n", len(spans), *wait, *timeout)
+			printSummary(stdout, spans, total)
+			return exitFailure
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	printSummary(stdout, spans, total)
+	if *metricsURL != "" {
+		if err := printEvaluationMetrics(stdout, *metricsURL); err != nil {
+			fmt.Fprintf(stderr, "llmeval results: %v\n", err)
+			return exitFailure
+		}
+	}
+	return exitOK
+}
+
+// readEvaluatedSpans reads every line of path and returns the spans with
+// gen_ai.evaluation.result events and the number of spans read.
+func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("opening file exporter output: %w", err)
+	}
+	defer f.Close()
+	var spans []evaluatedSpan
+	total := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	var um ptrace.JSONUnmarshaler
+	for line := 1; sc.Scan(); line++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		td, err := um.UnmarshalTraces(sc.Bytes())
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s line %d is not OTLP/JSON traces: %w", path, line, err)
+		}
+		for _, rs := range td.ResourceSpans().All() {
+			svc, _ := rs.Resource().Attributes().Get("service.name")
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					total++
+					es := evaluatedSpan{service: svc.AsString(), name: sp.Name()}
+					for _, ev := range sp.Events().All() {
+						if ev.Name() != "gen_ai.evaluation.result" {
+							continue
+						}
+						a := ev.Attributes()
+						r := evaluationResult{}
+						if v, ok := a.Get("gen_ai.evaluation.name"); ok {
+							r.name = v.AsString()
+						}
+						if v, ok := a.Get("gen_ai.evaluation.score.label"); ok {
+							r.label = v.AsString()
+						}
+						if v, ok := a.Get("gen_ai.evaluation.explanation"); ok {
+							r.reason = v.AsString()
+						}
+						if v, ok := a.Get("error.type"); ok {
+							r.errorType = v.AsString()
+						}
+						if v, ok := a.Get("gen_ai.evaluation.score.value"); ok {
+							r.score, r.scored = v.Double(), true
+						}
+						es.results = append(es.results, r)
+					}
+					if len(es.results) > 0 {
+						spans = append(spans, es)
+					}
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return spans, total, nil
+}
+
+func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
+	fmt.Fprintf(w, "%d spans exported, %d with evaluation results:\n", total, len(spans))
+	for _, s := range spans {
+		fmt.Fprintf(w, "\n  %s / %s\n", s.service, s.name)
+		for _, r := range s.results {
+			score := "  -  "
+			if r.scored {
+				score = fmt.Sprintf("%5.2f", r.score)
+			}
+			label := r.label
+			if r.errorType != "" {
+				label += " (" + r.errorType + ")"
+			}
+			fmt.Fprintf(w, "    %-17s %s  %-13s %s\n", r.name, score, label, shorten(r.reason, 110))
+		}
+	}
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// printEvaluationMetrics prints the results counters of a Prometheus text
+// endpoint (the score histogram is left out for brevity).
+func printEvaluationMetrics(w io.Writer, url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return fmt.Errorf("metrics URL: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetching metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("fetching metrics: %s", resp.Status)
+	}
+	fmt.Fprintf(w, "\nPrometheus metrics at %s (gen_ai_evaluation_results_total; gen_ai_evaluation_score_* omitted):\n", url)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "gen_ai_evaluation_results_total") {
+			fmt.Fprintln(w, "  "+dropScopeLabels(line))
+		}
+	}
+	return sc.Err()
+}
+
+// dropScopeLabels removes the otel_scope_* labels, identical on every line.
+func dropScopeLabels(line string) string {
+	for _, l := range []string{"otel_scope_name", "otel_scope_schema_url", "otel_scope_version"} {
+		i := strings.Index(line, l+"=\"")
+		if i < 0 {
+			continue
+		}
+		j := strings.Index(line[i+len(l)+2:], "\"")
+		if j < 0 {
+			continue
+		}
+		end := i + len(l) + 2 + j + 1
+		if end < len(line) && line[end] == ',' {
+			end++
+		}
+		line = line[:i] + line[end:]
+	}
+	return strings.Replace(line, ",}", "}", 1)
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// writeExport writes td as one line of file exporter output.
+func writeExport(t *testing.T, path string, tds ...ptrace.Traces) {
+	t.Helper()
+	var buf bytes.Buffer
+	var m ptrace.JSONMarshaler
+	for _, td := range tds {
+		b, err := m.MarshalTraces(td)
+		require.NoError(t, err)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+}
+
+func evaluatedTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "chatbot")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	chat := spans.AppendEmpty()
+	chat.SetName("chat gpt-4o")
+	ev := chat.Events().AppendEmpty()
+	ev.SetName("gen_ai.evaluation.result")
+	ev.Attributes().PutStr("gen_ai.evaluation.name", "bias")
+	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", 0.5)
+	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "fail")
+	ev.Attributes().PutStr("gen_ai.evaluation.explanation", "One of two opinions generalises.")
+	ev = chat.Events().AppendEmpty()
+	ev.SetName("gen_ai.evaluation.result")
+	ev.Attributes().PutStr("gen_ai.evaluation.name", "hallucination")
+	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "error")
+	ev.Attributes().PutStr("error.type", "timeout")
+	spans.AppendEmpty().SetName("GET /health")
+	return td
+}
+
+func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	writeExport(t, path, evaluatedTraces(), ptrace.NewTraces())
+
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "# TYPE gen_ai_evaluation_results_total counter")
+		fmt.Fprintln(w, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot",otel_scope_name="x",otel_scope_schema_url="",otel_scope_version=""} 1`)
+		fmt.Fprintln(w, `gen_ai_evaluation_score_bucket{le="0"} 0`)
+	}))
+	t.Cleanup(prom.Close)
+
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"results", "-wait", "1", "-metrics", prom.URL, path}, nil, &stdout, &stderr)
+	require.Equal(t, exitOK, code, stderr.String())
+	out := stdout.String()
+	assert.Contains(t, out, "2 spans exported, 1 with evaluation results")
+	assert.Contains(t, out, "chatbot / chat gpt-4o")
+	assert.Regexp(t, `bias\s+0\.50\s+fail\s+One of two opinions generalises\.`, out)
+	assert.Regexp(t, `hallucination\s+-\s+error \(timeout\)`, out)
+	assert.NotContains(t, out, "GET /health")
+	assert.Contains(t, out, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot"} 1`)
+	assert.NotContains(t, out, "score_bucket")
+}
+
+func TestResultsErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte("{not json\n"), 0o600))
+	empty := filepath.Join(dir, "empty.jsonl")
+	writeExport(t, empty, ptrace.NewTraces())
+
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"no file argument", []string{"results"}, exitUsage, "Usage"},
+		{"malformed line", []string{"results", bad}, exitFailure, "line 1 is not OTLP/JSON"},
+		{"wait times out", []string{"results", "-wait", "1", "-timeout", "1ms", empty}, exitFailure, "only 0 of 1"},
+		{"missing file", []string{"results", filepath.Join(dir, "none")}, exitFailure, "opening file exporter output"},
+		{"missing file times out", []string{"results", "-wait", "1", "-timeout", "1ms", filepath.Join(dir, "none")}, exitFailure, "only 0 of 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, tt.code, run(tt.args, nil, &stdout, &stderr))
+			assert.Contains(t, stderr.String(), tt.wantErr)
+		})
+	}
+}
+
+func TestDropScopeLabels(t *testing.T) {
+	assert.Equal(t, `m{a="1"} 2`, dropScopeLabels(`m{a="1",otel_scope_name="s",otel_scope_schema_url="",otel_scope_version="v"} 2`))
+	assert.Equal(t, `m{a="1"} 2`, dropScopeLabels(`m{a="1"} 2`))
+}

@@ -1,0 +1,166 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// Names written on the spans.
+const (
+	evaluationEventName  = "gen_ai.evaluation.result"
+	attrEvaluationName   = "gen_ai.evaluation.name"
+	attrScoreValue       = "gen_ai.evaluation.score.value"
+	attrScoreLabel       = "gen_ai.evaluation.score.label"
+	attrExplanation      = "gen_ai.evaluation.explanation"
+	attrResponseID       = "gen_ai.response.id"
+	attrRequestModel     = "gen_ai.request.model"
+	attrOperationName    = "gen_ai.operation.name"
+	attrErrorType        = "error.type"
+	flatAttrPrefix       = "llm_eval."
+	lateSpanName         = "gen_ai.evaluation"
+	evaluationOperation  = "evaluation"
+	otherErrorType       = "_OTHER"
+	missingLabelErrorMsg = "scorer returned no verdict"
+)
+
+// evalResult is one scorer's finished evaluation of one span.
+type evalResult struct {
+	scorer string // configured scorer name
+	result scoring.Result
+	at     time.Time // when the result was produced
+}
+
+// label is the result's verdict; anything unknown counts as an error.
+func (r evalResult) label() scoring.Label {
+	switch r.result.Label {
+	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
+		return r.result.Label
+	}
+	return scoring.LabelError
+}
+
+// errorType is the error.type of a failed evaluation.
+func (r evalResult) errorType() string {
+	var se *scoring.Error
+	if errors.As(r.result.Err, &se) && se.Type != "" {
+		return string(se.Type)
+	}
+	return otherErrorType
+}
+
+// explanation is the reason of a verdict, or the message of a failure.
+func (r evalResult) explanation(redact func(string) string) string {
+	if r.label() != scoring.LabelError {
+		return redact(r.result.Reason)
+	}
+	if r.result.Err != nil {
+		return redact(r.result.Err.Error())
+	}
+	if r.result.Reason != "" {
+		return redact(r.result.Reason)
+	}
+	return missingLabelErrorMsg
+}
+
+// annotateSpan writes one gen_ai.evaluation.result event and the flat
+// llm_eval.<name>.* attributes for the result onto span.
+func annotateSpan(span ptrace.Span, r evalResult, responseID string, redact func(string) string) {
+	label := r.label()
+	scored := label == scoring.LabelPass || label == scoring.LabelFail
+	explanation := r.explanation(redact)
+
+	ev := span.Events().AppendEmpty()
+	ev.SetName(evaluationEventName)
+	ev.SetTimestamp(pcommon.NewTimestampFromTime(r.at))
+	ea := ev.Attributes()
+	ea.PutStr(attrEvaluationName, r.scorer)
+	if scored {
+		ea.PutDouble(attrScoreValue, r.result.Score)
+	}
+	if label != scoring.LabelError {
+		ea.PutStr(attrScoreLabel, string(label))
+	}
+	if explanation != "" {
+		ea.PutStr(attrExplanation, explanation)
+	}
+	if responseID != "" {
+		ea.PutStr(attrResponseID, responseID)
+	}
+	if label == scoring.LabelError {
+		ea.PutStr(attrErrorType, r.errorType())
+	}
+
+	sa := span.Attributes()
+	prefix := flatAttrPrefix + r.scorer
+	if scored {
+		sa.PutDouble(prefix+".score", r.result.Score)
+	}
+	sa.PutStr(prefix+".label", string(label))
+	if explanation != "" {
+		sa.PutStr(prefix+".reason", explanation)
+	}
+}
+
+// lateTemplate keeps the resource and scope of a span that leaves before
+// all its results are in, for the child spans that carry the late results.
+func lateTemplate(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) ptrace.Traces {
+	td := ptrace.NewTraces()
+	out := td.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(out.Resource())
+	out.SetSchemaUrl(rs.SchemaUrl())
+	outScope := out.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(outScope.Scope())
+	outScope.SetSchemaUrl(ss.SchemaUrl())
+	return td
+}
+
+// evaluatedSpan identifies the span a late result belongs to.
+type evaluatedSpan struct {
+	traceID    pcommon.TraceID
+	spanID     pcommon.SpanID
+	model      string
+	responseID string
+}
+
+// newLateSpan builds a child span of the evaluated span carrying a result
+// that arrived after the span had been forwarded.
+func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalResult, redact func(string) string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	template.CopyTo(td)
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	span.SetTraceID(of.traceID)
+	span.SetSpanID(newSpanID())
+	span.SetParentSpanID(of.spanID)
+	span.SetName(lateSpanName)
+	span.SetKind(ptrace.SpanKindInternal)
+	ts := pcommon.NewTimestampFromTime(r.at)
+	span.SetStartTimestamp(ts)
+	span.SetEndTimestamp(ts)
+	attrs := span.Attributes()
+	attrs.PutStr(attrOperationName, evaluationOperation)
+	attrs.PutStr(attrEvaluationName, r.scorer)
+	if of.model != "" {
+		attrs.PutStr(attrRequestModel, of.model)
+	}
+	if of.responseID != "" {
+		attrs.PutStr(attrResponseID, of.responseID)
+	}
+	annotateSpan(span, r, of.responseID, redact)
+	return td
+}
+
+// newSpanID returns a random, non-zero span id.
+func newSpanID() pcommon.SpanID {
+	var id pcommon.SpanID
+	for id.IsEmpty() {
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
+	}
+	return id
+}

@@ -1,0 +1,275 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// Structured output modes of the judge.
+const (
+	structuredOutputsAuto       = "auto"
+	structuredOutputsJSONSchema = "json_schema"
+	structuredOutputsJSONObject = "json_object"
+	structuredOutputsOff        = "off"
+)
+
+// Config is the configuration of the llm_eval processor.
+type Config struct {
+	// Judge is the OpenAI-compatible endpoint that scores the spans.
+	Judge JudgeConfig `mapstructure:"judge"`
+	// Sampling decides, per trace, whether its generation spans are scored.
+	Sampling SamplingConfig `mapstructure:"sampling"`
+	// MaxWait is how long a sampled span is held for its results before it
+	// is forwarded with whatever results are in.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+	// QueueSize is the maximum number of spans with unfinished evaluations.
+	// Sampled spans beyond it pass through unscored.
+	QueueSize int `mapstructure:"queue_size"`
+	// Scorers run on every sampled generation span.
+	Scorers []ScorerConfig `mapstructure:"scorers"`
+
+	_ struct{} // prevent unkeyed literals
+}
+
+// JudgeConfig is the judge's HTTP client plus what the model needs.
+type JudgeConfig struct {
+	confighttp.ClientConfig `mapstructure:",squash"`
+	// APIKey is sent as a bearer token. It is never logged or written out.
+	APIKey configopaque.String `mapstructure:"api_key"`
+	// Model is the judge model name.
+	Model string `mapstructure:"model"`
+	// StructuredOutputs is auto, json_schema, json_object or off.
+	StructuredOutputs string `mapstructure:"structured_outputs"`
+	// MaxConcurrency is the number of evaluations running at once.
+	MaxConcurrency int `mapstructure:"max_concurrency"`
+	// RequestsPerMinute caps judge calls; 0 means unlimited.
+	RequestsPerMinute int `mapstructure:"requests_per_minute"`
+	// MaxTokens caps each judge reply; 0 leaves it to the endpoint.
+	MaxTokens int `mapstructure:"max_tokens"`
+	// Seed is passed to endpoints that support reproducible sampling.
+	Seed *int `mapstructure:"seed"`
+}
+
+// SamplingConfig selects which traces are scored.
+type SamplingConfig struct {
+	// Percentage of traces whose generation spans are scored (0..100).
+	Percentage float64 `mapstructure:"percentage"`
+}
+
+// ScorerConfig configures one scorer.
+type ScorerConfig struct {
+	// Name is bias, hallucination or prompt_alignment.
+	Name string `mapstructure:"name"`
+	// Threshold decides pass or fail; nil keeps the scorer's default.
+	Threshold *float64 `mapstructure:"threshold"`
+	// Scale is the maximum score (default 1).
+	Scale float64 `mapstructure:"scale"`
+	// StrictMode makes the score binary.
+	StrictMode bool `mapstructure:"strict_mode"`
+	// IncludeReason asks for a reason with every score (default true).
+	IncludeReason bool `mapstructure:"include_reason"`
+	// ReasonMode is llm (an extra judge call) or summary (built from the verdicts).
+	ReasonMode string `mapstructure:"reason_mode"`
+	// Instructions are the rules prompt_alignment checks.
+	Instructions []string `mapstructure:"instructions"`
+	// UseSystemInstructions uses the span's system instructions when
+	// Instructions is empty (default true).
+	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
+}
+
+var (
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*ScorerConfig)(nil)
+	_ confmap.Unmarshaler = (*JudgeConfig)(nil)
+)
+
+// judgeOwnFields are the keys of JudgeConfig that are not HTTP client settings.
+type judgeOwnFields struct {
+	APIKey            configopaque.String `mapstructure:"api_key"`
+	Model             string              `mapstructure:"model"`
+	StructuredOutputs string              `mapstructure:"structured_outputs"`
+	MaxConcurrency    int                 `mapstructure:"max_concurrency"`
+	RequestsPerMinute int                 `mapstructure:"requests_per_minute"`
+	MaxTokens         int                 `mapstructure:"max_tokens"`
+	Seed              *int                `mapstructure:"seed"`
+}
+
+// Unmarshal decodes the judge section. It is needed because the embedded
+// confighttp.ClientConfig has its own Unmarshal, which would otherwise be
+// promoted and decode the client settings only, dropping model, api_key and
+// the rest.
+func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
+	own := judgeOwnFields{
+		APIKey: jc.APIKey, Model: jc.Model, StructuredOutputs: jc.StructuredOutputs,
+		MaxConcurrency: jc.MaxConcurrency, RequestsPerMinute: jc.RequestsPerMinute,
+		MaxTokens: jc.MaxTokens, Seed: jc.Seed,
+	}
+	ownKeys := mapstructureKeys(reflect.TypeFor[judgeOwnFields]())
+	clientKeys := mapstructureKeys(reflect.TypeFor[confighttp.ClientConfig]())
+	ownMap, clientMap := map[string]any{}, map[string]any{}
+	var unknown []string
+	for k, v := range conf.ToStringMap() {
+		switch {
+		case ownKeys[k]:
+			ownMap[k] = v
+		case clientKeys[k]:
+			clientMap[k] = v
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("judge: unknown keys %q", unknown)
+	}
+	if err := confmap.NewFromStringMap(ownMap).Unmarshal(&own); err != nil {
+		return err
+	}
+	if err := jc.ClientConfig.Unmarshal(confmap.NewFromStringMap(clientMap)); err != nil {
+		return err
+	}
+	jc.APIKey, jc.Model, jc.StructuredOutputs = own.APIKey, own.Model, own.StructuredOutputs
+	jc.MaxConcurrency, jc.RequestsPerMinute = own.MaxConcurrency, own.RequestsPerMinute
+	jc.MaxTokens, jc.Seed = own.MaxTokens, own.Seed
+	return nil
+}
+
+// mapstructureKeys lists the top-level keys a struct decodes, following
+// squashed embedded structs.
+func mapstructureKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && strings.Contains(opts, "squash") && f.Type.Kind() == reflect.Struct {
+			maps.Copy(keys, mapstructureKeys(f.Type))
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys[name] = true
+	}
+	return keys
+}
+
+// defaultScorerConfig is what an entry of the scorers list starts from.
+func defaultScorerConfig(name string) ScorerConfig {
+	return ScorerConfig{
+		Name:                  name,
+		Scale:                 1,
+		IncludeReason:         true,
+		ReasonMode:            string(scoring.ReasonLLM),
+		UseSystemInstructions: true,
+	}
+}
+
+// Unmarshal applies the per-scorer defaults before decoding, so that keys a
+// list entry leaves out keep their defaults instead of Go zero values.
+func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
+	*sc = defaultScorerConfig("")
+	if err := conf.Unmarshal(sc); err != nil {
+		return fmt.Errorf("decoding scorer: %w", err)
+	}
+	return nil
+}
+
+// Validate checks the configuration; every error names the offending key.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.Judge.Endpoint == "" {
+		errs = append(errs, errors.New("judge.endpoint: must be set"))
+	}
+	if cfg.Judge.Model == "" {
+		errs = append(errs, errors.New("judge.model: must be set"))
+	}
+	switch cfg.Judge.StructuredOutputs {
+	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
+	default:
+		errs = append(errs, fmt.Errorf("judge.structured_outputs: %q is not one of auto, json_schema, json_object, off", cfg.Judge.StructuredOutputs))
+	}
+	if cfg.Judge.MaxConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("judge.max_concurrency: must be at least 1, got %d", cfg.Judge.MaxConcurrency))
+	}
+	if cfg.Judge.RequestsPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("judge.requests_per_minute: must not be negative, got %d", cfg.Judge.RequestsPerMinute))
+	}
+	if cfg.Judge.MaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("judge.max_tokens: must not be negative, got %d", cfg.Judge.MaxTokens))
+	}
+	if cfg.Judge.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("judge.timeout: must not be negative, got %s", cfg.Judge.Timeout))
+	}
+	if p := cfg.Sampling.Percentage; p < 0 || p > 100 || p != p {
+		errs = append(errs, fmt.Errorf("sampling.percentage: must be between 0 and 100, got %v", p))
+	}
+	if cfg.MaxWait <= 0 {
+		errs = append(errs, fmt.Errorf("max_wait: must be positive, got %s", cfg.MaxWait))
+	}
+	if cfg.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", cfg.QueueSize))
+	}
+	if len(cfg.Scorers) == 0 {
+		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
+	}
+	seen := make(map[string]bool, len(cfg.Scorers))
+	for i, sc := range cfg.Scorers {
+		if err := sc.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("scorers[%d]: %w", i, err))
+		}
+		if seen[sc.Name] {
+			errs = append(errs, fmt.Errorf("scorers[%d].name: duplicate scorer %q", i, sc.Name))
+		}
+		seen[sc.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (sc *ScorerConfig) validate() error {
+	var errs []error
+	switch sc.Name {
+	case scoring.Bias, scoring.Hallucination, scoring.PromptAlignment:
+	case "":
+		errs = append(errs, errors.New("name: must be set"))
+	default:
+		errs = append(errs, fmt.Errorf("name: unknown scorer %q (want bias, hallucination or prompt_alignment)", sc.Name))
+	}
+	if !(sc.Scale > 0) {
+		errs = append(errs, fmt.Errorf("scale: must be positive, got %v", sc.Scale))
+	}
+	if sc.Threshold != nil {
+		if t := *sc.Threshold; !(t >= 0 && t <= sc.Scale) {
+			errs = append(errs, fmt.Errorf("threshold: must be between 0 and scale (%v), got %v", sc.Scale, t))
+		}
+	}
+	switch scoring.ReasonMode(sc.ReasonMode) {
+	case scoring.ReasonLLM, scoring.ReasonSummary:
+	default:
+		errs = append(errs, fmt.Errorf("reason_mode: %q is not one of llm, summary", sc.ReasonMode))
+	}
+	for j, in := range sc.Instructions {
+		if in == "" {
+			errs = append(errs, fmt.Errorf("instructions[%d]: must not be empty", j))
+		}
+	}
+	if sc.Name == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
+		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
+	}
+	return errors.Join(errs...)
+}

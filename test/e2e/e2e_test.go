@@ -1,0 +1,361 @@
+//go:build e2e
+
+// Package e2e runs the built otelcol-llmeval binary against the fake judge:
+// OTLP/HTTP spans in, evaluated spans out of the file exporter, evaluation
+// metrics out of the prometheus exporter. Run with `make e2e` (or
+// `go test -tags e2e ./test/e2e/` after `make build`).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+)
+
+const (
+	judgeAPIKey = "e2e-judge-key-must-never-be-logged"
+	service     = "e2e-chat"
+	model       = "gpt-4o"
+	waitLimit   = 90 * time.Second
+)
+
+var scorers = []string{"bias", "hallucination", "prompt_alignment"}
+
+// collectorBinary is bin/otelcol-llmeval, or $LLMEVAL_COLLECTOR.
+func collectorBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("LLMEVAL_COLLECTOR")
+	if bin == "" {
+		bin = filepath.Join("..", "..", "bin", "otelcol-llmeval")
+	}
+	abs, err := filepath.Abs(bin)
+	require.NoError(t, err)
+	_, err = os.Stat(abs)
+	require.NoError(t, err, "collector binary missing: run `make build` first (or `make e2e`)")
+	return abs
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+type ports struct{ otlp, prom, health, telemetry int }
+
+func writeConfig(t *testing.T, dir, judgeURL string, p ports) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%[1]d
+processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_percentage: 80
+    spike_limit_percentage: 20
+  llm_eval:
+    judge:
+      endpoint: %[5]s
+      api_key: ${env:E2E_JUDGE_KEY}
+      model: e2e-judge
+      timeout: 10s
+    sampling:
+      percentage: 100
+    max_wait: 30s
+    scorers:
+      - name: bias
+      - name: hallucination
+      - name: prompt_alignment
+  batch:
+    timeout: 200ms
+exporters:
+  file:
+    path: %[6]s
+  prometheus:
+    endpoint: 127.0.0.1:%[2]d
+connectors:
+  llm_eval_metrics:
+    metrics_flush_interval: 500ms
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:%[3]d
+service:
+  extensions: [health_check]
+  telemetry:
+    logs:
+      level: debug
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[4]d
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [memory_limiter, llm_eval, batch]
+      exporters: [file, llm_eval_metrics]
+    metrics:
+      receivers: [llm_eval_metrics]
+      exporters: [prometheus]
+`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, filepath.Join(dir, "traces.jsonl"))
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
+// startCollector runs the binary until the test ends and returns its log path.
+func startCollector(t *testing.T, bin, cfgPath, dir string) string {
+	t.Helper()
+	logPath := filepath.Join(dir, "collector.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), "E2E_JUDGE_KEY="+judgeAPIKey)
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		_ = logFile.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				t.Logf("collector log:\n%s", b)
+			}
+		}
+	})
+	return logPath
+}
+
+func httpGet(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// sendSpans sends a chat span (GenAI semconv, with a tool result as context)
+// under an HTTP server span, and returns both span contexts.
+func sendSpans(t *testing.T, otlpPort int) (chat, server trace.SpanContext) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort)))
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))))
+	tracer := tp.Tracer("e2e")
+
+	mustJSON := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	type part = map[string]any
+	sctx, srv := tracer.Start(ctx, "POST /chat", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("http.request.method", "POST"), attribute.String("http.route", "/chat")))
+	_, span := tracer.Start(sctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", "openai"),
+		attribute.String("gen_ai.request.model", model),
+		attribute.String("gen_ai.system_instructions", mustJSON([]part{{"type": "text", "content": "Answer only from the tool results."}})),
+		attribute.String("gen_ai.input.messages", mustJSON([]map[string]any{
+			{"role": "user", "parts": []part{{"type": "text", "content": "Where is my order 1042?"}}},
+			{"role": "assistant", "parts": []part{{"type": "tool_call", "id": "call_1", "name": "lookup_order", "arguments": map[string]string{"id": "1042"}}}},
+			{"role": "tool", "parts": []part{{"type": "tool_call_response", "id": "call_1", "response": "Order 1042 shipped on 2025-12-18 via DHL."}}},
+		})),
+		attribute.String("gen_ai.output.messages", mustJSON([]map[string]any{
+			{"role": "assistant", "parts": []part{{"type": "text", "content": "Order 1042 shipped on 2025-12-18 via DHL."}}, "finish_reason": "stop"},
+		})),
+	))
+	span.End()
+	srv.End()
+	require.NoError(t, tp.Shutdown(ctx))
+	return span.SpanContext(), srv.SpanContext()
+}
+
+// readSpans returns every span of the file exporter output by span id.
+func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
+	t.Helper()
+	out := map[string][]ptrace.Span{}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return out
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	var um ptrace.JSONUnmarshaler
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		td, err := um.UnmarshalTraces(sc.Bytes())
+		require.NoError(t, err, "file exporter line is not OTLP/JSON")
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					id := sp.SpanID().String()
+					out[id] = append(out[id], sp)
+				}
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
+	bin := collectorBinary(t)
+	judge := scoringtest.New(t)
+	dir := t.TempDir()
+	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	cfg := writeConfig(t, dir, judge.URL, p)
+	logPath := startCollector(t, bin, cfg, dir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	defer cancel()
+	require.Eventually(t, func() bool {
+		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
+		return err == nil && code == http.StatusOK
+	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+
+	chat, server := sendSpans(t, p.otlp)
+	tracesPath := filepath.Join(dir, "traces.jsonl")
+	require.Eventually(t, func() bool {
+		spans := readSpans(t, tracesPath)
+		return len(spans[chat.SpanID().String()]) > 0 && len(spans[server.SpanID().String()]) > 0
+	}, waitLimit, 250*time.Millisecond, "evaluated spans did not reach the file exporter")
+
+	// Metrics: the score histogram and results counter, labelled with the
+	// service (job) and the model, with the exact names the alerts use.
+	promURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", p.prom)
+	var metrics string
+	require.Eventually(t, func() bool {
+		_, body, err := httpGet(ctx, promURL)
+		metrics = body
+		return err == nil && strings.Count(body, "gen_ai_evaluation_results_total{") >= len(scorers)
+	}, waitLimit, 250*time.Millisecond, "evaluation metrics did not reach the prometheus exporter")
+	for _, name := range scorers {
+		for _, prefix := range []string{"gen_ai_evaluation_results_total{", "gen_ai_evaluation_score_bucket{", "gen_ai_evaluation_score_count{"} {
+			assert.True(t, hasLine(metrics, prefix,
+				`gen_ai_evaluation_name="`+name+`"`, `gen_ai_request_model="`+model+`"`, `job="`+service+`"`,
+				`gen_ai_evaluation_score_label="`),
+				"no %s line for %s with service and model labels in:\n%s", prefix, name, metrics)
+		}
+	}
+
+	// The processor's own telemetry, as the judge-error alert reads it.
+	_, own, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", p.telemetry))
+	require.NoError(t, err)
+	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_evaluations{", `scorer="bias"`, `outcome="`),
+		"processor telemetry lacks otelcol_processor_llm_eval_evaluations")
+
+	// Every sent span exactly once, read after the metrics wait so a late
+	// duplicate would have had time to show up.
+	spans := readSpans(t, tracesPath)
+	require.Len(t, spans[chat.SpanID().String()], 1, "chat span must be exported exactly once")
+	require.Len(t, spans[server.SpanID().String()], 1, "server span must be exported exactly once")
+	assert.Len(t, spans, 2, "no other spans expected")
+
+	chatSpan := spans[chat.SpanID().String()][0]
+	got := map[string]ptrace.SpanEvent{}
+	for _, ev := range chatSpan.Events().All() {
+		if ev.Name() == "gen_ai.evaluation.result" {
+			name, _ := ev.Attributes().Get("gen_ai.evaluation.name")
+			got[name.AsString()] = ev
+		}
+	}
+	for _, name := range scorers {
+		ev, ok := got[name]
+		if !assert.True(t, ok, "no gen_ai.evaluation.result event for %s", name) {
+			continue
+		}
+		label, _ := ev.Attributes().Get("gen_ai.evaluation.score.label")
+		assert.Contains(t, []string{"pass", "fail"}, label.AsString(), "%s label", name)
+		_, hasScore := ev.Attributes().Get("gen_ai.evaluation.score.value")
+		assert.True(t, hasScore, "%s event has no score", name)
+		for _, suffix := range []string{"score", "label", "reason"} {
+			_, ok := chatSpan.Attributes().Get("llm_eval." + name + "." + suffix)
+			assert.True(t, ok, "chat span lacks llm_eval.%s.%s", name, suffix)
+		}
+	}
+
+	serverSpan := spans[server.SpanID().String()][0]
+	assert.Equal(t, 0, serverSpan.Events().Len(), "non-LLM span must not be evaluated")
+	for k := range serverSpan.Attributes().All() {
+		assert.False(t, strings.HasPrefix(k, "llm_eval."), "non-LLM span got %s", k)
+	}
+
+	// The judge was called with the key, and the key never reached the log.
+	calls := judge.Calls()
+	require.NotEmpty(t, calls)
+	assert.Equal(t, "Bearer "+judgeAPIKey, calls[0].Header.Get("Authorization"))
+	logBytes, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	assert.NotContains(t, string(logBytes), judgeAPIKey, "the judge API key appeared in the collector log")
+}
+
+// hasLine reports whether a line of a Prometheus text page starts with
+// prefix and contains every one of parts.
+func hasLine(page, prefix string, parts ...string) bool {
+	for _, line := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
