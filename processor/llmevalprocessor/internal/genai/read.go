@@ -22,6 +22,8 @@ const (
 	MissingRedacted  = "content redacted"
 	MissingToolCalls = "tool calls only"
 	MissingFiltered  = "content filtered"
+	// MissingUnreadable reports a bug in the reader that was recovered from.
+	MissingUnreadable = "unreadable span"
 )
 
 // extraction is what one convention found on a span.
@@ -46,7 +48,7 @@ func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A bug here must not take the collector down: report the span unscorable.
-			g = Generation{Missing: "unreadable span"}
+			g = Generation{Missing: MissingUnreadable}
 		}
 	}()
 	attrs := span.Attributes()
