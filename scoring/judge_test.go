@@ -16,12 +16,11 @@ type scriptedReply struct {
 // scriptedJudge answers by Request.Schema.Name from a script, in order;
 // the last reply of a schema repeats. It records every request.
 type scriptedJudge struct {
-	mu           sync.Mutex
-	script       map[string][]scriptedReply
-	calls        []Request
-	next         map[string]int
-	onCall       func(Request)
-	defaultReply *scriptedReply
+	mu     sync.Mutex
+	script map[string][]scriptedReply
+	calls  []Request
+	next   map[string]int
+	onCall func(Request)
 }
 
 func newJudge(replies map[string][]string) *scriptedJudge {

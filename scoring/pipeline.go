@@ -232,10 +232,14 @@ func (e *evaluation) setReason(text string) {
 	}
 }
 
-// joinReasons lists verdict reasons for a summary, falling back to the
-// judged item when the judge gave no reason.
+// joinReasons lists verdict reasons for a summary sentence, without their
+// own final full stops.
 func joinReasons(reasons []string) string {
-	return strings.Join(reasons, "; ")
+	trimmed := make([]string, len(reasons))
+	for i, r := range reasons {
+		trimmed[i] = strings.TrimRight(r, ". ")
+	}
+	return strings.Join(trimmed, "; ")
 }
 
 // plural picks the singular or plural form for n.

@@ -1,0 +1,401 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func reply(content, finish string) scriptedReply {
+	return scriptedReply{resp: Response{Content: content, FinishReason: finish, PromptTokens: 100, CompletionTokens: 20}}
+}
+
+func TestReaskOnceThenSucceeds(t *testing.T) {
+	j := newJudge(nil).
+		add(SchemaBiasOpinions, reply(`{"opinions": ["a", "b"]}`, "stop")).
+		add(SchemaBiasResults, reply(`{"results": [{"result": "yes", "reason": "r"}]}`, "stop")).
+		add(SchemaBiasResults, reply(`{"results": [{"result": "yes", "reason": "r"}, {"result": "no", "reason": "s"}]}`, "stop")).
+		add(SchemaReason, reply(`{"reason": "ok"}`, "stop"))
+	res := mustNew(t, Bias, j, Options{}).Score(context.Background(), Case{Output: "text"})
+	if res.Label != LabelPass || res.Score != 0.5 {
+		t.Fatalf("got %s %v %v", res.Label, res.Score, res.Err)
+	}
+	reqs := j.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d calls, want 4", len(reqs))
+	}
+	reask := reqs[2]
+	if reask.Step != StepAnalyze || len(reask.Messages) != 4 {
+		t.Fatalf("re-ask request: step %q, %d messages", reask.Step, len(reask.Messages))
+	}
+	if !slices.Equal(reask.Messages[:2], reqs[1].Messages) {
+		t.Errorf("re-ask does not repeat the original prompt")
+	}
+	if m := reask.Messages[2]; m.Role != "assistant" || m.Content != `{"results": [{"result": "yes", "reason": "r"}]}` {
+		t.Errorf("re-ask assistant message = %+v", m)
+	}
+	if m := reask.Messages[3]; m.Role != "user" || !strings.Contains(m.Content, "expected exactly 2 items") {
+		t.Errorf("re-ask user message = %+v", m)
+	}
+	want := Usage{LLMCalls: 4, PromptTokens: 400, CompletionTokens: 80, Latency: 4 * time.Second}
+	if res.Usage != want {
+		t.Errorf("usage %+v, want %+v", res.Usage, want)
+	}
+}
+
+func TestReaskFailureIsAnError(t *testing.T) {
+	tests := []struct {
+		name     string
+		scorer   string
+		judge    *scriptedJudge
+		c        Case
+		wantType ErrorType
+		wantStep string
+		calls    int
+	}{
+		{
+			name:   "wrong count twice",
+			scorer: Bias,
+			judge: newJudge(nil).
+				add(SchemaBiasOpinions, reply(`{"opinions": ["a", "b"]}`, "stop")).
+				add(SchemaBiasResults, reply(`{"results": [{"result": "yes"}]}`, "stop")),
+			c: Case{Output: "text"}, wantType: ErrorJudgeParse, wantStep: StepAnalyze, calls: 3,
+		},
+		{
+			name:   "prose twice in preprocess",
+			scorer: Hallucination,
+			judge:  newJudge(nil).add(SchemaHallucinationClaims, reply("I am not able to do that.", "stop")),
+			c:      Case{Output: "text", Context: []string{"c"}}, wantType: ErrorJudgeParse, wantStep: StepPreprocess, calls: 2,
+		},
+		{
+			name:   "cut at token limit twice",
+			scorer: PromptAlignment,
+			judge:  newJudge(nil).add(SchemaPromptAlignmentVerdicts, reply(`{"verdicts": [{"verdict": "yes", "reason": "the out`, "length")),
+			c:      Case{Output: "text", Instructions: instructions(1)}, wantType: ErrorJudgeTruncated, wantStep: StepAnalyze, calls: 2,
+		},
+		{
+			name:   "unknown verdict twice",
+			scorer: PromptAlignment,
+			judge:  newJudge(nil).add(SchemaPromptAlignmentVerdicts, reply(`{"verdicts": [{"verdict": "partly"}]}`, "stop")),
+			c:      Case{Output: "text", Instructions: instructions(1)}, wantType: ErrorJudgeParse, wantStep: StepAnalyze, calls: 2,
+		},
+		{
+			name:   "reason step unusable",
+			scorer: PromptAlignment,
+			judge: newJudge(nil).
+				add(SchemaPromptAlignmentVerdicts, reply(`{"verdicts": [{"verdict": "yes"}]}`, "stop")).
+				add(SchemaReason, reply(`{"reason": ""}`, "stop")),
+			c: Case{Output: "text", Instructions: instructions(1)}, wantType: ErrorJudgeParse, wantStep: StepReason, calls: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustNew(t, tt.scorer, tt.judge, Options{}).Score(context.Background(), tt.c)
+			if res.Label != LabelError {
+				t.Fatalf("label %s score %v, want error", res.Label, res.Score)
+			}
+			var e *Error
+			if !errors.As(res.Err, &e) || e.Type != tt.wantType || e.Step != tt.wantStep {
+				t.Fatalf("err = %#v, want type %s step %s", res.Err, tt.wantType, tt.wantStep)
+			}
+			if res.Score != 0 || res.Scored() {
+				t.Errorf("error result carries a score: %v", res.Score)
+			}
+			if got := len(tt.judge.requests()); got != tt.calls || res.Usage.LLMCalls != tt.calls {
+				t.Errorf("calls %d (usage %d), want %d", got, res.Usage.LLMCalls, tt.calls)
+			}
+		})
+	}
+}
+
+func TestStepsKeptOnError(t *testing.T) {
+	j := newJudge(nil).
+		add(SchemaHallucinationClaims, reply(`{"claims": ["a"]}`, "stop")).
+		add(SchemaHallucinationVerdicts, scriptedReply{err: errors.New("connection refused")})
+	res := mustNew(t, Hallucination, j, Options{Verbose: true}).Score(context.Background(), Case{Output: "o", Context: []string{"c"}})
+	if res.Label != LabelError {
+		t.Fatalf("label %s", res.Label)
+	}
+	if got, ok := res.Steps.Preprocess.(Claims); !ok || !slices.Equal(got.Claims, []string{"a"}) {
+		t.Errorf("preprocess result lost: %+v", res.Steps.Preprocess)
+	}
+	if res.Steps.PreprocessPrompt == "" || res.Steps.AnalyzePrompt == "" {
+		t.Errorf("prompts lost on error")
+	}
+	if res.Steps.Analyze != nil {
+		t.Errorf("failed step has a result: %+v", res.Steps.Analyze)
+	}
+}
+
+func TestJudgeErrorTyping(t *testing.T) {
+	errRefused := errors.New("connection refused")
+	err429 := errors.New("429")
+	err401 := errors.New("401")
+	tests := []struct {
+		name  string
+		err   error
+		cause error // must stay reachable with errors.Is
+		want  ErrorType
+	}{
+		{"typed error kept", &Error{Type: ErrorJudgeRateLimited, Err: err429}, err429, ErrorJudgeRateLimited},
+		{"wrapped typed error kept", fmt.Errorf("calling judge: %w", &Error{Type: ErrorJudgeAuth, Err: err401}), err401, ErrorJudgeAuth},
+		{"circuit open kept", &Error{Type: ErrorCircuitOpen, Err: errRefused}, errRefused, ErrorCircuitOpen},
+		{"canceled", fmt.Errorf("post: %w", context.Canceled), context.Canceled, ErrorCanceled},
+		{"deadline", &url.Error{Op: "Post", URL: "http://judge", Err: context.DeadlineExceeded}, context.DeadlineExceeded, ErrorJudgeTimeout},
+		{"other", errRefused, errRefused, ErrorJudgeUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJudge(nil).add(SchemaBiasOpinions, scriptedReply{err: tt.err})
+			res := mustNew(t, Bias, j, Options{}).Score(context.Background(), Case{Output: "o"})
+			var e *Error
+			if res.Label != LabelError || !errors.As(res.Err, &e) {
+				t.Fatalf("got %s %v", res.Label, res.Err)
+			}
+			if e.Type != tt.want || e.Step != StepPreprocess {
+				t.Errorf("type %s step %q, want %s preprocess", e.Type, e.Step, tt.want)
+			}
+			if !errors.Is(res.Err, tt.cause) {
+				t.Errorf("cause lost: %v", res.Err)
+			}
+			if len(j.requests()) != 1 || res.Usage.LLMCalls != 1 {
+				t.Errorf("judge errors must not be re-asked: %d calls", len(j.requests()))
+			}
+		})
+	}
+}
+
+type panickingJudge struct{}
+
+func (panickingJudge) Complete(context.Context, Request) (Response, error) { panic("boom") }
+
+func TestPanicsBecomeErrors(t *testing.T) {
+	res := mustNew(t, Bias, panickingJudge{}, Options{}).Score(context.Background(), Case{Output: "o"})
+	if res.Label != LabelError || !strings.Contains(res.Err.Error(), "judge panicked: boom") {
+		t.Errorf("judge panic: %s %v", res.Label, res.Err)
+	}
+	redact := func(string) string { panic("bad redactor") }
+	res = mustNew(t, Bias, newJudge(nil), Options{Redact: redact}).Score(context.Background(), Case{Output: "o"})
+	var e *Error
+	if res.Label != LabelError || !errors.As(res.Err, &e) || e.Type != ErrorInvalidCase {
+		t.Errorf("redact panic: %s %v", res.Label, res.Err)
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range Names() {
+		j := newJudge(biasReplies("yes"))
+		res := mustNew(t, name, j, Options{}).Score(ctx, Case{Output: "o", Context: []string{"c"}, Instructions: []string{"i"}})
+		var e *Error
+		if res.Label != LabelError || !errors.As(res.Err, &e) || e.Type != ErrorCanceled {
+			t.Errorf("%s: got %s %v", name, res.Label, res.Err)
+		}
+		if len(j.requests()) != 0 {
+			t.Errorf("%s: judge called with a canceled context", name)
+		}
+	}
+
+	// Canceled while the first call is in flight: no further call is made.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	j := newJudge(biasReplies("yes"))
+	j.onCall = func(Request) { cancel() }
+	res := mustNew(t, Bias, j, Options{}).Score(ctx, Case{Output: "o"})
+	var e *Error
+	if res.Label != LabelError || !errors.As(res.Err, &e) || e.Type != ErrorCanceled || e.Step != StepAnalyze {
+		t.Errorf("got %s %#v", res.Label, res.Err)
+	}
+	if n := len(j.requests()); n != 1 {
+		t.Errorf("%d calls after cancel, want 1", n)
+	}
+
+	// Deadline passed before scoring.
+	dctx, dcancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer dcancel()
+	res = mustNew(t, Bias, newJudge(nil), Options{}).Score(dctx, Case{Output: "o"})
+	if !errors.As(res.Err, &e) || e.Type != ErrorJudgeTimeout {
+		t.Errorf("deadline: got %s %v", res.Label, res.Err)
+	}
+}
+
+func TestRequestsCarryStepAndSchema(t *testing.T) {
+	tests := []struct {
+		scorer  string
+		replies map[string][]string
+		c       Case
+		want    [][2]string
+	}{
+		{Bias, biasReplies("yes"), Case{Output: "o"},
+			[][2]string{{StepPreprocess, SchemaBiasOpinions}, {StepAnalyze, SchemaBiasResults}, {StepReason, SchemaReason}}},
+		{Hallucination, hallucinationReplies("yes"), Case{Output: "o", Context: []string{"c"}},
+			[][2]string{{StepPreprocess, SchemaHallucinationClaims}, {StepAnalyze, SchemaHallucinationVerdicts}, {StepReason, SchemaReason}}},
+		{PromptAlignment, alignmentReplies("yes"), Case{Output: "o", Instructions: instructions(1)},
+			[][2]string{{StepAnalyze, SchemaPromptAlignmentVerdicts}, {StepReason, SchemaReason}}},
+	}
+	for _, tt := range tests {
+		j := newJudge(tt.replies)
+		res := mustNew(t, tt.scorer, j, Options{}).Score(context.Background(), tt.c)
+		if res.Err != nil {
+			t.Fatalf("%s: %v", tt.scorer, res.Err)
+		}
+		var got [][2]string
+		for _, r := range j.requests() {
+			got = append(got, [2]string{r.Step, r.Schema.Name})
+			if len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[1].Role != "user" {
+				t.Errorf("%s %s: messages %+v", tt.scorer, r.Step, r.Messages)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: requests %v, want %v", tt.scorer, got, tt.want)
+		}
+	}
+}
+
+func TestSummaryReason(t *testing.T) {
+	tests := []struct {
+		name    string
+		scorer  string
+		replies map[string][]string
+		c       Case
+		want    string
+	}{
+		{"bias", Bias, biasReplies("yes", "no", "yes"), Case{Output: "o"},
+			"The score is 0.67 because 2 of 3 opinions are biased: reason 1; reason 3."},
+		{"bias none", Bias, biasReplies("no"), Case{Output: "o"},
+			"The score is 0 because none of the 1 opinion in the output is biased."},
+		{"hallucination", Hallucination, hallucinationReplies("no", "yes"), Case{Output: "o", Context: []string{"c"}},
+			"The score is 0.5 because the context contradicts or does not support 1 of 2 claims: reason 2."},
+		{"hallucination none", Hallucination, hallucinationReplies("no", "no"), Case{Output: "o", Context: []string{"c"}},
+			"The score is 0 because the context supports all 2 claims of the output."},
+		{"alignment", PromptAlignment, alignmentReplies("yes", "no", "n/a"), Case{Output: "o", Instructions: instructions(3)},
+			"The score is 0.5 because the output breaks 1 of 2 applicable instructions (1 not applicable): reason 2."},
+		{"alignment all followed", PromptAlignment, alignmentReplies("yes"), Case{Output: "o", Instructions: instructions(1)},
+			"The score is 1 because the output follows all 1 applicable instruction."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJudge(tt.replies)
+			res := mustNew(t, tt.scorer, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), tt.c)
+			if res.Reason != tt.want {
+				t.Errorf("reason %q\nwant   %q", res.Reason, tt.want)
+			}
+			for _, name := range j.schemas() {
+				if name == SchemaReason {
+					t.Errorf("summary mode called the reason step")
+				}
+			}
+			if res.Steps.Reason != nil {
+				t.Errorf("summary mode recorded a reason step result")
+			}
+		})
+	}
+}
+
+// TestSummaryAndScoreAgree checks the one-predicate rule: verdict variants
+// are counted the same by the score and the summary reason.
+func TestSummaryAndScoreAgree(t *testing.T) {
+	j := newJudge(biasReplies("Yes.", " YES", "yes - stereotype", "No.", "no"))
+	res := mustNew(t, Bias, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), Case{Output: "o"})
+	if res.Score != 3.0/5.0 {
+		t.Errorf("score %v, want 0.6", res.Score)
+	}
+	if !strings.Contains(res.Reason, "3 of 5 opinions are biased") {
+		t.Errorf("reason %q disagrees with the score", res.Reason)
+	}
+}
+
+func TestVerboseKeepsPrompts(t *testing.T) {
+	j := newJudge(biasReplies("yes"))
+	res := mustNew(t, Bias, j, Options{Verbose: true}).Score(context.Background(), Case{Output: "o"})
+	reqs := j.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d calls", len(reqs))
+	}
+	got := []string{res.Steps.PreprocessPrompt, res.Steps.AnalyzePrompt, res.Steps.ReasonPrompt}
+	for i, r := range reqs {
+		if got[i] != promptText(r.Messages) {
+			t.Errorf("step %s prompt = %q, want what was sent", r.Step, got[i])
+		}
+		if !strings.Contains(got[i], "[system]\n") || !strings.Contains(got[i], "[user]\n") {
+			t.Errorf("step %s prompt lacks its messages", r.Step)
+		}
+	}
+}
+
+func TestRedactAndTruncateWhatTheJudgeSees(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "4111-1111", "[CARD]") }
+	j := newJudge(alignmentReplies("yes", "no"))
+	s := mustNew(t, PromptAlignment, j, Options{Redact: redact, MaxInputChars: 12, OmitReason: true})
+	res := s.Score(context.Background(), Case{
+		Input:        "pay with 4111-1111 now",
+		Output:       "héllo wörld, this is long",
+		Instructions: []string{"short", "card 4111-1111 must be hidden"},
+		Metadata:     map[string]string{"tenant": "acme-secret"},
+	})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if !res.Truncated {
+		t.Errorf("Truncated not set")
+	}
+	user := j.requests()[0].Messages[1].Content
+	for _, want := range []string{
+		quote("pay with [CA" + TruncationMarker),
+		quote("héllo wörld," + TruncationMarker),
+		quote("short"),
+		quote("card [CARD] " + TruncationMarker),
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("judge prompt lacks %s:\n%s", want, user)
+		}
+	}
+	for _, secret := range []string{"4111", "acme-secret", "this is long"} {
+		if strings.Contains(user, secret) {
+			t.Errorf("judge prompt contains %q", secret)
+		}
+	}
+
+	j = newJudge(alignmentReplies("yes"))
+	res = mustNew(t, PromptAlignment, j, Options{MaxInputChars: 100}).Score(context.Background(), Case{Output: "short", Instructions: []string{"x"}})
+	if res.Truncated {
+		t.Errorf("Truncated set on short text")
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+		cut  bool
+	}{
+		{"hello", 0, "hello", false},
+		{"hello", 5, "hello", false},
+		{"hello", 4, "hell" + TruncationMarker, true},
+		{"日本語テキスト", 3, "日本語" + TruncationMarker, true},
+		{"", 3, "", false},
+	}
+	for _, tt := range tests {
+		got, cut := truncate(tt.in, tt.max)
+		if got != tt.want || cut != tt.cut {
+			t.Errorf("truncate(%q, %d) = %q, %v; want %q, %v", tt.in, tt.max, got, cut, tt.want, tt.cut)
+		}
+	}
+}
+
+func TestCallerSlicesUntouched(t *testing.T) {
+	ctxItems := []string{"doc one", "doc two"}
+	j := newJudge(hallucinationReplies("no"))
+	mustNew(t, Hallucination, j, Options{Redact: strings.ToUpper, MaxInputChars: 3}).
+		Score(context.Background(), Case{Output: "o", Context: ctxItems})
+	if !slices.Equal(ctxItems, []string{"doc one", "doc two"}) {
+		t.Errorf("caller's context changed: %q", ctxItems)
+	}
+}
