@@ -299,20 +299,23 @@ func (j *OpenAIJudge) classify(callerCtx, actx context.Context, err error, info 
 		return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeTimeout, Err: fmt.Errorf("judge attempt timed out: %s", msg)}}
 	}
 	if errors.Is(err, errResponseTooLarge) {
-		return &attemptFailure{err: &Error{Type: ErrorJudgeParse, Err: errors.New(msg)}}
+		return &attemptFailure{err: &Error{Type: ErrorJudgeParse, Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
 	}
 	status := info.status
-	if status == 0 {
-		var apiErr *openai.APIError
-		var reqErr *openai.RequestError
-		switch {
-		case errors.As(err, &apiErr):
-			status = apiErr.HTTPStatusCode
-		case errors.As(err, &reqErr):
-			status = reqErr.HTTPStatusCode
-		}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status = max(status, apiErr.HTTPStatusCode)
+		msg = j.redact(apiErr.Message)
+	case errors.As(err, &reqErr):
+		status = max(status, reqErr.HTTPStatusCode)
+		msg = j.redact(strings.TrimSpace(string(reqErr.Body)))
 	}
 	if status >= 400 {
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
 		e := fmt.Errorf("judge returned HTTP %d: %s", status, msg)
 		switch {
 		case status == http.StatusTooManyRequests:
@@ -353,8 +356,10 @@ func (j *OpenAIJudge) classify(callerCtx, actx context.Context, err error, info 
 const maxErrorText = 512
 
 // describe renders err without the API key and without huge bodies.
-func (j *OpenAIJudge) describe(err error) string {
-	s := err.Error()
+func (j *OpenAIJudge) describe(err error) string { return j.redact(err.Error()) }
+
+// redact removes the API key from s and bounds its length.
+func (j *OpenAIJudge) redact(s string) string {
 	if j.cfg.APIKey != "" {
 		s = strings.ReplaceAll(s, j.cfg.APIKey, "[REDACTED]")
 	}

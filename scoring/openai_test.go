@@ -509,3 +509,40 @@ func TestEmptyRequestRejected(t *testing.T) {
 	requireErrorType(t, err, ErrorJudgeBadRequest)
 	assert.Empty(t, srv.Calls())
 }
+
+func TestAutoFallbackUnderConcurrency(t *testing.T) {
+	srv := scoringtest.New(t)
+	srv.Handle(refusing("json_schema"))
+	j, _ := newTestJudge(t, srv.URL, nil)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			errs <- err
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
+	assert.Equal(t, StructuredOutputsJSONObject, j.StructuredOutputs(), "one refusal level, never skipped to off")
+	objects := 0
+	for _, f := range formats(srv.Calls()) {
+		assert.NotEqual(t, "off", f)
+		if f == "json_object" {
+			objects++
+		}
+	}
+	assert.Equal(t, 8, objects, "every call ends on json_object")
+}
+
+func TestOmitTemperature(t *testing.T) {
+	srv := scoringtest.New(t)
+	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.OmitTemperature = true; c.MaxTokens = 300 })
+	_, err := j.Complete(context.Background(), opinionsRequest())
+	require.NoError(t, err)
+	r := srv.Calls()[0].Request
+	assert.Nil(t, r.Temperature)
+	assert.Nil(t, r.Seed, "no seed unless configured")
+	require.NotNil(t, r.MaxTokens)
+	assert.Equal(t, 300, *r.MaxTokens)
+}
