@@ -18,7 +18,6 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-
 func ptr[T any](v T) *T { return &v }
 
 func TestLoadConfig(t *testing.T) {

@@ -441,3 +441,21 @@ func mustDouble(t *testing.T, m pcommon.Map, key string) float64 {
 	require.Equal(t, pcommon.ValueTypeDouble, v.Type())
 	return v.Double()
 }
+
+func TestFastPathDoesNotAllocate(t *testing.T) {
+	cfg := testConfig(scoring.Bias)
+	cfg.Sampling.Percentage = 0
+	h := newHarness(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+	b := newBatch()
+	tid := randomTraceID()
+	for range 99 {
+		b.other(tid)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := h.p.processTraces(context.Background(), b.td); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs, "a batch without sampled generation spans is passed on as is")
+	assert.Equal(t, 99, b.td.SpanCount())
+}
