@@ -64,6 +64,8 @@ type Cache struct {
 	entries  map[cacheKey]*list.Element
 	inflight map[cacheKey]*cacheCall
 	stats    CacheStats
+
+	onWait func() // test hook: a call starts waiting for an identical one
 }
 
 type cacheKey [sha256.Size]byte
@@ -145,6 +147,9 @@ func (s *cachedScorer) Score(ctx context.Context, cs Case) Result {
 			return s.lead(ctx, key, call, cs)
 		}
 		c.mu.Unlock()
+		if c.onWait != nil {
+			c.onWait()
+		}
 		select {
 		case <-call.done:
 		case <-ctx.Done():
