@@ -56,7 +56,7 @@ type redactRule struct {
 }
 
 var (
-	redactMarkerRE = regexp.MustCompile(`\[REDACTED:[a-z0-9_]+\]`)
+	redactMarkerRE = regexp.MustCompile(`\[REDACTED:[a-z_]+\]`)
 	redactEmailRE  = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
 	// redactDigitRunRE finds digit groups split by single spaces or dashes.
 	redactDigitRunRE = regexp.MustCompile(`\d+(?:[ \-]\d+)*`)
