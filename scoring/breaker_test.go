@@ -299,36 +299,56 @@ func TestBreakerOnStateChangeOncePerTransition(t *testing.T) {
 	}
 }
 
-// A call admitted before the circuit opened must not close it when it
-// succeeds late.
+// Calls admitted before the circuit opened must not move it when they
+// end late: a late success does not close it, late failures neither
+// re-open it (one hook call, one log line) nor push the probe back.
 func TestBreakerIgnoresStaleResults(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	judge := &guardJudge{reply: func(_ context.Context, call int, _ Request) (Response, error) {
-		if call == 1 {
-			entered <- struct{}{}
-			<-release
-			return Response{Content: "{}"}, nil
-		}
-		return Response{}, guardTypedErr(ErrorJudgeUnavailable)
-	}}
-	b := NewBreaker(judge, BreakerConfig{FailureThreshold: 1, Now: newGuardClock().Now})
-	slow := make(chan error)
-	go func() {
-		_, err := b.Complete(context.Background(), Request{})
-		slow <- err
-	}()
-	<-entered
-	_, _ = b.Complete(t.Context(), Request{})
-	if b.State() != BreakerOpen {
-		t.Fatalf("state = %s, want open", b.State())
-	}
-	close(release)
-	if err := <-slow; err != nil {
-		t.Fatalf("slow call: %v", err)
-	}
-	if b.State() != BreakerOpen {
-		t.Fatalf("state after a stale success = %s, want open", b.State())
+	for _, tc := range []struct {
+		name    string
+		lateErr error
+	}{
+		{"late success", nil},
+		{"late failures", guardTypedErr(ErrorJudgeUnavailable)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newGuardClock()
+			const late = 3
+			release := make(chan struct{})
+			entered := make(chan struct{}, late)
+			judge := &guardJudge{reply: func(_ context.Context, call int, _ Request) (Response, error) {
+				if call <= late {
+					entered <- struct{}{}
+					<-release
+					return Response{Content: "{}"}, tc.lateErr
+				}
+				return Response{}, guardTypedErr(ErrorJudgeUnavailable)
+			}}
+			var transitions []string
+			b := NewBreaker(judge, BreakerConfig{FailureThreshold: 1, Now: clk.Now,
+				OnStateChange: func(from, to BreakerState, _ error) {
+					transitions = append(transitions, fmt.Sprintf("%s->%s", from, to))
+				}})
+			var wg sync.WaitGroup
+			for range late {
+				wg.Go(func() { _, _ = b.Complete(context.Background(), Request{}) })
+				<-entered
+			}
+			_, _ = b.Complete(t.Context(), Request{}) // opens at t0
+			clk.Advance(DefaultOpenDuration / 2)
+			close(release)
+			wg.Wait()
+			if b.State() != BreakerOpen {
+				t.Fatalf("state after late results = %s, want open", b.State())
+			}
+			if fmt.Sprint(transitions) != "[closed->open]" {
+				t.Fatalf("transitions = %v, want one closed->open", transitions)
+			}
+			clk.Advance(DefaultOpenDuration / 2) // OpenDuration after the opening failure
+			_, _ = b.Complete(t.Context(), Request{})
+			if judge.Calls() != late+2 {
+				t.Fatalf("judge calls = %d, want a probe at OpenDuration after opening", judge.Calls())
+			}
+		})
 	}
 }
 

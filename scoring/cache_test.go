@@ -284,8 +284,10 @@ func TestCacheFollowerRetriesWhenLeaderGivesUp(t *testing.T) {
 		return Result{Scorer: Bias, Label: LabelPass}
 	})
 	cancel()
-	f.release <- struct{}{} // the leader returns canceled
-	f.release <- struct{}{} // the follower, now leading, scores
+	go func() {
+		f.release <- struct{}{} // the leader returns canceled
+		f.release <- struct{}{} // the follower, now leading, scores
+	}()
 	labels := map[Label]int{}
 	for range 2 {
 		labels[(<-f.results).Label]++

@@ -86,6 +86,12 @@ func (c *guardClock) mark() {
 	c.cond.Broadcast()
 }
 
+func (c *guardClock) marksNow() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.marks
+}
+
 // waitUntil blocks until cond, given pending timers and marks, holds.
 func (c *guardClock) waitUntil(cond func(timers, marks int) bool) {
 	c.mu.Lock()

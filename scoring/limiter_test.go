@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,8 +36,7 @@ func (r *limiterRecorder) Complete(_ context.Context, req Request) (Response, er
 func limiterRunAll(t *testing.T, clk *guardClock, l *Limiter, n int, req Request) {
 	t.Helper()
 	errs := make(chan error, n)
-	base := 0
-	clk.waitUntil(func(_, marks int) bool { base = marks; return true })
+	base := clk.marksNow()
 	for range n {
 		go func() {
 			_, err := l.Complete(context.Background(), req)
@@ -153,8 +153,7 @@ func TestLimiterTokensPerMinute(t *testing.T) {
 func limiterStart(t *testing.T, clk *guardClock, l *Limiter, req Request) time.Duration {
 	t.Helper()
 	start := clk.Now()
-	base := 0
-	clk.waitUntil(func(_, marks int) bool { base = marks; return true })
+	base := clk.marksNow()
 	errc := make(chan error, 1)
 	go func() {
 		_, err := l.Complete(context.Background(), req)
@@ -276,9 +275,10 @@ func TestLimiterUnlimitedByDefault(t *testing.T) {
 // A call an inner breaker refused used no tokens: its charge is returned.
 func TestLimiterRefundsCallsNotMade(t *testing.T) {
 	clk := newGuardClock()
-	refuse := true
+	var refuse atomic.Bool
+	refuse.Store(true)
 	judge := &guardJudge{reply: func(context.Context, int, Request) (Response, error) {
-		if refuse {
+		if refuse.Load() {
 			return Response{}, guardTypedErr(ErrorCircuitOpen)
 		}
 		return Response{Content: "{}", PromptTokens: 400}, nil
@@ -286,11 +286,81 @@ func TestLimiterRefundsCallsNotMade(t *testing.T) {
 	l := NewLimiter(judge, LimiterConfig{
 		TokensPerMinute: 1000, CompletionTokensEstimate: 600, Now: clk.Now, After: clk.After,
 	})
-	for range 3 {
-		_, _ = l.Complete(t.Context(), Request{})
+	for i := range 3 {
+		base := clk.marksNow()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := l.Complete(context.Background(), Request{})
+			errc <- err
+			clk.mark()
+		}()
+		clk.waitUntil(func(timers, marks int) bool { return timers > 0 || marks > base })
+		if len(errc) == 0 {
+			t.Fatalf("refused call %d waited for budget", i)
+		}
+		if err := <-errc; guardErrType(err) != ErrorCircuitOpen {
+			t.Fatalf("call %d: error %v, want circuit open", i, err)
+		}
 	}
-	refuse = false
+	refuse.Store(false)
 	if waited := limiterStart(t, clk, l, Request{}); waited != 0 {
 		t.Fatalf("call after refused calls waited %s", waited)
+	}
+}
+
+// Calls get budget in arrival order: a small call that would fit now does
+// not overtake a large one already waiting, which keeps large calls from
+// starving.
+func TestLimiterServesInArrivalOrder(t *testing.T) {
+	clk := newGuardClock()
+	t0 := clk.Now()
+	var mu sync.Mutex
+	starts := map[int]time.Time{} // by estimated tokens
+	releaseFirst := make(chan struct{})
+	firstEntered := make(chan struct{})
+	judge := &guardJudge{reply: func(_ context.Context, call int, req Request) (Response, error) {
+		mu.Lock()
+		starts[len(req.Messages[0].Content)/4+1] = clk.Now()
+		mu.Unlock()
+		if call == 1 {
+			close(firstEntered)
+			<-releaseFirst
+			return Response{Content: "{}", PromptTokens: 100}, nil // estimated 800
+		}
+		return Response{Content: "{}"}, nil
+	}}
+	l := NewLimiter(judge, LimiterConfig{
+		TokensPerMinute: 1000, CompletionTokensEstimate: 1, Now: clk.Now, After: clk.After,
+	})
+	sized := func(tokens int) Request {
+		return Request{Messages: []Message{{Content: strings.Repeat("a", 4*(tokens-1))}}}
+	}
+	firstDone := make(chan struct{})
+	go func() { // at t0, in flight
+		_, _ = l.Complete(context.Background(), sized(800))
+		close(firstDone)
+	}()
+	<-firstEntered
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = l.Complete(context.Background(), sized(600)) }) // waits for t0+1m
+	clk.waitUntil(func(timers, _ int) bool { return timers == 1 })
+	close(releaseFirst) // the first call used 100 tokens, not 800
+	<-firstDone
+	// 100 + 600 + 150 fit in the minute now, but the 150 call came last.
+	base := clk.marksNow()
+	wg.Go(func() {
+		_, _ = l.Complete(context.Background(), sized(150))
+		clk.mark()
+	})
+	clk.waitUntil(func(timers, marks int) bool { return timers == 2 || marks > base })
+	clk.Advance(time.Minute)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[int]time.Time{800: t0, 600: t0.Add(time.Minute), 150: t0.Add(time.Minute)}
+	for tokens, at := range want {
+		if !starts[tokens].Equal(at) {
+			t.Fatalf("the %d token call started at +%s, want +%s", tokens, starts[tokens].Sub(t0), at.Sub(t0))
+		}
 	}
 }

@@ -40,6 +40,8 @@ func TestRedactBuiltins(t *testing.T) {
 		{"card then year", "4111 1111 1111 1111 2024", "[REDACTED:payment_card] 2024"},
 		{"luhn fails", "4111 1111 1111 1112", "4111 1111 1111 1112"},
 		{"epoch millis", "ts=1718112345678", "ts=1718112345678"},
+		{"luhn-valid but not a card prefix", "ids 1718112345679 9000123456789016 1234567890123452",
+			"ids 1718112345679 9000123456789016 1234567890123452"},
 		{"card in order id", "ORD-4111111111111111", "ORD-4111111111111111"},
 		{"mixed separators", "4111 1111-1111 1111", "4111 1111-1111 1111"},
 		{"twenty digits", "41111111111111111111", "41111111111111111111"},
@@ -77,6 +79,8 @@ func TestRedactBuiltins(t *testing.T) {
 		{"thousands", "1,234,567 and 1 234 567", "1,234,567 and 1 234 567"},
 		{"decimal", "pi is 3.14159265", "pi is 3.14159265"},
 		{"score change", "+5 points, +1", "+5 points, +1"},
+		{"too few digits after +", "+12345 and +123 4567", "+12345 and +123 4567"},
+		{"too few digits after 0", "code 01 23 45 today", "code 01 23 45 today"},
 		{"ip address", "192.168.100.200", "192.168.100.200"},
 		{"uuid", "123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174000"},
 		{"isbn", "ISBN 978-3-16-148410-0", "ISBN 978-3-16-148410-0"},
@@ -85,6 +89,8 @@ func TestRedactBuiltins(t *testing.T) {
 		// mixed
 		{"all kinds", "Jo (jo@x.org, +44 20 7946 0958) paid with 4111-1111-1111-1111 on 2024-01-15.",
 			"Jo ([REDACTED:email], [REDACTED:phone]) paid with [REDACTED:payment_card] on 2024-01-15."},
+		// The first phone's redaction frees the second from the digit glued to it.
+		{"adjacent phones", "09585554567+5951111-4111", "[REDACTED:phone][REDACTED:phone]"},
 		{"empty", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
