@@ -64,6 +64,9 @@ type BreakerConfig struct {
 // bad request, truncated), proves the endpoint is up: it resets the
 // failure count and does not count as a failure. Untyped errors count as
 // judge_unavailable; a caller's own cancellation (canceled) is neutral.
+//
+// Wrap it outermost, NewBreaker(NewLimiter(judge, ...), ...), so that an
+// open circuit fails fast instead of first waiting for rate budget.
 type Breaker struct {
 	next Judge
 	cfg  BreakerConfig

@@ -24,7 +24,9 @@ type LimiterConfig struct {
 	// 60-second window. A call is charged an estimate before it is made
 	// (prompt characters / 4 + CompletionTokensEstimate) and the charge is
 	// replaced by the usage the judge reports. Up to a whole minute's
-	// tokens may go in one burst; request pacing spreads them.
+	// tokens may go in one burst; request pacing spreads them. A reply
+	// that used more than its estimate can push one window over the cap;
+	// later calls then wait until the excess has left the window.
 	TokensPerMinute int
 	// CompletionTokensEstimate is the completion size charged before the
 	// reply. Default 512.
