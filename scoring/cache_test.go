@@ -1,0 +1,378 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func cacheTestCase() Case {
+	return Case{
+		Input:        "What is the capital of France?",
+		Output:       "Paris.",
+		Context:      []string{"France's capital is Paris."},
+		Instructions: []string{"Answer briefly"},
+		Metadata:     map[string]string{"trace_id": "a"},
+	}
+}
+
+func newGuardCache(t *testing.T, cfg CacheConfig) *Cache {
+	t.Helper()
+	c, err := NewCache(cfg)
+	if err != nil {
+		t.Fatalf("NewCache: %v", err)
+	}
+	return c
+}
+
+func TestNewCacheRejectsBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  CacheConfig
+		want string
+	}{
+		{CacheConfig{TTL: time.Minute}, "cache size must be greater than 0"},
+		{CacheConfig{Size: -1, TTL: time.Minute}, "cache size must be greater than 0"},
+		{CacheConfig{Size: 10}, "cache ttl must be greater than 0"},
+		{CacheConfig{}, "cache size must be greater than 0\ncache ttl must be greater than 0"},
+	} {
+		c, err := NewCache(tc.cfg)
+		if err == nil || err.Error() != tc.want || c != nil {
+			t.Errorf("NewCache(%+v) = %v, %v; want error %q", tc.cfg, c, err, tc.want)
+		}
+	}
+}
+
+func TestCacheHitServesStoredResultForFree(t *testing.T) {
+	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+	s := &guardScorer{name: Bias}
+	cached := c.Wrap(s, "gpt-4o-mini", "threshold=0.5")
+	if cached.Name() != Bias {
+		t.Fatalf("Name() = %q, want %q", cached.Name(), Bias)
+	}
+	first := cached.Score(t.Context(), cacheTestCase())
+	if first.Usage.LLMCalls != 2 {
+		t.Fatalf("miss usage = %+v, want the scorer's", first.Usage)
+	}
+	hit := cached.Score(t.Context(), cacheTestCase())
+	if s.Calls() != 1 {
+		t.Fatalf("scorer calls = %d, want 1", s.Calls())
+	}
+	if hit.Usage != (Usage{}) {
+		t.Fatalf("hit usage = %+v, want zero", hit.Usage)
+	}
+	if hit.Score != first.Score || hit.Label != first.Label || hit.Scorer != first.Scorer {
+		t.Fatalf("hit = %+v, want the stored %+v", hit, first)
+	}
+	if st := c.Stats(); st.Hits != 1 || st.Misses != 1 || st.Entries != 1 {
+		t.Fatalf("stats = %+v, want 1 hit, 1 miss, 1 entry", st)
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	base := cacheTestCase()
+	for _, tc := range []struct {
+		name    string
+		scorer  string
+		model   string
+		options string
+		edit    func(*Case)
+		wantHit bool
+	}{
+		{name: "identical", wantHit: true},
+		{name: "metadata is not sent to the judge", edit: func(c *Case) { c.Metadata = map[string]string{"trace_id": "b"} }, wantHit: true},
+		{name: "input", edit: func(c *Case) { c.Input += "?" }},
+		{name: "output", edit: func(c *Case) { c.Output = "Lyon." }},
+		{name: "context", edit: func(c *Case) { c.Context = append(c.Context, "more") }},
+		{name: "context split differently", edit: func(c *Case) { c.Context = []string{"France's capital ", "is Paris."} }},
+		{name: "context moved to instructions", edit: func(c *Case) {
+			c.Context, c.Instructions = nil, append(c.Instructions, c.Context...)
+		}},
+		{name: "instructions", edit: func(c *Case) { c.Instructions = []string{"Answer in French"} }},
+		{name: "scorer", scorer: Hallucination},
+		{name: "model", model: "gpt-4o"},
+		{name: "options", options: "threshold=0.7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+			s := &guardScorer{name: Bias}
+			c.Wrap(s, "gpt-4o-mini", "threshold=0.5").Score(t.Context(), base)
+
+			name, model, options := Bias, "gpt-4o-mini", "threshold=0.5"
+			if tc.scorer != "" {
+				name = tc.scorer
+			}
+			if tc.model != "" {
+				model = tc.model
+			}
+			if tc.options != "" {
+				options = tc.options
+			}
+			other := &guardScorer{name: name}
+			cs := cacheTestCase()
+			if tc.edit != nil {
+				tc.edit(&cs)
+			}
+			c.Wrap(other, model, options).Score(t.Context(), cs)
+			if hit := other.Calls() == 0; hit != tc.wantHit {
+				t.Fatalf("hit = %v, want %v", hit, tc.wantHit)
+			}
+		})
+	}
+}
+
+func TestCacheStoresOnlyVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		result Result
+		stored bool
+	}{
+		{Result{Label: LabelPass, Score: 0}, true},
+		{Result{Label: LabelFail, Score: 1}, true},
+		{Result{Label: LabelNotScorable, Reason: "no context"}, true},
+		{Result{Label: LabelError, Err: guardTypedErr(ErrorJudgeUnavailable)}, false},
+		{Result{Label: LabelError, Err: guardTypedErr(ErrorJudgeParse)}, false},
+	} {
+		t.Run(string(tc.result.Label), func(t *testing.T) {
+			c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+			s := &guardScorer{name: Bias, score: func(context.Context, Case) Result { return tc.result }}
+			cached := c.Wrap(s, "m", "")
+			cached.Score(t.Context(), cacheTestCase())
+			r := cached.Score(t.Context(), cacheTestCase())
+			if stored := s.Calls() == 1; stored != tc.stored {
+				t.Fatalf("stored = %v, want %v", stored, tc.stored)
+			}
+			if r.Label != tc.result.Label {
+				t.Fatalf("label = %s, want %s", r.Label, tc.result.Label)
+			}
+		})
+	}
+}
+
+func TestCacheTTL(t *testing.T) {
+	clk := newGuardClock()
+	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Minute, Now: clk.Now})
+	s := &guardScorer{name: Bias}
+	cached := c.Wrap(s, "m", "")
+	cached.Score(t.Context(), cacheTestCase())
+	clk.Advance(time.Minute - time.Nanosecond)
+	cached.Score(t.Context(), cacheTestCase())
+	if s.Calls() != 1 {
+		t.Fatalf("scorer calls before TTL = %d, want 1", s.Calls())
+	}
+	clk.Advance(time.Nanosecond)
+	cached.Score(t.Context(), cacheTestCase())
+	if s.Calls() != 2 {
+		t.Fatalf("scorer calls after TTL = %d, want 2", s.Calls())
+	}
+	if st := c.Stats(); st.Expirations != 1 || st.Hits != 1 || st.Misses != 2 || st.Entries != 1 {
+		t.Fatalf("stats = %+v, want 1 expiration, 1 hit, 2 misses, 1 entry", st)
+	}
+}
+
+func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := newGuardCache(t, CacheConfig{Size: 2, TTL: time.Hour})
+	s := &guardScorer{name: Bias}
+	cached := c.Wrap(s, "m", "")
+	score := func(input string) (hit bool) {
+		before := s.Calls()
+		cached.Score(t.Context(), Case{Input: input, Output: "o"})
+		return s.Calls() == before
+	}
+	score("a")
+	score("b")
+	if !score("a") { // a is now more recent than b
+		t.Fatal("a was not cached")
+	}
+	score("c") // evicts b
+	if !score("a") {
+		t.Fatal("a was evicted, want b evicted")
+	}
+	if !score("c") {
+		t.Fatal("c was not cached")
+	}
+	if score("b") {
+		t.Fatal("b is still cached, want it evicted")
+	}
+	if st := c.Stats(); st.Evictions != 2 || st.Entries != 2 {
+		t.Fatalf("stats = %+v, want 2 evictions (b, then a), 2 entries", st)
+	}
+}
+
+// coalesceFixture starts a leader call that blocks in the scorer and n
+// followers for the same case that wait for it.
+type coalesceFixture struct {
+	cache   *Cache
+	scorer  *guardScorer
+	release chan struct{}
+	results chan Result
+}
+
+func newCoalesceFixture(t *testing.T, leaderCtx context.Context, followers int, score func(ctx context.Context) Result) *coalesceFixture {
+	t.Helper()
+	f := &coalesceFixture{release: make(chan struct{}), results: make(chan Result, followers+1)}
+	f.cache = newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+	var waiting sync.WaitGroup
+	waiting.Add(followers)
+	f.cache.onWait = waiting.Done
+	entered := make(chan struct{}, followers+1)
+	f.scorer = &guardScorer{name: Bias, score: func(ctx context.Context, _ Case) Result {
+		entered <- struct{}{}
+		<-f.release
+		return score(ctx)
+	}}
+	cached := f.cache.Wrap(f.scorer, "m", "")
+	go func() { f.results <- cached.Score(leaderCtx, cacheTestCase()) }()
+	<-entered
+	for range followers {
+		go func() { f.results <- cached.Score(context.Background(), cacheTestCase()) }()
+	}
+	waiting.Wait()
+	return f
+}
+
+func TestCacheCoalescesIdenticalCallsInFlight(t *testing.T) {
+	const followers = 7
+	f := newCoalesceFixture(t, context.Background(), followers, func(context.Context) Result {
+		return Result{Scorer: Bias, Score: 0.5, Label: LabelFail, Usage: Usage{LLMCalls: 3}}
+	})
+	close(f.release)
+	paid := 0
+	for range followers + 1 {
+		r := <-f.results
+		if r.Label != LabelFail || r.Score != 0.5 {
+			t.Fatalf("result = %+v, want the leader's", r)
+		}
+		paid += r.Usage.LLMCalls
+	}
+	if f.scorer.Calls() != 1 {
+		t.Fatalf("scorer calls = %d, want 1", f.scorer.Calls())
+	}
+	if paid != 3 {
+		t.Fatalf("LLM calls reported in total = %d, want 3 (only the leader's)", paid)
+	}
+	if st := f.cache.Stats(); st.Misses != 1 || st.Coalesced != followers || st.Hits != 0 {
+		t.Fatalf("stats = %+v, want 1 miss, %d coalesced", st, followers)
+	}
+}
+
+// Errors are shared with calls waiting at the time but never stored.
+func TestCacheCoalescedErrorIsNotStored(t *testing.T) {
+	f := newCoalesceFixture(t, context.Background(), 2, func(context.Context) Result {
+		return Result{Scorer: Bias, Label: LabelError, Err: guardTypedErr(ErrorJudgeUnavailable)}
+	})
+	close(f.release)
+	for range 3 {
+		if r := <-f.results; guardErrType(r.Err) != ErrorJudgeUnavailable {
+			t.Fatalf("result = %+v, want the leader's error", r)
+		}
+	}
+	if st := f.cache.Stats(); st.Entries != 0 || st.Coalesced != 2 {
+		t.Fatalf("stats = %+v, want nothing stored, 2 coalesced", st)
+	}
+}
+
+// When the leader's own context ends, its error says nothing about the
+// case: a waiting call scores the case itself.
+func TestCacheFollowerRetriesWhenLeaderGivesUp(t *testing.T) {
+	leaderCtx, cancel := context.WithCancel(t.Context())
+	f := newCoalesceFixture(t, leaderCtx, 1, func(ctx context.Context) Result {
+		if err := ctx.Err(); err != nil {
+			return Result{Scorer: Bias, Label: LabelError, Err: &Error{Type: ErrorCanceled, Err: err}}
+		}
+		return Result{Scorer: Bias, Label: LabelPass}
+	})
+	cancel()
+	go func() {
+		f.release <- struct{}{} // the leader returns canceled
+		f.release <- struct{}{} // the follower, now leading, scores
+	}()
+	labels := map[Label]int{}
+	for range 2 {
+		labels[(<-f.results).Label]++
+	}
+	if labels[LabelError] != 1 || labels[LabelPass] != 1 {
+		t.Fatalf("labels = %v, want one error (leader) and one pass (follower)", labels)
+	}
+	if st := f.cache.Stats(); st.Misses != 2 || st.Coalesced != 0 || st.Entries != 1 {
+		t.Fatalf("stats = %+v, want 2 misses, 1 entry", st)
+	}
+}
+
+func TestCacheFollowerContextEnds(t *testing.T) {
+	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	s := &guardScorer{name: Bias, score: func(context.Context, Case) Result {
+		close(entered)
+		<-release
+		return Result{Scorer: Bias, Label: LabelPass}
+	}}
+	cached := c.Wrap(s, "m", "")
+	leader := make(chan Result)
+	go func() { leader <- cached.Score(context.Background(), cacheTestCase()) }()
+	<-entered
+
+	ctx, cancel := context.WithCancel(t.Context())
+	c.onWait = cancel // the follower's context ends as soon as it waits
+	r := cached.Score(ctx, cacheTestCase())
+	if r.Label != LabelError || guardErrType(r.Err) != ErrorCanceled || !errors.Is(r.Err, context.Canceled) {
+		t.Fatalf("follower result = %+v, want a canceled error", r)
+	}
+	if r.Scorer != Bias {
+		t.Fatalf("follower result scorer = %q, want %q", r.Scorer, Bias)
+	}
+	close(release)
+	if r := <-leader; r.Label != LabelPass {
+		t.Fatalf("leader result = %+v", r)
+	}
+}
+
+func TestCachePanickingScorerDoesNotStrandWaiters(t *testing.T) {
+	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
+	s := &guardScorer{name: Bias, score: func(context.Context, Case) Result { panic("boom") }}
+	cached := c.Wrap(s, "m", "")
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("panic was swallowed")
+			}
+		}()
+		cached.Score(t.Context(), cacheTestCase())
+	}()
+	// The in-flight entry is gone: the next call scores rather than waits.
+	s.score = func(context.Context, Case) Result { return Result{Label: LabelPass} }
+	if r := cached.Score(t.Context(), cacheTestCase()); r.Label != LabelPass {
+		t.Fatalf("result = %+v", r)
+	}
+}
+
+func TestCacheConcurrentUse(t *testing.T) {
+	clk := newGuardClock()
+	c := newGuardCache(t, CacheConfig{Size: 8, TTL: time.Minute, Now: clk.Now})
+	s := &guardScorer{name: Bias}
+	cached := c.Wrap(s, "m", "")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				cached.Score(context.Background(), Case{Input: fmt.Sprint((g + i) % 20), Output: "o"})
+				if i%50 == 0 {
+					clk.Advance(10 * time.Second)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := c.Stats()
+	if st.Entries > 8 {
+		t.Fatalf("entries = %d, want <= 8", st.Entries)
+	}
+	if total := st.Hits + st.Misses + st.Coalesced; total != 8*200 {
+		t.Fatalf("hits+misses+coalesced = %d, want %d", total, 8*200)
+	}
+	if uint64(s.Calls()) != st.Misses {
+		t.Fatalf("scorer calls = %d, misses = %d", s.Calls(), st.Misses)
+	}
+}

@@ -1,0 +1,122 @@
+package scoring_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// downJudge is a judge endpoint that is down.
+type downJudge struct{ calls int }
+
+func (j *downJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {
+	j.calls++
+	return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("503 after retries")}
+}
+
+func ExampleBreaker() {
+	judge := &downJudge{}
+	b := scoring.NewBreaker(judge, scoring.BreakerConfig{
+		FailureThreshold: 3,
+		OpenDuration:     30 * time.Second,
+		OnStateChange: func(from, to scoring.BreakerState, cause error) {
+			fmt.Printf("judge circuit %s -> %s\n", from, to)
+		},
+	})
+	var err error
+	for range 10 {
+		_, err = b.Complete(context.Background(), scoring.Request{Step: "analyze"})
+	}
+	var e *scoring.Error
+	errors.As(err, &e)
+	fmt.Println("state:", b.State())
+	fmt.Println("judge calls:", judge.calls)
+	fmt.Println("last error type:", e.Type)
+	// Output:
+	// judge circuit closed -> open
+	// state: open
+	// judge calls: 3
+	// last error type: judge_circuit_open
+}
+
+// usageJudge replies with a fixed token usage.
+type usageJudge struct{}
+
+func (usageJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {
+	return scoring.Response{Content: `{"opinions":[]}`, PromptTokens: 120, CompletionTokens: 8}, nil
+}
+
+func ExampleLimiter() {
+	// One limiter per judge, shared by every scorer using it.
+	l := scoring.NewLimiter(usageJudge{}, scoring.LimiterConfig{
+		RequestsPerMinute:        600, // one call every 100ms at most
+		TokensPerMinute:          200_000,
+		CompletionTokensEstimate: 256,
+	})
+	req := scoring.Request{Messages: []scoring.Message{{Role: "user", Content: strings.Repeat("word ", 80)}}}
+	fmt.Println("charged before the call:", l.EstimateTokens(req), "tokens")
+	resp, err := l.Complete(context.Background(), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("reconciled to:", resp.PromptTokens+resp.CompletionTokens, "tokens")
+	fmt.Printf("%+v\n", l.Stats())
+	// Output:
+	// charged before the call: 356 tokens
+	// reconciled to: 128 tokens
+	// {Admitted:1 Delayed:0 Rejected:0}
+}
+
+// lengthScorer is a stand-in scorer that costs one LLM call.
+type lengthScorer struct{ calls int }
+
+func (*lengthScorer) Name() string { return "length" }
+
+func (s *lengthScorer) Score(_ context.Context, c scoring.Case) scoring.Result {
+	s.calls++
+	return scoring.Result{Scorer: "length", Score: float64(len(c.Output)), Label: scoring.LabelPass,
+		Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 50}}
+}
+
+func ExampleCache() {
+	cache, err := scoring.NewCache(scoring.CacheConfig{Size: 1000, TTL: time.Hour})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	inner := &lengthScorer{}
+	s := cache.Wrap(inner, "gpt-4o-mini", "threshold=0.5")
+	c := scoring.Case{Input: "Capital of France?", Output: "Paris."}
+	first := s.Score(context.Background(), c)
+	again := s.Score(context.Background(), c)
+	fmt.Println("scorer calls:", inner.calls)
+	fmt.Println("first:", first.Score, first.Usage.LLMCalls, "LLM call")
+	fmt.Println("again:", again.Score, again.Usage.LLMCalls, "LLM calls")
+	st := cache.Stats()
+	fmt.Println("hits:", st.Hits, "misses:", st.Misses, "entries:", st.Entries)
+	// Output:
+	// scorer calls: 1
+	// first: 6 1 LLM call
+	// again: 6 0 LLM calls
+	// hits: 1 misses: 1 entries: 1
+}
+
+func ExampleRedactor() {
+	r, err := scoring.NewRedactor(scoring.RedactionConfig{
+		Builtin:  []string{scoring.RedactEmail, scoring.RedactPhone, scoring.RedactPaymentCard},
+		Patterns: []string{`\bEMP-\d{5}\b`},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Plug it into a scorer: scoring.Options{Redact: r.Redact}.
+	fmt.Println(r.Redact("Jo (EMP-40213, jo@example.com, +44 20 7946 0958) paid with 4111 1111 1111 1111 on 2024-01-15, order 98765432."))
+	// Output:
+	// Jo ([REDACTED:custom], [REDACTED:email], [REDACTED:phone]) paid with [REDACTED:payment_card] on 2024-01-15, order 98765432.
+}
