@@ -49,8 +49,12 @@ exporters:
 extensions:
   health_check:
     endpoint: {{.Health}}
+{{- if .Pprof}}
+  pprof:
+    endpoint: {{.Pprof}}
+{{- end}}
 service:
-  extensions: [health_check]
+  extensions: [health_check{{if .Pprof}}, pprof{{end}}]
   telemetry:
     logs:
       level: warn
@@ -70,6 +74,7 @@ service:
 
 type configValues struct {
 	Receiver, Sink, Health, Judge string
+	Pprof                         string // pprof extension address; needs a build with pprofextension
 	TelemetryPort                 int
 	Sampling                      float64
 	MaxConcurrency, QueueSize     int

@@ -26,6 +26,7 @@ type options struct {
 	queueSize      int
 	maxWait        time.Duration
 	scenarios      string
+	pprof          string
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
 	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run")
+	flag.StringVar(&o.pprof, "pprof", "", "serve the collector's pprof on this address (the binary must include pprofextension)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -100,7 +102,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	defer s.close()
 
 	v := configValues{Sink: s.endpoint(), Sampling: o.sampling, MaxConcurrency: o.maxConcurrency,
-		QueueSize: o.queueSize, MaxWait: o.maxWait}
+		QueueSize: o.queueSize, MaxWait: o.maxWait, Pprof: o.pprof}
 	switch name {
 	case "baseline":
 	case "llm_eval":
@@ -152,8 +154,8 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	}
 	cpu1, _ := c.cpuSeconds()
 	_, r.peakRSS, _ = c.memory()
-	r.evaluations = c.metric("otelcol_processor_llm_eval_evaluations_total")
-	r.unscored = c.metric("otelcol_processor_llm_eval_spans_unscored_total")
+	r.evaluations = c.metric("otelcol_processor_llm_eval_evaluations")
+	r.unscored = c.metric("otelcol_processor_llm_eval_spans_unscored")
 	r.elapsed = time.Since(start)
 	if err := c.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
