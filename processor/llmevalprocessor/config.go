@@ -38,8 +38,49 @@ type Config struct {
 	QueueSize int `mapstructure:"queue_size"`
 	// Scorers run on every sampled generation span.
 	Scorers []ScorerConfig `mapstructure:"scorers"`
+	// Cache reuses results of identical evaluations.
+	Cache CacheConfig `mapstructure:"cache"`
+	// MaxInputChars caps each text sent to the judge (input, output, each
+	// context item and instruction), in characters; 0 means no cap. Cut
+	// text ends with a visible marker.
+	MaxInputChars int `mapstructure:"max_input_chars"`
+	// Redaction removes personal data from what is sent to the judge.
+	Redaction RedactionConfig `mapstructure:"redaction"`
 
 	_ struct{} // prevent unkeyed literals
+}
+
+// CacheConfig sizes the result cache shared by the processor's scorers.
+type CacheConfig struct {
+	// Enabled turns the cache on (default true).
+	Enabled bool `mapstructure:"enabled"`
+	// Size is the most results kept (default 10000).
+	Size int `mapstructure:"size"`
+	// TTL is how long a result is reused (default 1h).
+	TTL time.Duration `mapstructure:"ttl"`
+}
+
+// RedactionConfig selects what is removed from text before the judge sees it.
+type RedactionConfig struct {
+	// Enabled turns redaction on (default false).
+	Enabled bool `mapstructure:"enabled"`
+	// Builtin names built-in patterns: email, phone, payment_card (default all three).
+	Builtin []string `mapstructure:"builtin"`
+	// Patterns are extra RE2 regular expressions.
+	Patterns []string `mapstructure:"patterns"`
+}
+
+// CircuitBreakerConfig tunes the breaker in front of the judge endpoint.
+type CircuitBreakerConfig struct {
+	// FailureThreshold is how many consecutive failed calls open the
+	// circuit (default 5).
+	FailureThreshold int `mapstructure:"failure_threshold"`
+	// OpenDuration is how long an open circuit waits before one probe
+	// call (default 30s).
+	OpenDuration time.Duration `mapstructure:"open_duration"`
+	// AuthRetryInterval is how long evaluation stays suspended after the
+	// judge rejected the API key (401/403) before one probe (default 5m).
+	AuthRetryInterval time.Duration `mapstructure:"auth_retry_interval"`
 }
 
 // JudgeConfig is the judge's HTTP client plus what the model needs.
@@ -53,8 +94,13 @@ type JudgeConfig struct {
 	StructuredOutputs string `mapstructure:"structured_outputs"`
 	// MaxConcurrency is the number of evaluations running at once.
 	MaxConcurrency int `mapstructure:"max_concurrency"`
-	// RequestsPerMinute caps judge calls; 0 means unlimited.
+	// RequestsPerMinute caps judge calls of all scorers; 0 means unlimited.
 	RequestsPerMinute int `mapstructure:"requests_per_minute"`
+	// TokensPerMinute caps judge tokens (prompt + completion) of all
+	// scorers; 0 means unlimited.
+	TokensPerMinute int `mapstructure:"tokens_per_minute"`
+	// CircuitBreaker stops calling a failing judge endpoint.
+	CircuitBreaker CircuitBreakerConfig `mapstructure:"circuit_breaker"`
 	// MaxTokens caps each judge reply; 0 leaves it to the endpoint.
 	MaxTokens int `mapstructure:"max_tokens"`
 	// Seed is passed to endpoints that support reproducible sampling.
@@ -96,13 +142,15 @@ var (
 
 // judgeOwnFields are the keys of JudgeConfig that are not HTTP client settings.
 type judgeOwnFields struct {
-	APIKey            configopaque.String `mapstructure:"api_key"`
-	Model             string              `mapstructure:"model"`
-	StructuredOutputs string              `mapstructure:"structured_outputs"`
-	MaxConcurrency    int                 `mapstructure:"max_concurrency"`
-	RequestsPerMinute int                 `mapstructure:"requests_per_minute"`
-	MaxTokens         int                 `mapstructure:"max_tokens"`
-	Seed              *int                `mapstructure:"seed"`
+	APIKey            configopaque.String  `mapstructure:"api_key"`
+	Model             string               `mapstructure:"model"`
+	StructuredOutputs string               `mapstructure:"structured_outputs"`
+	MaxConcurrency    int                  `mapstructure:"max_concurrency"`
+	RequestsPerMinute int                  `mapstructure:"requests_per_minute"`
+	TokensPerMinute   int                  `mapstructure:"tokens_per_minute"`
+	CircuitBreaker    CircuitBreakerConfig `mapstructure:"circuit_breaker"`
+	MaxTokens         int                  `mapstructure:"max_tokens"`
+	Seed              *int                 `mapstructure:"seed"`
 }
 
 // Unmarshal decodes the judge section. It is needed because the embedded
@@ -113,6 +161,7 @@ func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
 	own := judgeOwnFields{
 		APIKey: jc.APIKey, Model: jc.Model, StructuredOutputs: jc.StructuredOutputs,
 		MaxConcurrency: jc.MaxConcurrency, RequestsPerMinute: jc.RequestsPerMinute,
+		TokensPerMinute: jc.TokensPerMinute, CircuitBreaker: jc.CircuitBreaker,
 		MaxTokens: jc.MaxTokens, Seed: jc.Seed,
 	}
 	ownKeys := mapstructureKeys(reflect.TypeFor[judgeOwnFields]())
@@ -141,6 +190,7 @@ func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
 	}
 	jc.APIKey, jc.Model, jc.StructuredOutputs = own.APIKey, own.Model, own.StructuredOutputs
 	jc.MaxConcurrency, jc.RequestsPerMinute = own.MaxConcurrency, own.RequestsPerMinute
+	jc.TokensPerMinute, jc.CircuitBreaker = own.TokensPerMinute, own.CircuitBreaker
 	jc.MaxTokens, jc.Seed = own.MaxTokens, own.Seed
 	return nil
 }
@@ -210,6 +260,10 @@ func (cfg *Config) Validate() error {
 	if cfg.Judge.RequestsPerMinute < 0 {
 		errs = append(errs, fmt.Errorf("judge.requests_per_minute: must not be negative, got %d", cfg.Judge.RequestsPerMinute))
 	}
+	if cfg.Judge.TokensPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("judge.tokens_per_minute: must not be negative, got %d", cfg.Judge.TokensPerMinute))
+	}
+	errs = append(errs, cfg.Judge.CircuitBreaker.validate()...)
 	if cfg.Judge.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("judge.max_tokens: must not be negative, got %d", cfg.Judge.MaxTokens))
 	}
@@ -224,6 +278,22 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", cfg.QueueSize))
+	}
+	if cfg.MaxInputChars < 0 {
+		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
+	}
+	if cfg.Cache.Enabled {
+		if cfg.Cache.Size < 1 {
+			errs = append(errs, fmt.Errorf("cache.size: must be at least 1, got %d", cfg.Cache.Size))
+		}
+		if cfg.Cache.TTL <= 0 {
+			errs = append(errs, fmt.Errorf("cache.ttl: must be positive, got %s", cfg.Cache.TTL))
+		}
+	}
+	if cfg.Redaction.Enabled {
+		if _, err := cfg.Redaction.redactor(); err != nil {
+			errs = append(errs, fmt.Errorf("redaction: %w", err))
+		}
 	}
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
@@ -272,4 +342,28 @@ func (sc *ScorerConfig) validate() error {
 		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
 	}
 	return errors.Join(errs...)
+}
+
+func (cb CircuitBreakerConfig) validate() []error {
+	var errs []error
+	if cb.FailureThreshold < 1 {
+		errs = append(errs, fmt.Errorf("judge.circuit_breaker.failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
+	}
+	if cb.OpenDuration <= 0 {
+		errs = append(errs, fmt.Errorf("judge.circuit_breaker.open_duration: must be positive, got %s", cb.OpenDuration))
+	}
+	if cb.AuthRetryInterval <= 0 {
+		errs = append(errs, fmt.Errorf("judge.circuit_breaker.auth_retry_interval: must be positive, got %s", cb.AuthRetryInterval))
+	}
+	return errs
+}
+
+// redactor compiles the redaction settings; the error names the bad entry.
+func (rc RedactionConfig) redactor() (*scoring.Redactor, error) {
+	r, err := scoring.NewRedactor(scoring.RedactionConfig{Builtin: rc.Builtin, Patterns: rc.Patterns})
+	if err != nil {
+		// The library prefixes "redaction: "; the caller adds the key.
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "redaction: "))
+	}
+	return r, nil
 }

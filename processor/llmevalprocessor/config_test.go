@@ -33,11 +33,17 @@ func TestLoadConfig(t *testing.T) {
 	full.Judge.StructuredOutputs = "json_object"
 	full.Judge.MaxConcurrency = 4
 	full.Judge.RequestsPerMinute = 120
+	full.Judge.TokensPerMinute = 200000
+	full.Judge.CircuitBreaker.FailureThreshold = 3
+	full.Judge.CircuitBreaker.OpenDuration = 10 * time.Second
 	full.Judge.MaxTokens = 512
 	full.Judge.Seed = ptr(7)
 	full.Sampling.Percentage = 12.5
 	full.MaxWait = 45 * time.Second
 	full.QueueSize = 200
+	full.Cache = CacheConfig{Enabled: true, Size: 500, TTL: 10 * time.Minute}
+	full.MaxInputChars = 8000
+	full.Redaction = RedactionConfig{Enabled: true, Builtin: []string{"email", "payment_card"}, Patterns: []string{`ACCT-\d{6}`}}
 	bias := defaultScorerConfig(scoring.Bias)
 	bias.Threshold = ptr(0.3)
 	hall := defaultScorerConfig(scoring.Hallucination)
@@ -50,6 +56,10 @@ func TestLoadConfig(t *testing.T) {
 	minimal := createDefaultConfig().(*Config)
 	minimal.Judge.Endpoint = "https://api.openai.com/v1"
 	minimal.Judge.Model = "gpt-4o-mini"
+
+	cacheOff := createDefaultConfig().(*Config)
+	cacheOff.Judge.Endpoint, cacheOff.Judge.Model = "http://j/v1", "m"
+	cacheOff.Cache = CacheConfig{Enabled: false, Size: 0, TTL: defaultCacheTTL}
 
 	tests := []struct {
 		name    string
@@ -72,6 +82,17 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_structured_outputs", wantErr: `judge.structured_outputs: "xml"`},
 		{name: "bad_reason_mode", wantErr: `scorers[0]: reason_mode: "poem"`},
 		{name: "unknown_judge_key", wantErr: `unknown keys ["modle"]`},
+		{name: "bad_tokens_per_minute", wantErr: "judge.tokens_per_minute: must not be negative"},
+		{name: "bad_failure_threshold", wantErr: "judge.circuit_breaker.failure_threshold: must be at least 1"},
+		{name: "bad_open_duration", wantErr: "judge.circuit_breaker.open_duration: must be positive"},
+		{name: "bad_auth_retry_interval", wantErr: "judge.circuit_breaker.auth_retry_interval: must be positive"},
+		{name: "bad_cache_size", wantErr: "cache.size: must be at least 1"},
+		{name: "bad_cache_ttl", wantErr: "cache.ttl: must be positive"},
+		{name: "cache_off_ignores_size", want: cacheOff},
+		{name: "bad_max_input_chars", wantErr: "max_input_chars: must not be negative"},
+		{name: "bad_redaction_builtin", wantErr: `redaction: unknown built-in pattern "ssn"`},
+		{name: "bad_redaction_pattern", wantErr: `redaction: pattern 0 "(unclosed"`},
+		{name: "empty_redaction_pattern", wantErr: `redaction: pattern 0 "x*" matches empty text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +122,13 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 100.0, cfg.Sampling.Percentage)
 	assert.Equal(t, 30*time.Second, cfg.MaxWait)
 	assert.Equal(t, 1000, cfg.QueueSize)
+	assert.Equal(t, 0, cfg.Judge.RequestsPerMinute, "unlimited")
+	assert.Equal(t, 0, cfg.Judge.TokensPerMinute, "unlimited")
+	assert.Equal(t, CircuitBreakerConfig{FailureThreshold: 5, OpenDuration: 30 * time.Second, AuthRetryInterval: 5 * time.Minute}, cfg.Judge.CircuitBreaker)
+	assert.Equal(t, CacheConfig{Enabled: true, Size: 10000, TTL: time.Hour}, cfg.Cache)
+	assert.Equal(t, 20000, cfg.MaxInputChars)
+	assert.False(t, cfg.Redaction.Enabled)
+	assert.Equal(t, []string{"email", "phone", "payment_card"}, cfg.Redaction.Builtin)
 	require.Len(t, cfg.Scorers, 3)
 	for _, sc := range cfg.Scorers {
 		assert.True(t, sc.IncludeReason)

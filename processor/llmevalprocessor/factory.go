@@ -23,6 +23,12 @@ const (
 	defaultMaxWait           = 30 * time.Second
 	defaultQueueSize         = 1000
 	defaultStructuredOutputs = structuredOutputsAuto
+	defaultCacheSize         = 10000
+	defaultCacheTTL          = time.Hour
+	// defaultMaxInputChars keeps one runaway generation (a pasted log, a
+	// whole document) from costing a fortune in judge tokens; ordinary
+	// answers are far shorter.
+	defaultMaxInputChars = 20000
 )
 
 // NewFactory returns the factory of the llm_eval processor.
@@ -42,10 +48,18 @@ func createDefaultConfig() component.Config {
 			ClientConfig:      client,
 			StructuredOutputs: defaultStructuredOutputs,
 			MaxConcurrency:    defaultMaxConcurrency,
+			CircuitBreaker: CircuitBreakerConfig{
+				FailureThreshold:  scoring.DefaultFailureThreshold,
+				OpenDuration:      scoring.DefaultOpenDuration,
+				AuthRetryInterval: scoring.DefaultAuthRetryInterval,
+			},
 		},
-		Sampling:  SamplingConfig{Percentage: defaultSamplingPercent},
-		MaxWait:   defaultMaxWait,
-		QueueSize: defaultQueueSize,
+		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},
+		MaxWait:       defaultMaxWait,
+		QueueSize:     defaultQueueSize,
+		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
+		MaxInputChars: defaultMaxInputChars,
+		Redaction:     RedactionConfig{Builtin: scoring.RedactionBuiltins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),
 			defaultScorerConfig(scoring.Hallucination),
