@@ -35,6 +35,7 @@ type evalResult struct {
 	scorer string // configured scorer name
 	result scoring.Result
 	at     time.Time // when the result was produced
+	ran    bool      // a scorer was run (not a span found not scorable up front)
 }
 
 // label is the result's verdict; anything unknown counts as an error.

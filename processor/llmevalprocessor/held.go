@@ -119,7 +119,7 @@ func (p *llmEvalProcessor) evaluate(job evalJob) {
 		res = safeScore(ctx, slot.scorer, h.caseFor(slot.cfg))
 		cancel()
 	}
-	p.complete(h, job.slot, evalResult{scorer: slot.cfg.Name, result: res, at: p.now()})
+	p.complete(h, job.slot, evalResult{scorer: slot.cfg.Name, result: res, at: p.now(), ran: true})
 }
 
 // safeScore calls the scorer, turning a panic into an error result.

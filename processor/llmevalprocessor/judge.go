@@ -3,25 +3,44 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// judgeHooks lets the judge report to the processor's telemetry.
+// judgeHooks connects the judge to the processor: telemetry callbacks, the
+// processor's result cache, and overrides that tests use to keep time short.
 type judgeHooks struct {
 	onRetry func()
+	// onBreakerState is called once per circuit breaker transition.
+	onBreakerState func(from, to scoring.BreakerState, cause error)
+	// cache, when set, is shared by all scorers.
+	cache *scoring.Cache
+
+	// retry replaces the default retry policy (tests: tiny backoff).
+	retry scoring.RetryPolicy
+	// now is the circuit breaker's clock; nil means time.Now.
+	now func() time.Time
 }
 
 // newJudgeScorers builds the judge client from the confighttp settings and
 // one scorer per configured entry, all sharing that judge. Nothing is dialed
 // here: an unreachable judge shows up as failed evaluations, not as a
 // collector that does not start.
+//
+// Composition, outermost first:
+//
+//	cache (per scorer) -> scorer (redaction, max_input_chars) -> breaker -> limiter -> OpenAI judge (retries)
+//
+// The breaker sits outside the limiter so that an open circuit fails at
+// once instead of first waiting for rate budget; the cache sits outside
+// everything so that a hit costs no call, no budget and no breaker slot.
 func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error) {
-	client, err := cfg.Judge.ToClient(ctx, host.GetExtensions(), set)
+	clientCfg := judgeClientConfig(cfg.Judge)
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), set)
 	if err != nil {
 		return nil, fmt.Errorf("judge HTTP client: %w", err)
 	}
@@ -37,6 +56,7 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 		MaxTokens:         cfg.Judge.MaxTokens,
 		Seed:              cfg.Judge.Seed,
 		StructuredOutputs: mode,
+		Retry:             hooks.retry,
 	}
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
@@ -45,19 +65,74 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 	if err != nil {
 		return nil, err
 	}
-	var judge scoring.Judge = openAI
-	if rpm := cfg.Judge.RequestsPerMinute; rpm > 0 {
-		judge = newPacedJudge(judge, time.Minute/time.Duration(rpm))
+	limiter := scoring.NewLimiter(openAI, scoring.LimiterConfig{
+		RequestsPerMinute: cfg.Judge.RequestsPerMinute,
+		TokensPerMinute:   cfg.Judge.TokensPerMinute,
+	})
+	cb := cfg.Judge.CircuitBreaker
+	judge := scoring.NewBreaker(limiter, scoring.BreakerConfig{
+		FailureThreshold:  cb.FailureThreshold,
+		OpenDuration:      cb.OpenDuration,
+		AuthRetryInterval: cb.AuthRetryInterval,
+		OnStateChange:     hooks.onBreakerState,
+		Now:               hooks.now,
+	})
+
+	var redact func(string) string
+	if cfg.Redaction.Enabled {
+		r, err := cfg.Redaction.redactor()
+		if err != nil {
+			return nil, fmt.Errorf("redaction: %w", err)
+		}
+		redact = r.Redact
 	}
 	scorers := make([]scoring.Scorer, 0, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
-		s, err := scoring.New(sc.Name, judge, scorerOptions(sc))
+		opts := scorerOptions(sc)
+		opts.MaxInputChars = cfg.MaxInputChars
+		opts.Redact = redact
+		s, err := scoring.New(sc.Name, judge, opts)
 		if err != nil {
 			return nil, fmt.Errorf("scorers[%d]: %w", i, err)
+		}
+		if hooks.cache != nil {
+			s = hooks.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
 		}
 		scorers = append(scorers, s)
 	}
 	return scorers, nil
+}
+
+// judgeClientConfig returns the HTTP client settings of the judge. When
+// max_idle_conns_per_host is unset it is raised to max_concurrency: at Go's
+// default of 2, a pool of workers talking to one endpoint keeps closing and
+// redialing connections.
+func judgeClientConfig(jc JudgeConfig) confighttp.ClientConfig {
+	cc := jc.ClientConfig
+	if ka := cc.Keepalive.Get(); ka != nil {
+		if ka.MaxIdleConnsPerHost == 0 {
+			ka.MaxIdleConnsPerHost = jc.MaxConcurrency
+		}
+		return cc
+	}
+	//nolint:staticcheck // the deprecated field is what ToClient reads when keepalive is unset
+	if cc.MaxIdleConnsPerHost == 0 {
+		cc.MaxIdleConnsPerHost = jc.MaxConcurrency //nolint:staticcheck // see above
+	}
+	return cc
+}
+
+// scorerFingerprint changes whenever a setting that changes a scorer's
+// result or what it sends to the judge changes, so that the cache never
+// serves a result computed under other settings.
+func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
+	threshold := "default"
+	if sc.Threshold != nil {
+		threshold = fmt.Sprint(*sc.Threshold)
+	}
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q",
+		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
+		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns)
 }
 
 // scorerOptions maps a scorer's configuration onto the library's options.
@@ -69,39 +144,4 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 		OmitReason: !sc.IncludeReason,
 		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
 	}
-}
-
-// pacedJudge spaces calls at least interval apart (requests_per_minute).
-type pacedJudge struct {
-	inner    scoring.Judge
-	interval time.Duration
-
-	mu   sync.Mutex
-	next time.Time // earliest start of the next call
-}
-
-func newPacedJudge(inner scoring.Judge, interval time.Duration) *pacedJudge {
-	return &pacedJudge{inner: inner, interval: interval}
-}
-
-// Complete waits for the call's slot, or fails when ctx ends first.
-func (j *pacedJudge) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
-	j.mu.Lock()
-	now := time.Now()
-	slot := j.next
-	if slot.Before(now) {
-		slot = now
-	}
-	j.next = slot.Add(j.interval)
-	j.mu.Unlock()
-	if wait := time.Until(slot); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: fmt.Errorf("waiting for a requests_per_minute slot: %w", ctx.Err())}
-		}
-	}
-	return j.inner.Complete(ctx, req)
 }

@@ -2,7 +2,6 @@ package llmevalprocessor
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -10,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -86,25 +88,38 @@ func TestBadJudgeSettingsFailStart(t *testing.T) {
 	require.NoError(t, proc.Shutdown(context.Background()))
 }
 
-type countingJudge struct{ calls chan struct{} }
-
-func (j countingJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {
-	j.calls <- struct{}{}
-	return scoring.Response{Content: "{}"}, nil
+func TestJudgeClientKeepsIdleConnsForEveryWorker(t *testing.T) {
+	tests := []struct {
+		name  string
+		judge map[string]any
+		want  int
+	}{
+		{name: "unset follows max_concurrency", judge: map[string]any{"max_concurrency": 12}, want: 12},
+		{name: "keepalive section kept", judge: map[string]any{"keepalive": map[string]any{"max_idle_conns_per_host": 5}}, want: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias)
+			tt.judge["endpoint"], tt.judge["model"] = "http://judge/v1", "m"
+			require.NoError(t, confmap.NewFromStringMap(map[string]any{"judge": tt.judge}).Unmarshal(cfg))
+			assert.Equal(t, tt.want, idleConnsPerHost(judgeClientConfig(cfg.Judge)))
+		})
+	}
 }
 
-func TestPacedJudgeWaitsForItsSlot(t *testing.T) {
-	inner := countingJudge{calls: make(chan struct{}, 2)}
-	j := newPacedJudge(inner, time.Hour)
-	_, err := j.Complete(context.Background(), scoring.Request{})
-	require.NoError(t, err)
+func TestJudgeClientProgrammaticKeepaliveFollowsMaxConcurrency(t *testing.T) {
+	cfg := testConfig(scoring.Bias)
+	cfg.Judge.MaxConcurrency = 16
+	cfg.Judge.Keepalive = configoptional.Some(confighttp.NewDefaultKeepaliveClientConfig())
+	assert.Equal(t, 16, idleConnsPerHost(judgeClientConfig(cfg.Judge)))
+	assert.Equal(t, 0, cfg.Judge.Keepalive.Get().MaxIdleConnsPerHost, "the configuration itself is not modified")
+}
 
-	// The next slot is an hour away: the call gives up when its context ends.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = j.Complete(ctx, scoring.Request{})
-	var se *scoring.Error
-	require.True(t, errors.As(err, &se))
-	assert.Equal(t, scoring.ErrorJudgeTimeout, se.Type)
-	assert.Len(t, inner.calls, 1, "the second call never reached the judge")
+// idleConnsPerHost is the value ToClient uses: the keepalive section when
+// present, else the deprecated field.
+func idleConnsPerHost(cc confighttp.ClientConfig) int {
+	if ka := cc.Keepalive.Get(); ka != nil {
+		return ka.MaxIdleConnsPerHost
+	}
+	return cc.MaxIdleConnsPerHost //nolint:staticcheck // what the YAML key fills during its deprecation
 }

@@ -53,6 +53,9 @@ type llmEvalProcessor struct {
 	runCtx  context.Context
 	cancel  context.CancelFunc
 
+	cache   *scoring.Cache // nil when cache.enabled is false
+	circuit atomic.Int64   // circuit breaker state, as circuitStateValue
+
 	heldNow  atomic.Int64 // spans held (not yet forwarded)
 	stopping atomic.Bool  // results arriving now are dropped
 	workers  sync.WaitGroup
@@ -79,6 +82,16 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		return nil, err
 	}
 	p.tel = tel
+	if cfg.Cache.Enabled {
+		cache, err := scoring.NewCache(scoring.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		p.cache = cache
+	}
+	if err := tel.observeGuards(p.cache, &p.circuit); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -103,9 +116,17 @@ func (p *llmEvalProcessor) redact(s string) string {
 	return s
 }
 
+// circuitChanged follows the judge circuit breaker for telemetry.
+func (p *llmEvalProcessor) circuitChanged(_, to scoring.BreakerState, cause error) {
+	p.circuit.Store(circuitStateValue(to))
+	p.tel.circuitChanged(context.Background(), to, cause, p.cfg.Judge.CircuitBreaker)
+}
+
 func (p *llmEvalProcessor) start(ctx context.Context, host component.Host) error {
 	scorers, err := p.buildScorers(ctx, p.cfg, host, p.set, judgeHooks{
-		onRetry: func() { p.tel.judgeRetry(context.Background()) },
+		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
+		onBreakerState: p.circuitChanged,
+		cache:          p.cache,
 	})
 	if err != nil {
 		return fmt.Errorf("llm_eval: building scorers: %w", err)

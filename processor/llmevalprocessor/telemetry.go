@@ -2,7 +2,9 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
+	"regexp"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
@@ -25,6 +27,7 @@ type telemetry struct {
 	scorerAttrs  map[string]metric.MeasurementOption
 	tokenAttrs   map[string][2]metric.MeasurementOption // prompt, completion
 	reasonAttrs  map[string]metric.MeasurementOption
+	stateAttrs   map[scoring.BreakerState]metric.MeasurementOption
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
@@ -50,6 +53,7 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
 		reasonAttrs:  map[string]metric.MeasurementOption{},
+		stateAttrs:   map[scoring.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
 	}
 	for _, sc := range cfg.Scorers {
@@ -67,7 +71,83 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError} {
 		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
+	for _, st := range []scoring.BreakerState{scoring.BreakerClosed, scoring.BreakerHalfOpen, scoring.BreakerOpen, scoring.BreakerSuspended} {
+		t.stateAttrs[st] = metric.WithAttributeSet(attribute.NewSet(attribute.String("state", string(st))))
+	}
 	return t, nil
+}
+
+// circuitStateValue is the gauge value of a breaker state.
+func circuitStateValue(s scoring.BreakerState) int64 {
+	switch s {
+	case scoring.BreakerHalfOpen:
+		return 1
+	case scoring.BreakerOpen:
+		return 2
+	case scoring.BreakerSuspended:
+		return 3
+	}
+	return 0
+}
+
+// observeGuards registers the observers of the result cache (nil when it
+// is off) and of the circuit breaker state.
+func (t *telemetry) observeGuards(cache *scoring.Cache, circuit *atomic.Int64) error {
+	if err := t.tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(circuit.Load())
+		return nil
+	}); err != nil {
+		return err
+	}
+	if cache == nil {
+		return nil
+	}
+	if err := t.tb.RegisterProcessorLlmEvalCacheHitsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		s := cache.Stats()
+		o.Observe(int64(s.Hits + s.Coalesced))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return t.tb.RegisterProcessorLlmEvalCacheMissesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(cache.Stats().Misses))
+		return nil
+	})
+}
+
+// httpStatusRE finds the status code in a judge error message.
+var httpStatusRE = regexp.MustCompile(`HTTP (\d{3})`)
+
+// circuitChanged counts a breaker transition and logs it in one line,
+// with the endpoint and never the key.
+func (t *telemetry) circuitChanged(ctx context.Context, to scoring.BreakerState, cause error, cb CircuitBreakerConfig) {
+	opt, ok := t.stateAttrs[to]
+	if !ok {
+		opt = metric.WithAttributes(attribute.String("state", string(to)))
+	}
+	t.tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(ctx, 1, opt)
+	fields := []zap.Field{zap.String("endpoint", t.endpoint)}
+	if cause != nil {
+		fields = append(fields, zap.String("error", t.redact(cause.Error())))
+	}
+	switch to {
+	case scoring.BreakerSuspended:
+		status := "401/403"
+		if cause != nil {
+			if m := httpStatusRE.FindStringSubmatch(cause.Error()); m != nil {
+				status = m[1]
+			}
+		}
+		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
+			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
+	case scoring.BreakerOpen:
+		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
+			"; spans pass through unscored", fields...)
+	case scoring.BreakerHalfOpen:
+		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
+	default:
+		t.logger.Info("judge circuit closed: evaluation resumed", fields...)
+	}
 }
 
 func (t *telemetry) scorerOpt(name string) metric.MeasurementOption {
@@ -114,6 +194,15 @@ func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
 	u := r.result.Usage
+	if r.ran {
+		opt := t.scorerOpt(r.scorer)
+		t.tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(ctx, int64(u.LLMCalls), opt)
+		t.tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(ctx, int64(u.PromptTokens+u.CompletionTokens), opt)
+		// A cache hit is truncated too but sent nothing: count what went out.
+		if r.result.Truncated && u.LLMCalls > 0 {
+			t.tb.ProcessorLlmEvalInputsTruncated.Add(ctx, 1, opt)
+		}
+	}
 	if u.LLMCalls > 0 {
 		opt := t.scorerOpt(r.scorer)
 		t.tb.ProcessorLlmEvalJudgeCalls.Add(ctx, int64(u.LLMCalls), opt)

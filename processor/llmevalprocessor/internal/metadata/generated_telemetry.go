@@ -25,20 +25,27 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                         metric.Meter
-	mu                            sync.Mutex
-	registrations                 []metric.Registration
-	ProcessorLlmEvalEvaluations   metric.Int64Counter
-	ProcessorLlmEvalHeldSpans     metric.Int64ObservableGauge
-	ProcessorLlmEvalJudgeCalls    metric.Int64Counter
-	ProcessorLlmEvalJudgeLatency  metric.Float64Histogram
-	ProcessorLlmEvalJudgeRetries  metric.Int64Counter
-	ProcessorLlmEvalJudgeTokens   metric.Int64Counter
-	ProcessorLlmEvalLateResults   metric.Int64Counter
-	ProcessorLlmEvalQueueDepth    metric.Int64ObservableGauge
-	ProcessorLlmEvalSpansSampled  metric.Int64Counter
-	ProcessorLlmEvalSpansSelected metric.Int64Counter
-	ProcessorLlmEvalSpansUnscored metric.Int64Counter
+	meter                                    metric.Meter
+	mu                                       sync.Mutex
+	registrations                            []metric.Registration
+	ProcessorLlmEvalCacheHits                metric.Int64ObservableCounter
+	ProcessorLlmEvalCacheMisses              metric.Int64ObservableCounter
+	ProcessorLlmEvalEvaluations              metric.Int64Counter
+	ProcessorLlmEvalHeldSpans                metric.Int64ObservableGauge
+	ProcessorLlmEvalInputsTruncated          metric.Int64Counter
+	ProcessorLlmEvalJudgeCalls               metric.Int64Counter
+	ProcessorLlmEvalJudgeCallsPerEvaluation  metric.Int64Histogram
+	ProcessorLlmEvalJudgeCircuitState        metric.Int64ObservableGauge
+	ProcessorLlmEvalJudgeCircuitTransitions  metric.Int64Counter
+	ProcessorLlmEvalJudgeLatency             metric.Float64Histogram
+	ProcessorLlmEvalJudgeRetries             metric.Int64Counter
+	ProcessorLlmEvalJudgeTokens              metric.Int64Counter
+	ProcessorLlmEvalJudgeTokensPerEvaluation metric.Int64Histogram
+	ProcessorLlmEvalLateResults              metric.Int64Counter
+	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
+	ProcessorLlmEvalSpansSampled             metric.Int64Counter
+	ProcessorLlmEvalSpansSelected            metric.Int64Counter
+	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -52,12 +59,57 @@ func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
 }
 
+// RegisterProcessorLlmEvalCacheHitsCallback sets callback for observable ProcessorLlmEvalCacheHits metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalCacheHitsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalCacheHits, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalCacheHits)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalCacheMissesCallback sets callback for observable ProcessorLlmEvalCacheMisses metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalCacheMissesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalCacheMisses, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalCacheMisses)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorLlmEvalHeldSpansCallback sets callback for observable ProcessorLlmEvalHeldSpans metric.
 func (builder *TelemetryBuilder) RegisterProcessorLlmEvalHeldSpansCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalHeldSpans, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalHeldSpans)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalJudgeCircuitStateCallback sets callback for observable ProcessorLlmEvalJudgeCircuitState metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalJudgeCircuitStateCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalJudgeCircuitState, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalJudgeCircuitState)
 	if err != nil {
 		return err
 	}
@@ -110,6 +162,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorLlmEvalCacheHits, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_llm_eval_cache_hits",
+		metric.WithDescription("Evaluations answered by the result cache without calling the judge (stored results and calls coalesced with an identical one in flight). [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalCacheMisses, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_llm_eval_cache_misses",
+		metric.WithDescription("Evaluations the result cache did not have, which called the judge. [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalEvaluations, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_evaluations",
 		metric.WithDescription("Evaluations finished, by scorer and outcome. [Development]"),
@@ -122,10 +186,35 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalInputsTruncated, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_inputs_truncated",
+		metric.WithDescription("Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_judge_calls",
 		metric.WithDescription("Calls made to the judge, by scorer. [Development]"),
 		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCallsPerEvaluation, err = builder.meter.Int64Histogram(
+		"otelcol_processor_llm_eval_judge_calls_per_evaluation",
+		metric.WithDescription("Judge calls made by one evaluation (0 for cache hits and calls the circuit breaker refused), by scorer. [Development]"),
+		metric.WithUnit("{calls}"),
+		metric.WithExplicitBucketBoundaries([]float64{0, 1, 2, 3, 4, 5, 6, 8, 10}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCircuitState, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_judge_circuit_state",
+		metric.WithDescription("State of the judge circuit breaker (0 closed, 1 half-open, 2 open, 3 suspended after the judge rejected the API key). [Development]"),
+		metric.WithUnit("{state}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCircuitTransitions, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_judge_circuit_transitions",
+		metric.WithDescription("Transitions of the judge circuit breaker, by the state entered. [Development]"),
+		metric.WithUnit("{transitions}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeLatency, err = builder.meter.Float64Histogram(
@@ -145,6 +234,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_judge_tokens",
 		metric.WithDescription("Tokens used by the judge, by scorer and token type. [Development]"),
 		metric.WithUnit("{tokens}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeTokensPerEvaluation, err = builder.meter.Int64Histogram(
+		"otelcol_processor_llm_eval_judge_tokens_per_evaluation",
+		metric.WithDescription("Judge tokens (prompt + completion) used by one evaluation, by scorer. [Development]"),
+		metric.WithUnit("{tokens}"),
+		metric.WithExplicitBucketBoundaries([]float64{0, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000}...),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalLateResults, err = builder.meter.Int64Counter(

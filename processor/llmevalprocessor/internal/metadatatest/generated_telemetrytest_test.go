@@ -20,7 +20,19 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterProcessorLlmEvalCacheHitsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalCacheMissesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorLlmEvalHeldSpansCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
 	}))
@@ -29,21 +41,43 @@ func TestSetupTelemetry(t *testing.T) {
 		return nil
 	}))
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalInputsTruncated.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCalls.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeLatency.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeRetries.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeTokens.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalLateResults.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSampled.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
+	AssertEqualProcessorLlmEvalCacheHits(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalCacheMisses(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalEvaluations(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalHeldSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalInputsTruncated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeCallsPerEvaluation(t, testTel,
+		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeCircuitState(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeLatency(t, testTel,
@@ -54,6 +88,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeTokens(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeTokensPerEvaluation(t, testTel,
+		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalLateResults(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
