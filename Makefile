@@ -10,7 +10,7 @@ LLMEVAL := bin/llmeval
 # Every non-test Go source and module file the binaries depend on.
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
 
-.PHONY: all build tools promtool generate run test unit-test rules-test e2e demo clean
+.PHONY: all build tools promtool generate run test unit-test rules-test e2e demo load clean
 
 all: build
 
@@ -69,6 +69,12 @@ e2e: $(COLLECTOR)
 
 demo: build
 	examples/demo.sh
+
+# Load runs (minutes; not part of `make test`): the built collector at
+# 10,000 spans/s without and with llm_eval and through a judge outage.
+# LOAD_FLAGS passes flags to test/load, e.g. LOAD_FLAGS="-sampling 1 -duration 30s".
+load: $(COLLECTOR)
+	$(GO) run ./test/load -collector $(COLLECTOR) $(LOAD_FLAGS)
 
 clean:
 	rm -rf bin _build

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 )
@@ -176,21 +177,28 @@ func printReport(o options, reports []report) {
 		o.rate, o.duration, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency)
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	var base float64
+	perSpan := map[string][]float64{}
+	var names []string
 	for _, r := range reports {
-		perSpan := r.cpu / float64(max(r.sent, 1)) * 1e6
-		if r.name == "baseline" {
-			base = perSpan
+		us := r.cpu / float64(max(r.sent, 1)) * 1e6
+		if _, ok := perSpan[r.name]; !ok {
+			names = append(names, r.name)
 		}
+		perSpan[r.name] = append(perSpan[r.name], us)
 		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %d | %.1f | %.2f | %.2f | %.1f |\n",
 			r.name, r.sent, r.rejected, r.got.Unique, r.lost, r.got.Duplicated, r.got.LateSpans, r.got.EvalEvents,
-			r.evaluations/r.elapsed.Seconds(), r.cpu, perSpan, float64(r.peakRSS)/(1<<20))
+			r.evaluations/r.elapsed.Seconds(), r.cpu, us, float64(r.peakRSS)/(1<<20))
 	}
 	fmt.Println()
-	for _, r := range reports {
-		if r.name != "baseline" && base > 0 {
-			fmt.Printf("CPU per span, %s / baseline: %.3f\n", r.name, r.cpu/float64(max(r.sent, 1))*1e6/base)
+	// CPU time of one run varies by about ±10 % on a shared 2-core machine,
+	// so repeated scenarios are compared by their medians.
+	base := median(perSpan["baseline"])
+	for _, name := range names {
+		fmt.Printf("CPU µs/span, %s: median %.2f of %d run(s)", name, median(perSpan[name]), len(perSpan[name]))
+		if name != "baseline" && base > 0 {
+			fmt.Printf(", %.3f x baseline", median(perSpan[name])/base)
 		}
+		fmt.Println()
 	}
 	for _, r := range reports {
 		var series []string
@@ -199,4 +207,16 @@ func printReport(o options, reports []report) {
 		}
 		fmt.Printf("RSS MiB every 5 s, %s: %s\n", r.name, strings.Join(series, " "))
 	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
