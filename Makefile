@@ -10,7 +10,7 @@ LLMEVAL := bin/llmeval
 # Every non-test Go source and module file the binaries depend on.
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
 
-.PHONY: all build tools promtool generate run test unit-test rules-test e2e demo load clean
+.PHONY: all build tools promtool generate run test unit-test bench-smoke rules-test e2e demo load clean
 
 all: build
 
@@ -55,10 +55,15 @@ run: $(COLLECTOR)
 	fi
 	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
-test: unit-test rules-test e2e
+test: unit-test bench-smoke rules-test e2e
 
 unit-test:
 	$(GO) test -race ./...
+
+# One iteration of every benchmark, so a benchmark that breaks fails CI.
+# The figures in BENCHMARKS.md come from longer runs (see there).
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 rules-test: promtool
 	promtool check rules examples/alerts.yaml
