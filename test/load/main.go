@@ -63,6 +63,7 @@ type report struct {
 	peakRSS               int64
 	rssSeries             []int64 // every 5 s while sending
 	evaluations, unscored float64
+	circuitOpen           float64 // evaluations refused by the open breaker
 	elapsed               time.Duration
 }
 
@@ -157,6 +158,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	_, r.peakRSS, _ = c.memory()
 	r.evaluations = c.metric("otelcol_processor_llm_eval_evaluations")
 	r.unscored = c.metric("otelcol_processor_llm_eval_spans_unscored")
+	r.circuitOpen = c.metric("otelcol_processor_llm_eval_evaluations", `error_type="judge_circuit_open"`)
 	r.elapsed = time.Since(start)
 	if err := c.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
@@ -199,6 +201,12 @@ func printReport(o options, reports []report) {
 			fmt.Printf(", %.3f x baseline", median(perSpan[name])/base)
 		}
 		fmt.Println()
+	}
+	for _, r := range reports {
+		if r.evaluations > 0 {
+			fmt.Printf("%s: %.0f evaluations, %.0f refused by the open circuit breaker, %.0f spans passed unscored\n",
+				r.name, r.evaluations, r.circuitOpen, r.unscored)
+		}
 	}
 	for _, r := range reports {
 		var series []string
