@@ -86,6 +86,11 @@ type CircuitBreakerConfig struct {
 // JudgeConfig is the judge's HTTP client plus what the model needs.
 type JudgeConfig struct {
 	confighttp.ClientConfig `mapstructure:",squash"`
+	JudgeSettings           `mapstructure:",squash"`
+}
+
+// JudgeSettings are the judge keys that are not HTTP client settings.
+type JudgeSettings struct {
 	// APIKey is sent as a bearer token. It is never logged or written out.
 	APIKey configopaque.String `mapstructure:"api_key"`
 	// Model is the judge model name.
@@ -140,31 +145,12 @@ var (
 	_ confmap.Unmarshaler = (*JudgeConfig)(nil)
 )
 
-// judgeOwnFields are the keys of JudgeConfig that are not HTTP client settings.
-type judgeOwnFields struct {
-	APIKey            configopaque.String  `mapstructure:"api_key"`
-	Model             string               `mapstructure:"model"`
-	StructuredOutputs string               `mapstructure:"structured_outputs"`
-	MaxConcurrency    int                  `mapstructure:"max_concurrency"`
-	RequestsPerMinute int                  `mapstructure:"requests_per_minute"`
-	TokensPerMinute   int                  `mapstructure:"tokens_per_minute"`
-	CircuitBreaker    CircuitBreakerConfig `mapstructure:"circuit_breaker"`
-	MaxTokens         int                  `mapstructure:"max_tokens"`
-	Seed              *int                 `mapstructure:"seed"`
-}
-
 // Unmarshal decodes the judge section. It is needed because the embedded
 // confighttp.ClientConfig has its own Unmarshal, which would otherwise be
 // promoted and decode the client settings only, dropping model, api_key and
 // the rest.
 func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
-	own := judgeOwnFields{
-		APIKey: jc.APIKey, Model: jc.Model, StructuredOutputs: jc.StructuredOutputs,
-		MaxConcurrency: jc.MaxConcurrency, RequestsPerMinute: jc.RequestsPerMinute,
-		TokensPerMinute: jc.TokensPerMinute, CircuitBreaker: jc.CircuitBreaker,
-		MaxTokens: jc.MaxTokens, Seed: jc.Seed,
-	}
-	ownKeys := mapstructureKeys(reflect.TypeFor[judgeOwnFields]())
+	ownKeys := mapstructureKeys(reflect.TypeFor[JudgeSettings]())
 	clientKeys := mapstructureKeys(reflect.TypeFor[confighttp.ClientConfig]())
 	ownMap, clientMap := map[string]any{}, map[string]any{}
 	var unknown []string
@@ -182,17 +168,10 @@ func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
 		slices.Sort(unknown)
 		return fmt.Errorf("judge: unknown keys %q", unknown)
 	}
-	if err := confmap.NewFromStringMap(ownMap).Unmarshal(&own); err != nil {
+	if err := confmap.NewFromStringMap(ownMap).Unmarshal(&jc.JudgeSettings); err != nil {
 		return err
 	}
-	if err := jc.ClientConfig.Unmarshal(confmap.NewFromStringMap(clientMap)); err != nil {
-		return err
-	}
-	jc.APIKey, jc.Model, jc.StructuredOutputs = own.APIKey, own.Model, own.StructuredOutputs
-	jc.MaxConcurrency, jc.RequestsPerMinute = own.MaxConcurrency, own.RequestsPerMinute
-	jc.TokensPerMinute, jc.CircuitBreaker = own.TokensPerMinute, own.CircuitBreaker
-	jc.MaxTokens, jc.Seed = own.MaxTokens, own.Seed
-	return nil
+	return jc.ClientConfig.Unmarshal(confmap.NewFromStringMap(clientMap))
 }
 
 // mapstructureKeys lists the top-level keys a struct decodes, following

@@ -45,13 +45,15 @@ func createDefaultConfig() component.Config {
 	client.Timeout = defaultJudgeTimeout
 	return &Config{
 		Judge: JudgeConfig{
-			ClientConfig:      client,
-			StructuredOutputs: defaultStructuredOutputs,
-			MaxConcurrency:    defaultMaxConcurrency,
-			CircuitBreaker: CircuitBreakerConfig{
-				FailureThreshold:  scoring.DefaultFailureThreshold,
-				OpenDuration:      scoring.DefaultOpenDuration,
-				AuthRetryInterval: scoring.DefaultAuthRetryInterval,
+			ClientConfig: client,
+			JudgeSettings: JudgeSettings{
+				StructuredOutputs: defaultStructuredOutputs,
+				MaxConcurrency:    defaultMaxConcurrency,
+				CircuitBreaker: CircuitBreakerConfig{
+					FailureThreshold:  scoring.DefaultFailureThreshold,
+					OpenDuration:      scoring.DefaultOpenDuration,
+					AuthRetryInterval: scoring.DefaultAuthRetryInterval,
+				},
 			},
 		},
 		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},
