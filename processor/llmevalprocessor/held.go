@@ -26,7 +26,6 @@ const (
 type heldSpan struct {
 	of       evaluatedSpan
 	gen      genai.Generation
-	arrived  time.Time
 	deadline time.Time // no evaluation of this span runs past it
 
 	mu      sync.Mutex
@@ -44,7 +43,7 @@ type evalJob struct {
 	slot int
 }
 
-func newHeldSpan(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation, scorers int, arrived, deadline time.Time) *heldSpan {
+func newHeldSpan(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation, scorers int, deadline time.Time) *heldSpan {
 	td := lateTemplate(rs, ss)
 	model := gen.Model
 	if v, ok := span.Attributes().Get(attrRequestModel); ok && v.Str() != "" {
@@ -58,7 +57,6 @@ func newHeldSpan(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span
 			responseID: gen.ResponseID,
 		},
 		gen:      gen,
-		arrived:  arrived,
 		deadline: deadline,
 		td:       td,
 		results:  make([]*evalResult, scorers),

@@ -244,7 +244,7 @@ func (p *llmEvalProcessor) hold(ctx context.Context, rs ptrace.ResourceSpans, ss
 		return false
 	}
 	now := p.now()
-	h := newHeldSpan(rs, ss, span, gen, len(slots), now, now.Add(p.cfg.MaxWait+p.evalTimeout))
+	h := newHeldSpan(rs, ss, span, gen, len(slots), now.Add(p.cfg.MaxWait+p.evalTimeout))
 	p.held[h] = struct{}{}
 	p.heldNow.Add(1)
 	h.mu.Lock()
