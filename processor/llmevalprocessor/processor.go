@@ -35,7 +35,6 @@ type scorerSlot struct {
 type llmEvalProcessor struct {
 	cfg          *Config
 	set          component.TelemetrySettings
-	logger       *zap.Logger
 	next         consumer.Traces
 	tel          *telemetry
 	buildScorers scorerBuilder
@@ -66,7 +65,6 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p := &llmEvalProcessor{
 		cfg:          cfg,
 		set:          set.TelemetrySettings,
-		logger:       set.Logger,
 		next:         next,
 		buildScorers: build,
 		sampler:      newTraceSampler(cfg.Sampling.Percentage),
