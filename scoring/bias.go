@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -64,7 +65,7 @@ func runBias(e *evaluation) {
 		}{opinions[i], v.Verdict, v.Reason}
 		if isYes(v.Verdict) {
 			biased++
-			biasedReasons = append(biasedReasons, orElse(v.Reason, opinions[i]))
+			biasedReasons = append(biasedReasons, cmp.Or(v.Reason, opinions[i]))
 		}
 	}
 	e.res.Steps.Analyze = results
@@ -78,12 +79,4 @@ func runBias(e *evaluation) {
 			formatScore(e.res.Score), biased, len(opinions), plural(len(opinions), "opinion", "opinions"),
 			plural(biased, "is", "are"), joinReasons(biasedReasons))
 	})
-}
-
-// orElse returns s, or fallback when s is empty.
-func orElse(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }

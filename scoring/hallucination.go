@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -69,7 +70,7 @@ func runHallucination(e *evaluation) {
 		forJudge[i] = cv
 		if isYes(v.Verdict) {
 			hallucinated++
-			reasons = append(reasons, orElse(v.Reason, claims[i]))
+			reasons = append(reasons, cmp.Or(v.Reason, claims[i]))
 		}
 	}
 	e.res.Steps.Analyze = result

@@ -1,6 +1,9 @@
 package scoring
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 var instructionVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, allowNA: true, unit: "instruction"}
 
@@ -50,7 +53,7 @@ func runPromptAlignment(e *evaluation) {
 		if isYes(v.Verdict) {
 			followed++
 		} else {
-			broken = append(broken, orElse(v.Reason, e.c.Instructions[i]))
+			broken = append(broken, cmp.Or(v.Reason, e.c.Instructions[i]))
 		}
 	}
 	e.res.Steps.Analyze = result
