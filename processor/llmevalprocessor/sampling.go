@@ -9,8 +9,9 @@ import (
 // traceSampler decides from the trace id alone, so every replica that sees
 // a trace makes the same choice and a trace is scored everywhere or nowhere.
 type traceSampler struct {
-	all, none bool
-	// threshold: a trace is sampled when the FNV-1a 64 hash of its id is below it.
+	all bool
+	// threshold: a trace is sampled when the FNV-1a 64 hash of its id is
+	// below it, so zero samples nothing.
 	threshold uint64
 }
 
@@ -19,7 +20,7 @@ func newTraceSampler(percentage float64) traceSampler {
 	case percentage >= 100:
 		return traceSampler{all: true}
 	case !(percentage > 0):
-		return traceSampler{none: true}
+		return traceSampler{}
 	}
 	f := percentage / 100 * math.Exp2(64)
 	if f >= math.Exp2(64) {
@@ -30,13 +31,7 @@ func newTraceSampler(percentage float64) traceSampler {
 
 // sampled reports whether the trace is in the sample.
 func (s traceSampler) sampled(id pcommon.TraceID) bool {
-	switch {
-	case s.all:
-		return true
-	case s.none:
-		return false
-	}
-	return fnv1a64(id) < s.threshold
+	return s.all || fnv1a64(id) < s.threshold
 }
 
 // fnv1a64 hashes the 16 bytes of a trace id without allocating.
