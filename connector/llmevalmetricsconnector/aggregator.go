@@ -313,10 +313,7 @@ func stringAttr(attrs pcommon.Map, key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if v.Type() == pcommon.ValueTypeStr {
-		return v.Str(), true
-	}
-	return v.AsString(), true
+	return v.AsString(), true // a string value as it is; others rendered
 }
 
 func spanModel(attrs pcommon.Map) (string, bool) {
