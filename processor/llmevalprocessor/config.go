@@ -70,6 +70,46 @@ type RedactionConfig struct {
 	Patterns []string `mapstructure:"patterns"`
 }
 
+// RetryConfig tunes the judge client's retries. 400, 401, 403 and 404 are
+// never retried; waits are jittered and never outlast the evaluation.
+type RetryConfig struct {
+	// MaxAttempts counts the first try (default 3; 1 disables retries).
+	MaxAttempts int `mapstructure:"max_attempts"`
+	// InitialBackoff bounds the first wait (default 500ms).
+	InitialBackoff time.Duration `mapstructure:"initial_backoff"`
+	// MaxBackoff caps the doubling wait (default 10s).
+	MaxBackoff time.Duration `mapstructure:"max_backoff"`
+	// MaxRetryAfter caps a server's Retry-After on 429 and 503 (default 30s).
+	MaxRetryAfter time.Duration `mapstructure:"max_retry_after"`
+}
+
+// policy is the library's retry policy for these settings.
+func (rc RetryConfig) policy() scoring.RetryPolicy {
+	return scoring.RetryPolicy{
+		MaxAttempts:    rc.MaxAttempts,
+		InitialBackoff: rc.InitialBackoff,
+		MaxBackoff:     rc.MaxBackoff,
+		MaxRetryAfter:  rc.MaxRetryAfter,
+	}
+}
+
+func (rc RetryConfig) validate() []error {
+	var errs []error
+	if rc.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("judge.retry.max_attempts: must be at least 1, got %d", rc.MaxAttempts))
+	}
+	if rc.InitialBackoff <= 0 {
+		errs = append(errs, fmt.Errorf("judge.retry.initial_backoff: must be positive, got %s", rc.InitialBackoff))
+	}
+	if rc.MaxBackoff < rc.InitialBackoff {
+		errs = append(errs, fmt.Errorf("judge.retry.max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
+	}
+	if rc.MaxRetryAfter <= 0 {
+		errs = append(errs, fmt.Errorf("judge.retry.max_retry_after: must be positive, got %s", rc.MaxRetryAfter))
+	}
+	return errs
+}
+
 // CircuitBreakerConfig tunes the breaker in front of the judge endpoint.
 type CircuitBreakerConfig struct {
 	// FailureThreshold is how many consecutive failed calls open the
@@ -106,6 +146,9 @@ type JudgeSettings struct {
 	TokensPerMinute int `mapstructure:"tokens_per_minute"`
 	// CircuitBreaker stops calling a failing judge endpoint.
 	CircuitBreaker CircuitBreakerConfig `mapstructure:"circuit_breaker"`
+	// Retry tunes how a failed call (429, 5xx, connection error, timeout)
+	// is tried again.
+	Retry RetryConfig `mapstructure:"retry"`
 	// MaxTokens caps each judge reply; 0 leaves it to the endpoint.
 	MaxTokens int `mapstructure:"max_tokens"`
 	// Seed is passed to endpoints that support reproducible sampling.
@@ -243,6 +286,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("judge.tokens_per_minute: must not be negative, got %d", cfg.Judge.TokensPerMinute))
 	}
 	errs = append(errs, cfg.Judge.CircuitBreaker.validate()...)
+	errs = append(errs, cfg.Judge.Retry.validate()...)
 	if cfg.Judge.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("judge.max_tokens: must not be negative, got %d", cfg.Judge.MaxTokens))
 	}

@@ -36,6 +36,8 @@ func TestLoadConfig(t *testing.T) {
 	full.Judge.TokensPerMinute = 200000
 	full.Judge.CircuitBreaker.FailureThreshold = 3
 	full.Judge.CircuitBreaker.OpenDuration = 10 * time.Second
+	full.Judge.Retry.MaxAttempts = 5
+	full.Judge.Retry.InitialBackoff = 250 * time.Millisecond
 	full.Judge.MaxTokens = 512
 	full.Judge.Seed = ptr(7)
 	full.Sampling.Percentage = 12.5
@@ -86,6 +88,8 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_failure_threshold", wantErr: "judge.circuit_breaker.failure_threshold: must be at least 1"},
 		{name: "bad_open_duration", wantErr: "judge.circuit_breaker.open_duration: must be positive"},
 		{name: "bad_auth_retry_interval", wantErr: "judge.circuit_breaker.auth_retry_interval: must be positive"},
+		{name: "bad_retry_attempts", wantErr: "judge.retry.max_attempts: must be at least 1"},
+		{name: "bad_retry_backoff", wantErr: "judge.retry.max_backoff: must be at least initial_backoff"},
 		{name: "bad_cache_size", wantErr: "cache.size: must be at least 1"},
 		{name: "bad_cache_ttl", wantErr: "cache.ttl: must be positive"},
 		{name: "cache_off_ignores_size", want: cacheOff},

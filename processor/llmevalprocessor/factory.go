@@ -54,6 +54,12 @@ func createDefaultConfig() component.Config {
 					OpenDuration:      scoring.DefaultOpenDuration,
 					AuthRetryInterval: scoring.DefaultAuthRetryInterval,
 				},
+				Retry: RetryConfig{
+					MaxAttempts:    scoring.DefaultMaxAttempts,
+					InitialBackoff: scoring.DefaultInitialBackoff,
+					MaxBackoff:     scoring.DefaultMaxBackoff,
+					MaxRetryAfter:  scoring.DefaultMaxRetryAfter,
+				},
 			},
 		},
 		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},

@@ -50,7 +50,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // faultRig runs the processor with the real judge construction against a
-// fake judge over HTTP, with tiny retry backoff, a fake breaker clock and
+// fake judge over HTTP, with tiny retry backoff (judge.retry), a fake breaker clock and
 // observed logs.
 type faultRig struct {
 	*harness
@@ -73,6 +73,8 @@ func faultConfig(endpoint string) *Config {
 
 func newFaultRig(t *testing.T, judge *scoringtest.Server, cfg *Config, attempts int) *faultRig {
 	t.Helper()
+	cfg.Judge.Retry.MaxAttempts = attempts
+	cfg.Judge.Retry.InitialBackoff, cfg.Judge.Retry.MaxBackoff = time.Millisecond, time.Millisecond
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -81,7 +83,6 @@ func newFaultRig(t *testing.T, judge *scoringtest.Server, cfg *Config, attempts 
 	set.Logger = zap.New(core)
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	build := func(ctx context.Context, cfg *Config, host component.Host, ts component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error) {
-		hooks.retry = scoring.RetryPolicy{MaxAttempts: attempts, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
 		hooks.now = clock.Now
 		return newJudgeScorers(ctx, cfg, host, ts, hooks)
 	}

@@ -20,8 +20,6 @@ type judgeHooks struct {
 	// cache, when set, is shared by all scorers.
 	cache *scoring.Cache
 
-	// retry replaces the default retry policy (tests: tiny backoff).
-	retry scoring.RetryPolicy
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
 }
@@ -56,7 +54,7 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 		MaxTokens:         cfg.Judge.MaxTokens,
 		Seed:              cfg.Judge.Seed,
 		StructuredOutputs: mode,
-		Retry:             hooks.retry,
+		Retry:             cfg.Judge.Retry.policy(),
 	}
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
