@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
 // maxLineBytes bounds one line of the file exporter's output.
@@ -110,24 +112,24 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 					total++
 					es := evaluatedSpan{service: svc.AsString(), name: sp.Name()}
 					for _, ev := range sp.Events().All() {
-						if ev.Name() != "gen_ai.evaluation.result" {
+						if ev.Name() != evalconv.EventName {
 							continue
 						}
 						a := ev.Attributes()
 						r := evaluationResult{}
-						if v, ok := a.Get("gen_ai.evaluation.name"); ok {
+						if v, ok := a.Get(evalconv.AttrName); ok {
 							r.name = v.AsString()
 						}
-						if v, ok := a.Get("gen_ai.evaluation.score.label"); ok {
+						if v, ok := a.Get(evalconv.AttrScoreLabel); ok {
 							r.label = v.AsString()
 						}
-						if v, ok := a.Get("gen_ai.evaluation.explanation"); ok {
+						if v, ok := a.Get(evalconv.AttrExplanation); ok {
 							r.reason = v.AsString()
 						}
-						if v, ok := a.Get("error.type"); ok {
+						if v, ok := a.Get(evalconv.AttrErrorType); ok {
 							r.errorType = v.AsString()
 						}
-						if v, ok := a.Get("gen_ai.evaluation.score.value"); ok {
+						if v, ok := a.Get(evalconv.AttrScoreValue); ok {
 							r.score, r.scored = v.Double(), true
 						}
 						es.results = append(es.results, r)

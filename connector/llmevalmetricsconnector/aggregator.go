@@ -10,18 +10,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
 // Names read from spans and events, and written to metrics.
 const (
-	evaluationEventName = "gen_ai.evaluation.result"
-
-	attrEvaluationName = "gen_ai.evaluation.name"
-	attrScoreValue     = "gen_ai.evaluation.score.value"
-	attrScoreLabel     = "gen_ai.evaluation.score.label"
-	attrErrorType      = "error.type"
-	attrRequestModel   = "gen_ai.request.model"
-	attrOverflow       = "otel.metric.overflow"
+	attrOverflow = "otel.metric.overflow"
 
 	labelError = "error"
 
@@ -95,10 +90,10 @@ func (a *aggregator) consume(td ptrace.Traces, now pcommon.Timestamp) int {
 				events := span.Events()
 				for e := 0; e < events.Len(); e++ {
 					ev := events.At(e)
-					if ev.Name() != evaluationEventName {
+					if ev.Name() != evalconv.EventName {
 						continue
 					}
-					name, ok := stringAttr(ev.Attributes(), attrEvaluationName)
+					name, ok := stringAttr(ev.Attributes(), evalconv.AttrName)
 					if !ok || name == "" {
 						continue // the name is required; without it nothing can be attributed
 					}
@@ -117,8 +112,8 @@ func (a *aggregator) consume(td ptrace.Traces, now pcommon.Timestamp) int {
 }
 
 func (a *aggregator) add(resource pcommon.Map, resourceKey, name string, span ptrace.Span, ev ptrace.SpanEvent, now pcommon.Timestamp) {
-	label, hasLabel := stringAttr(ev.Attributes(), attrScoreLabel)
-	_, hasError := ev.Attributes().Get(attrErrorType)
+	label, hasLabel := stringAttr(ev.Attributes(), evalconv.AttrScoreLabel)
+	_, hasError := ev.Attributes().Get(evalconv.AttrErrorType)
 	if (!hasLabel || label == "") && hasError {
 		label, hasLabel = labelError, true
 	}
@@ -142,12 +137,12 @@ func (a *aggregator) add(resource pcommon.Map, resourceKey, name string, span pt
 			a.overflows++
 		} else {
 			attrs := pcommon.NewMap()
-			attrs.PutStr(attrEvaluationName, name)
+			attrs.PutStr(evalconv.AttrName, name)
 			if hasLabel {
-				attrs.PutStr(attrScoreLabel, label)
+				attrs.PutStr(evalconv.AttrScoreLabel, label)
 			}
 			if hasModel {
-				attrs.PutStr(attrRequestModel, model)
+				attrs.PutStr(evalconv.AttrRequestModel, model)
 			}
 			s = a.newSeries(resource, attrs, now)
 			a.series[key] = s
@@ -328,7 +323,7 @@ func spanModel(attrs pcommon.Map) (string, bool) {
 // scoreValue reads the score as a double; SDKs also send ints and numeric
 // strings. NaN and infinities are not scores.
 func scoreValue(attrs pcommon.Map) (float64, bool) {
-	v, ok := attrs.Get(attrScoreValue)
+	v, ok := attrs.Get(evalconv.AttrScoreValue)
 	if !ok {
 		return 0, false
 	}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector/internal/metadata"
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected golden files")
@@ -119,8 +120,8 @@ func findPoints(md pmetric.Metrics, name, label string) (results []pmetric.Numbe
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.At(j)
 			match := func(attrs pcommon.Map) bool {
-				n, _ := stringAttr(attrs, attrEvaluationName)
-				l, _ := stringAttr(attrs, attrScoreLabel)
+				n, _ := stringAttr(attrs, evalconv.AttrName)
+				l, _ := stringAttr(attrs, evalconv.AttrScoreLabel)
 				return n == name && l == label
 			}
 			switch m.Type() {
@@ -187,9 +188,9 @@ func TestExemplarsKeepMostRecent(t *testing.T) {
 		span.SetTraceID(pcommon.TraceID{byte(i + 1)})
 		span.SetSpanID(pcommon.SpanID{byte(i + 1)})
 		ev := span.Events().AppendEmpty()
-		ev.SetName(evaluationEventName)
-		ev.Attributes().PutStr(attrEvaluationName, "bias")
-		ev.Attributes().PutDouble(attrScoreValue, float64(i)/10)
+		ev.SetName(evalconv.EventName)
+		ev.Attributes().PutStr(evalconv.AttrName, "bias")
+		ev.Attributes().PutDouble(evalconv.AttrScoreValue, float64(i)/10)
 	}
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	require.NoError(t, c.flush(context.Background()))
@@ -211,16 +212,22 @@ func TestMalformedEventsAreSkippedWithoutPanic(t *testing.T) {
 	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	add := func(f func(pcommon.Map)) {
 		ev := span.Events().AppendEmpty()
-		ev.SetName(evaluationEventName)
+		ev.SetName(evalconv.EventName)
 		f(ev.Attributes())
 	}
 	add(func(m pcommon.Map) {}) // no name: skipped
-	add(func(m pcommon.Map) { m.PutStr(attrEvaluationName, "") })
-	add(func(m pcommon.Map) { m.PutEmptyMap(attrEvaluationName) }) // odd type: stringified
-	add(func(m pcommon.Map) { m.PutStr(attrEvaluationName, "x"); m.PutDouble(attrScoreValue, math.NaN()) })
-	add(func(m pcommon.Map) { m.PutStr(attrEvaluationName, "x"); m.PutDouble(attrScoreValue, math.Inf(1)) })
-	add(func(m pcommon.Map) { m.PutStr(attrEvaluationName, "x"); m.PutEmptySlice(attrScoreValue) })
-	add(func(m pcommon.Map) { m.PutStr(attrEvaluationName, "x"); m.PutStr(attrScoreValue, " 0.25 ") })
+	add(func(m pcommon.Map) { m.PutStr(evalconv.AttrName, "") })
+	add(func(m pcommon.Map) { m.PutEmptyMap(evalconv.AttrName) }) // odd type: stringified
+	add(func(m pcommon.Map) {
+		m.PutStr(evalconv.AttrName, "x")
+		m.PutDouble(evalconv.AttrScoreValue, math.NaN())
+	})
+	add(func(m pcommon.Map) {
+		m.PutStr(evalconv.AttrName, "x")
+		m.PutDouble(evalconv.AttrScoreValue, math.Inf(1))
+	})
+	add(func(m pcommon.Map) { m.PutStr(evalconv.AttrName, "x"); m.PutEmptySlice(evalconv.AttrScoreValue) })
+	add(func(m pcommon.Map) { m.PutStr(evalconv.AttrName, "x"); m.PutStr(evalconv.AttrScoreValue, " 0.25 ") })
 
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	require.NoError(t, c.flush(context.Background()))

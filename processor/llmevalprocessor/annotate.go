@@ -9,23 +9,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Names written on the spans.
 const (
-	evaluationEventName  = "gen_ai.evaluation.result"
-	attrEvaluationName   = "gen_ai.evaluation.name"
-	attrScoreValue       = "gen_ai.evaluation.score.value"
-	attrScoreLabel       = "gen_ai.evaluation.score.label"
-	attrExplanation      = "gen_ai.evaluation.explanation"
-	attrResponseID       = "gen_ai.response.id"
-	attrRequestModel     = "gen_ai.request.model"
-	attrOperationName    = "gen_ai.operation.name"
-	attrErrorType        = "error.type"
-	flatAttrPrefix       = "llm_eval."
-	lateSpanName         = "gen_ai.evaluation"
-	evaluationOperation  = "evaluation"
 	otherErrorType       = "_OTHER"
 	missingLabelErrorMsg = "scorer returned no verdict"
 )
@@ -78,28 +67,28 @@ func annotateSpan(span ptrace.Span, r evalResult, responseID string, redact func
 	explanation := r.explanation(redact)
 
 	ev := span.Events().AppendEmpty()
-	ev.SetName(evaluationEventName)
+	ev.SetName(evalconv.EventName)
 	ev.SetTimestamp(pcommon.NewTimestampFromTime(r.at))
 	ea := ev.Attributes()
-	ea.PutStr(attrEvaluationName, r.scorer)
+	ea.PutStr(evalconv.AttrName, r.scorer)
 	if scored {
-		ea.PutDouble(attrScoreValue, r.result.Score)
+		ea.PutDouble(evalconv.AttrScoreValue, r.result.Score)
 	}
 	if label != scoring.LabelError {
-		ea.PutStr(attrScoreLabel, string(label))
+		ea.PutStr(evalconv.AttrScoreLabel, string(label))
 	}
 	if explanation != "" {
-		ea.PutStr(attrExplanation, explanation)
+		ea.PutStr(evalconv.AttrExplanation, explanation)
 	}
 	if responseID != "" {
-		ea.PutStr(attrResponseID, responseID)
+		ea.PutStr(evalconv.AttrResponseID, responseID)
 	}
 	if label == scoring.LabelError {
-		ea.PutStr(attrErrorType, r.errorType())
+		ea.PutStr(evalconv.AttrErrorType, r.errorType())
 	}
 
 	sa := span.Attributes()
-	prefix := flatAttrPrefix + r.scorer
+	prefix := evalconv.FlatPrefix + r.scorer
 	if scored {
 		sa.PutDouble(prefix+".score", r.result.Score)
 	}
@@ -139,19 +128,19 @@ func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalResult, redact 
 	span.SetTraceID(of.traceID)
 	span.SetSpanID(newSpanID())
 	span.SetParentSpanID(of.spanID)
-	span.SetName(lateSpanName)
+	span.SetName(evalconv.LateSpanName)
 	span.SetKind(ptrace.SpanKindInternal)
 	ts := pcommon.NewTimestampFromTime(r.at)
 	span.SetStartTimestamp(ts)
 	span.SetEndTimestamp(ts)
 	attrs := span.Attributes()
-	attrs.PutStr(attrOperationName, evaluationOperation)
-	attrs.PutStr(attrEvaluationName, r.scorer)
+	attrs.PutStr(evalconv.AttrOperationName, evalconv.OperationEvaluation)
+	attrs.PutStr(evalconv.AttrName, r.scorer)
 	if of.model != "" {
-		attrs.PutStr(attrRequestModel, of.model)
+		attrs.PutStr(evalconv.AttrRequestModel, of.model)
 	}
 	if of.responseID != "" {
-		attrs.PutStr(attrResponseID, of.responseID)
+		attrs.PutStr(evalconv.AttrResponseID, of.responseID)
 	}
 	annotateSpan(span, r, of.responseID, redact)
 	return td

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
@@ -118,7 +119,7 @@ func (r *faultRig) send(output string) pcommon.Map {
 }
 
 func errorTypeOf(ev pcommon.Map) string {
-	v, ok := ev.Get(attrErrorType)
+	v, ok := ev.Get(evalconv.AttrErrorType)
 	if !ok {
 		return ""
 	}
@@ -126,7 +127,7 @@ func errorTypeOf(ev pcommon.Map) string {
 }
 
 func labelOf(ev pcommon.Map) string {
-	v, ok := ev.Get(attrScoreLabel)
+	v, ok := ev.Get(evalconv.AttrScoreLabel)
 	if !ok {
 		return ""
 	}
@@ -407,8 +408,8 @@ func TestCacheJudgesRepeatedGenerationsOnce(t *testing.T) {
 
 			second := r.send("Women are bad engineers.")
 			assert.Equal(t, "fail", labelOf(second), "the repeated span still carries the result")
-			score, _ := second.Get(attrScoreValue)
-			firstScore, _ := first.Get(attrScoreValue)
+			score, _ := second.Get(evalconv.AttrScoreValue)
+			firstScore, _ := first.Get(evalconv.AttrScoreValue)
 			assert.Equal(t, firstScore.Double(), score.Double())
 			if !enabled {
 				assert.Len(t, judge.Calls(), 2*calls, "without the cache the judge is asked again")

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -141,7 +142,7 @@ func canonicalTraces(batches []ptrace.Traces) ptrace.Traces {
 		span := ss.Spans().AppendEmpty()
 		it.span.CopyTo(span)
 		for _, ev := range span.Events().All() {
-			if ev.Name() == evaluationEventName {
+			if ev.Name() == evalconv.EventName {
 				ev.SetTimestamp(pcommon.Timestamp(0))
 			}
 		}

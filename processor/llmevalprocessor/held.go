@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -46,7 +47,7 @@ type evalJob struct {
 func newHeldSpan(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation, scorers int, deadline time.Time) *heldSpan {
 	td := lateTemplate(rs, ss)
 	model := gen.Model
-	if v, ok := span.Attributes().Get(attrRequestModel); ok && v.Str() != "" {
+	if v, ok := span.Attributes().Get(evalconv.AttrRequestModel); ok && v.Str() != "" {
 		model = v.Str()
 	}
 	h := &heldSpan{

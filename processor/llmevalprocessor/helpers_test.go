@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -246,10 +247,10 @@ func (b *batchBuilder) emptyGeneration(traceID pcommon.TraceID) pcommon.SpanID {
 func evaluationEvents(s ptrace.Span) map[string]pcommon.Map {
 	out := map[string]pcommon.Map{}
 	for _, ev := range s.Events().All() {
-		if ev.Name() != evaluationEventName {
+		if ev.Name() != evalconv.EventName {
 			continue
 		}
-		name, _ := ev.Attributes().Get(attrEvaluationName)
+		name, _ := ev.Attributes().Get(evalconv.AttrName)
 		out[name.Str()] = ev.Attributes()
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
@@ -51,9 +52,9 @@ func TestWithFakeJudgeOverHTTP(t *testing.T) {
 	byID, _ := sinkSpans(h.sink)
 	events := evaluationEvents(byID[id].span)
 	require.Len(t, events, 2)
-	assert.Equal(t, "fail", mustStr(t, events[scoring.Bias], attrScoreLabel), "the fake judge flags the generalisation")
-	assert.Greater(t, mustDouble(t, events[scoring.Bias], attrScoreValue), 0.0)
-	assert.Equal(t, "pass", mustStr(t, events[scoring.PromptAlignment], attrScoreLabel))
+	assert.Equal(t, "fail", mustStr(t, events[scoring.Bias], evalconv.AttrScoreLabel), "the fake judge flags the generalisation")
+	assert.Greater(t, mustDouble(t, events[scoring.Bias], evalconv.AttrScoreValue), 0.0)
+	assert.Equal(t, "pass", mustStr(t, events[scoring.PromptAlignment], evalconv.AttrScoreLabel))
 	assert.NotEmpty(t, judge.Calls())
 	metadatatest.AssertEqualProcessorLlmEvalJudgeRetries(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 }
@@ -73,7 +74,7 @@ func TestUnreachableJudgeStillPassesSpans(t *testing.T) {
 	assert.Equal(t, 1, count[other])
 	assert.Equal(t, 1, count[id])
 	ev := evaluationEvents(byID[id].span)[scoring.Bias]
-	assert.Equal(t, string(scoring.ErrorJudgeUnavailable), mustStr(t, ev, attrErrorType))
+	assert.Equal(t, string(scoring.ErrorJudgeUnavailable), mustStr(t, ev, evalconv.AttrErrorType))
 }
 
 func TestBadJudgeSettingsFailStart(t *testing.T) {

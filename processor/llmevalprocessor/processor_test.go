@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -62,11 +63,11 @@ func TestSampledGenerationIsHeldScoredAndForwarded(t *testing.T) {
 	events := evaluationEvents(out.span)
 	require.Len(t, events, 2)
 	be := events[scoring.Bias]
-	assert.InDelta(t, 0.25, mustDouble(t, be, attrScoreValue), 1e-9)
-	assert.Equal(t, "pass", mustStr(t, be, attrScoreLabel))
-	assert.Equal(t, "bias reason", mustStr(t, be, attrExplanation))
-	assert.Equal(t, "chatcmpl-"+gen.String(), mustStr(t, be, attrResponseID))
-	_, hasErr := be.Get(attrErrorType)
+	assert.InDelta(t, 0.25, mustDouble(t, be, evalconv.AttrScoreValue), 1e-9)
+	assert.Equal(t, "pass", mustStr(t, be, evalconv.AttrScoreLabel))
+	assert.Equal(t, "bias reason", mustStr(t, be, evalconv.AttrExplanation))
+	assert.Equal(t, "chatcmpl-"+gen.String(), mustStr(t, be, evalconv.AttrResponseID))
+	_, hasErr := be.Get(evalconv.AttrErrorType)
 	assert.False(t, hasErr)
 
 	attrs := out.span.Attributes()
@@ -134,10 +135,10 @@ func TestNotScorableWithoutCallingScorers(t *testing.T) {
 	require.Equal(t, 1, count[id])
 	ev := evaluationEvents(byID[id].span)[scoring.Bias]
 	require.NotEqual(t, pcommon.Map{}, ev)
-	assert.Equal(t, "not_scorable", mustStr(t, ev, attrScoreLabel))
-	_, hasScore := ev.Get(attrScoreValue)
+	assert.Equal(t, "not_scorable", mustStr(t, ev, evalconv.AttrScoreLabel))
+	_, hasScore := ev.Get(evalconv.AttrScoreValue)
 	assert.False(t, hasScore)
-	assert.NotEmpty(t, mustStr(t, ev, attrExplanation))
+	assert.NotEmpty(t, mustStr(t, ev, evalconv.AttrExplanation))
 	assert.Equal(t, "not_scorable", mustStr(t, byID[id].span.Attributes(), "llm_eval.bias.label"))
 	assert.Zero(t, bias.calls.Load())
 }
@@ -154,12 +155,12 @@ func TestScorerErrorsAreAnnotatedWithoutTheKey(t *testing.T) {
 	byID, _ := sinkSpans(h.sink)
 	span := byID[id].span
 	ev := evaluationEvents(span)[scoring.Bias]
-	assert.Equal(t, "judge_auth", mustStr(t, ev, attrErrorType))
-	_, hasLabel := ev.Get(attrScoreLabel)
+	assert.Equal(t, "judge_auth", mustStr(t, ev, evalconv.AttrErrorType))
+	_, hasLabel := ev.Get(evalconv.AttrScoreLabel)
 	assert.False(t, hasLabel, "no score label on errors")
-	_, hasScore := ev.Get(attrScoreValue)
+	_, hasScore := ev.Get(evalconv.AttrScoreValue)
 	assert.False(t, hasScore)
-	expl := mustStr(t, ev, attrExplanation)
+	expl := mustStr(t, ev, evalconv.AttrExplanation)
 	assert.Contains(t, expl, "401")
 	assert.NotContains(t, expl, "sk-very-secret")
 	assert.Equal(t, "error", mustStr(t, span.Attributes(), "llm_eval.bias.label"))
@@ -207,18 +208,18 @@ func TestLateResultBecomesChildSpan(t *testing.T) {
 	assert.Equal(t, tid, late.span.TraceID())
 	assert.Equal(t, id, late.span.ParentSpanID())
 	assert.NotEqual(t, id, late.span.SpanID())
-	assert.Equal(t, lateSpanName, late.span.Name())
+	assert.Equal(t, evalconv.LateSpanName, late.span.Name())
 	assert.Equal(t, ptrace.SpanKindInternal, late.span.Kind())
 	assert.Equal(t, "support-bot", mustStr(t, late.resource.Attributes(), "service.name"))
 	assert.Equal(t, "opentelemetry.instrumentation.openai_v2", late.scope.Name())
 	la := late.span.Attributes()
-	assert.Equal(t, "evaluation", mustStr(t, la, attrOperationName))
-	assert.Equal(t, scoring.Hallucination, mustStr(t, la, attrEvaluationName))
-	assert.Equal(t, "gpt-4o-mini", mustStr(t, la, attrRequestModel))
-	assert.Equal(t, "chatcmpl-"+id.String(), mustStr(t, la, attrResponseID))
+	assert.Equal(t, "evaluation", mustStr(t, la, evalconv.AttrOperationName))
+	assert.Equal(t, scoring.Hallucination, mustStr(t, la, evalconv.AttrName))
+	assert.Equal(t, "gpt-4o-mini", mustStr(t, la, evalconv.AttrRequestModel))
+	assert.Equal(t, "chatcmpl-"+id.String(), mustStr(t, la, evalconv.AttrResponseID))
 	assert.Equal(t, "pass", mustStr(t, la, "llm_eval.hallucination.label"))
 	ev := evaluationEvents(late.span)[scoring.Hallucination]
-	assert.Equal(t, "pass", mustStr(t, ev, attrScoreLabel))
+	assert.Equal(t, "pass", mustStr(t, ev, evalconv.AttrScoreLabel))
 }
 
 func TestQueueFullPassesUnscored(t *testing.T) {
@@ -402,7 +403,7 @@ func TestEverySpanLeavesExactlyOnce(t *testing.T) {
 	results := map[pcommon.SpanID]int{}
 	for id, s := range byID {
 		require.Equal(t, 1, count[id], "span %s forwarded %d times", id, count[id])
-		if s.span.Name() == lateSpanName {
+		if s.span.Name() == evalconv.LateSpanName {
 			results[s.span.ParentSpanID()] += len(evaluationEvents(s.span))
 		} else {
 			results[id] += len(evaluationEvents(s.span))

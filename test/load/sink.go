@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
 // sink is an OTLP/HTTP traces endpoint that counts what the collector
@@ -60,7 +62,7 @@ func (s *sink) handle(w http.ResponseWriter, r *http.Request) {
 				span := spans.At(k)
 				s.received++
 				for e := 0; e < span.Events().Len(); e++ {
-					if span.Events().At(e).Name() == "gen_ai.evaluation.result" {
+					if span.Events().At(e).Name() == evalconv.EventName {
 						s.evalEvents++
 					}
 				}

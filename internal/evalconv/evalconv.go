@@ -1,0 +1,43 @@
+// Package evalconv is the evaluation contract of llm_eval: the names under
+// which a result is written (by the processor) and read back (by the
+// connectors, the CLI and the load harness). The attribute keys come from
+// the OpenTelemetry semantic conventions; the rest are llm_eval's own.
+package evalconv // import "github.com/llm-eval/llm_eval/internal/evalconv"
+
+import (
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
+
+// EventName is the name of the evaluation event: a span event, or a log
+// record's event name.
+const EventName = "gen_ai.evaluation.result"
+
+// Attribute keys of an evaluation result (semantic conventions v1.40).
+const (
+	AttrName          = string(semconv.GenAIEvaluationNameKey)
+	AttrScoreValue    = string(semconv.GenAIEvaluationScoreValueKey)
+	AttrScoreLabel    = string(semconv.GenAIEvaluationScoreLabelKey)
+	AttrExplanation   = string(semconv.GenAIEvaluationExplanationKey)
+	AttrResponseID    = string(semconv.GenAIResponseIDKey)
+	AttrErrorType     = string(semconv.ErrorTypeKey)
+	AttrRequestModel  = string(semconv.GenAIRequestModelKey)
+	AttrOperationName = string(semconv.GenAIOperationNameKey)
+)
+
+// llm_eval's own names.
+const (
+	// FlatPrefix starts the flat llm_eval.<scorer>.{score,label,reason}
+	// span attributes, for backends that search attributes only.
+	FlatPrefix = "llm_eval."
+	// LateSpanName names the child span that carries a result which
+	// arrived after its span had been forwarded.
+	LateSpanName = "gen_ai.evaluation"
+	// OperationEvaluation is the gen_ai.operation.name of such a span.
+	OperationEvaluation = "evaluation"
+)
+
+// FlatScore, FlatLabel and FlatReason are the flat attribute keys of one
+// scorer's result.
+func FlatScore(scorer string) string  { return FlatPrefix + scorer + ".score" }
+func FlatLabel(scorer string) string  { return FlatPrefix + scorer + ".label" }
+func FlatReason(scorer string) string { return FlatPrefix + scorer + ".reason" }
