@@ -89,11 +89,8 @@ Flags:`)
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each judge reply in tokens (0: the endpoint's default)")
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "unexpected argument %q (cases are read from stdin)", fs.Arg(0))
