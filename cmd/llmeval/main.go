@@ -15,6 +15,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the command ran and failed (I/O, judge setup)
 	exitUsage   = 2 // bad command line
+	// exitCasesErrored: llmeval score ran, but some cases ended in error.
+	exitCasesErrored = 3
 )
 
 // subcommand is one "llmeval NAME" command. run gets the arguments after
