@@ -47,8 +47,9 @@ generate:
 
 # The judge comes from the environment, so OpenAI, Ollama or vLLM work unchanged:
 #   OPENAI_API_KEY, LLMEVAL_JUDGE_ENDPOINT (default https://api.openai.com/v1),
-#   LLMEVAL_JUDGE_MODEL (default gpt-4o-mini).
-run: $(COLLECTOR)
+#   LLMEVAL_JUDGE_MODEL (default gpt-4o-mini). Builds bin/llmeval too, for the
+#   README's next steps (llmeval traffic, llmeval results).
+run: $(COLLECTOR) $(LLMEVAL)
 	@endpoint="$${LLMEVAL_JUDGE_ENDPOINT:-https://api.openai.com/v1}"; \
 	if [ -z "$${OPENAI_API_KEY:-}" ] && [[ "$$endpoint" == *api.openai.com* ]]; then \
 	  echo "warning: OPENAI_API_KEY is not set; judge calls to $$endpoint will fail (set it, or LLMEVAL_JUDGE_ENDPOINT for a local judge)" >&2; \

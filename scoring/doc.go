@@ -37,9 +37,8 @@
 //     call.
 //   - Hallucination: preprocess splits the output into claims, analyze
 //     decides for each whether the context contradicts it or fails to
-//     support it. Score = hallucinated / claims × scale. An empty output
-//     scores 0 without a judge call; a case with no context is not
-//     scorable (no judge call).
+//     support it. Score = hallucinated / claims × scale. An empty output,
+//     or a case with no context, is not scorable (no judge call).
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
 //     × scale. No instructions, or only "n/a" verdicts, is not scorable.

@@ -48,12 +48,12 @@ func TestEdgeCases(t *testing.T) {
 		},
 		{
 			name: "hallucination empty output", scorer: Hallucination, replies: hallucinationReplies("yes"),
-			c: Case{Output: "", Context: []string{"doc"}}, wantLabel: LabelPass, wantScore: 0,
+			c: Case{Output: "", Context: []string{"doc"}}, wantLabel: LabelNotScorable,
 			wantReason: "output is empty",
 		},
 		{
 			name: "hallucination empty output and no context", scorer: Hallucination, replies: hallucinationReplies("yes"),
-			c: Case{Output: ""}, wantLabel: LabelPass, wantScore: 0, wantReason: "output is empty",
+			c: Case{Output: ""}, wantLabel: LabelNotScorable, wantReason: "output is empty",
 		},
 		{
 			name: "hallucination no context", scorer: Hallucination, replies: hallucinationReplies("yes"),

@@ -14,8 +14,8 @@ var claimVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", 
 // not support it.
 func runHallucination(e *evaluation) {
 	if strings.TrimSpace(e.c.Output) == "" {
-		e.setScore(0)
-		e.setReason("The score is 0 because the output is empty, so it makes no claims.")
+		// Nothing to check is not the same as nothing hallucinated.
+		e.notScorable("The output is empty, so it makes no claims to check.")
 		return
 	}
 	if len(e.c.Context) == 0 {

@@ -37,8 +37,8 @@ func runDemoJudge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("llmeval demo-judge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8089", "address to listen on; the judge endpoint is http://ADDR/v1")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "llmeval demo-judge: unexpected arguments %q\n", fs.Args())

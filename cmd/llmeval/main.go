@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +15,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the command ran and failed (I/O, judge setup)
 	exitUsage   = 2 // bad command line
+	// exitCasesErrored: llmeval score ran, but some cases ended in error.
+	exitCasesErrored = 3
 )
 
 // subcommand is one "llmeval NAME" command. run gets the arguments after
@@ -54,6 +58,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "llmeval: unknown command %q\n", args[0])
 	usage(stderr)
 	return exitUsage
+}
+
+// parseFlags parses a subcommand's flags. When it returns false the
+// command ends with the returned code: 0 for -h, exitUsage for a bad flag.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return exitOK, true
 }
 
 func usage(w io.Writer) {

@@ -20,6 +20,10 @@ func TestRunDispatch(t *testing.T) {
 		{"help", []string{"--help"}, exitOK, "score", ""},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
 		{"score help", []string{"score", "-h"}, exitOK, "", "--judge-endpoint"},
+		{"traffic help", []string{"traffic", "-h"}, exitOK, "", "-endpoint"},
+		{"results help", []string{"results", "-h"}, exitOK, "", "-wait"},
+		{"demo-judge help", []string{"demo-judge", "-h"}, exitOK, "", "-addr"},
+		{"traffic bad flag", []string{"traffic", "-nope"}, exitUsage, "", "-nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +24,10 @@ const maxLineBytes = 64 << 20
 
 // evaluatedSpan is a span of the file exporter's output with its results.
 type evaluatedSpan struct {
-	service, name string
-	results       []evaluationResult
+	service, name   string
+	traceID, spanID string
+	start           uint64 // start time in Unix ns, for ordering
+	results         []evaluationResult
 }
 
 type evaluationResult struct {
@@ -45,8 +49,8 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: llmeval results [flags] FILE   (FILE: output of the Collector's file exporter)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -106,11 +110,18 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 			return nil, 0, fmt.Errorf("%s line %d is not OTLP/JSON traces: %w", path, line, err)
 		}
 		for _, rs := range td.ResourceSpans().All() {
-			svc, _ := rs.Resource().Attributes().Get("service.name")
+			svc := "(no service.name)"
+			if v, ok := rs.Resource().Attributes().Get("service.name"); ok {
+				svc = v.AsString()
+			}
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, sp := range ss.Spans().All() {
 					total++
-					es := evaluatedSpan{service: svc.AsString(), name: sp.Name()}
+					es := evaluatedSpan{
+						service: svc, name: sp.Name(),
+						traceID: sp.TraceID().String(), spanID: sp.SpanID().String(),
+						start: uint64(sp.StartTimestamp()),
+					}
 					for _, ev := range sp.Events().All() {
 						if ev.Name() != evalconv.EventName {
 							continue
@@ -144,13 +155,16 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	if err := sc.Err(); err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", path, err)
 	}
+	// Held spans are written when their results are in, not in the order
+	// they were sent; start time gives the order of the traffic back.
+	slices.SortStableFunc(spans, func(a, b evaluatedSpan) int { return cmp.Compare(a.start, b.start) })
 	return spans, total, nil
 }
 
 func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
 	fmt.Fprintf(w, "%d spans exported, %d with evaluation results:\n", total, len(spans))
 	for _, s := range spans {
-		fmt.Fprintf(w, "\n  %s / %s\n", s.service, s.name)
+		fmt.Fprintf(w, "\n  %s / %s  (trace %s, span %s)\n", s.service, s.name, shortID(s.traceID), shortID(s.spanID))
 		for _, r := range s.results {
 			score := "  -  "
 			if r.scored {
@@ -158,11 +172,21 @@ func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
 			}
 			label := r.label
 			if r.errorType != "" {
-				label += " (" + r.errorType + ")"
+				// Error results carry error.type and no label; the span's
+				// flat attribute says "error", and so does this column.
+				label = cmp.Or(label, "error") + " (" + r.errorType + ")"
 			}
 			fmt.Fprintf(w, "    %-17s %s  %-13s %s\n", r.name, score, label, shorten(r.reason, 110))
 		}
 	}
+}
+
+// shortID is the first 8 hex digits of an id: enough to tell spans apart.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }
 
 func shorten(s string, n int) string {

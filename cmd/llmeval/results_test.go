@@ -7,10 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -44,15 +46,26 @@ func evaluatedTraces() ptrace.Traces {
 	ev = chat.Events().AppendEmpty()
 	ev.SetName("gen_ai.evaluation.result")
 	ev.Attributes().PutStr("gen_ai.evaluation.name", "hallucination")
-	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "error")
-	ev.Attributes().PutStr("error.type", "timeout")
+	ev.Attributes().PutStr("error.type", "timeout") // errors carry no label
+	chat.SetTraceID(pcommon.TraceID{0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x11, 0x22, 1})
+	chat.SetSpanID(pcommon.SpanID{0x12, 0x34, 0x56, 0x78, 0x9a, 1})
+	chat.SetStartTimestamp(2000)
 	spans.AppendEmpty().SetName("GET /health")
 	return td
 }
 
 func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	writeExport(t, path, evaluatedTraces(), ptrace.NewTraces())
+	// A span sent earlier (start 1000) but written later, as a held span is.
+	earlier := ptrace.NewTraces()
+	sp := earlier.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("chat earlier")
+	sp.SetStartTimestamp(1000)
+	ev := sp.Events().AppendEmpty()
+	ev.SetName("gen_ai.evaluation.result")
+	ev.Attributes().PutStr("gen_ai.evaluation.name", "bias")
+	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "not_scorable")
+	writeExport(t, path, evaluatedTraces(), ptrace.NewTraces(), earlier)
 
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "# TYPE gen_ai_evaluation_results_total counter")
@@ -65,8 +78,9 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	code := run([]string{"results", "-wait", "1", "-metrics", prom.URL, path}, nil, &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
 	out := stdout.String()
-	assert.Contains(t, out, "2 spans exported, 1 with evaluation results")
-	assert.Contains(t, out, "chatbot / chat gpt-4o")
+	assert.Contains(t, out, "3 spans exported, 2 with evaluation results")
+	assert.Contains(t, out, "chatbot / chat gpt-4o  (trace aabbccdd, span 12345678)")
+	assert.Less(t, strings.Index(out, "chat earlier"), strings.Index(out, "chat gpt-4o"), "results follow the spans' start times")
 	assert.Regexp(t, `bias\s+0\.50\s+fail\s+One of two opinions generalises\.`, out)
 	assert.Regexp(t, `hallucination\s+-\s+error \(timeout\)`, out)
 	assert.NotContains(t, out, "GET /health")

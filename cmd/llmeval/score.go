@@ -17,7 +17,16 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-const defaultAPIKeyEnv = "OPENAI_API_KEY"
+const (
+	defaultAPIKeyEnv = "OPENAI_API_KEY"
+	// defaultMaxInputChars matches the processor's max_input_chars default.
+	defaultMaxInputChars = 20000
+	// defaultMaxLineBytes bounds one input line; a case is text, not a dump.
+	defaultMaxLineBytes = 1 << 20
+)
+
+// knownCaseFields lists the fields of an input line, for error messages.
+const knownCaseFields = "input, output, context, instructions, metadata"
 
 // scoreFlags are the flags of "llmeval score".
 type scoreFlags struct {
@@ -36,6 +45,9 @@ type scoreFlags struct {
 	maxTokens         int
 	azure             bool
 	verbose           bool
+	maxInputChars     int
+	maxLineBytes      int
+	allowErrors       bool
 }
 
 // optionalFloat is a float flag that knows whether it was set.
@@ -70,6 +82,13 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."], "metadata": {...}}
 Writes one result per case, in input order: {"line", "scorer", "score" (null when not scored), "label",
 "reason", "error", "error_type", "steps", "usage", "metadata"}. Blank lines are skipped.
+A line with an unknown field, without "output", or longer than --max-line-bytes gets label
+"error" (error_type "invalid_case") and the other lines are still scored. A summary line
+(cases, pass, fail, not_scorable, error) goes to stderr.
+
+Exit status: 0 when every case has a verdict (pass, fail or not_scorable); 3 when any case
+ended in error (judge unreachable, malformed line), unless --allow-errors; 2 for bad flags;
+1 when reading or writing fails.
 
 Flags:`)
 		fs.PrintDefaults()
@@ -89,11 +108,11 @@ Flags:`)
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each judge reply in tokens (0: the endpoint's default)")
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
+	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
+	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "unexpected argument %q (cases are read from stdin)", fs.Arg(0))
@@ -112,6 +131,12 @@ Flags:`)
 	}
 	if f.timeout <= 0 {
 		return usageError(stderr, "--timeout must be positive, got %s", f.timeout)
+	}
+	if f.maxInputChars < 0 {
+		return usageError(stderr, "--max-input-chars must not be negative, got %d", f.maxInputChars)
+	}
+	if f.maxLineBytes < 1 {
+		return usageError(stderr, "--max-line-bytes must be at least 1, got %d", f.maxLineBytes)
 	}
 	apiKey := os.Getenv(f.apiKeyEnv)
 	explicitKeyEnv := false
@@ -142,7 +167,7 @@ Flags:`)
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
-	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, Verbose: f.verbose}
+	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, Verbose: f.verbose, MaxInputChars: f.maxInputChars}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
@@ -151,15 +176,43 @@ Flags:`)
 		return usageError(stderr, "%v", err)
 	}
 
-	s := &scoreRun{scorer: scorer, instructions: instructions, concurrency: f.concurrency}
+	s := &scoreRun{scorer: scorer, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	if isTerminal(stderr) {
 		s.progress = stderr
 	}
-	if err := s.run(context.Background(), stdin, stdout); err != nil {
+	tally, err := s.run(context.Background(), stdin, stdout)
+	fmt.Fprintf(stderr, "llmeval score: %s\n", tally)
+	if err != nil {
 		fmt.Fprintf(stderr, "llmeval score: %v\n", err)
 		return exitFailure
 	}
+	if tally.errors > 0 && !f.allowErrors {
+		return exitCasesErrored
+	}
 	return exitOK
+}
+
+// tally counts the labels of a run's results.
+type tally struct {
+	cases, pass, fail, notScorable, errors int
+}
+
+func (t *tally) add(l scoring.Label) {
+	t.cases++
+	switch l {
+	case scoring.LabelPass:
+		t.pass++
+	case scoring.LabelFail:
+		t.fail++
+	case scoring.LabelNotScorable:
+		t.notScorable++
+	default:
+		t.errors++
+	}
+}
+
+func (t tally) String() string {
+	return fmt.Sprintf("%d cases: %d pass, %d fail, %d not_scorable, %d error", t.cases, t.pass, t.fail, t.notScorable, t.errors)
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {
@@ -201,13 +254,14 @@ type scoreRun struct {
 	scorer       scoring.Scorer
 	instructions []string // used when a case has none
 	concurrency  int
+	maxLineBytes int       // longer lines become invalid_case results
 	progress     io.Writer // nil: no progress
 }
 
 // run reads cases from in and writes results to out in input order, with
 // at most concurrency cases in flight. It returns an error only when
 // reading or writing fails; bad cases become error results.
-func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) error {
+func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) (tally, error) {
 	ordered := make(chan chan record, s.concurrency)
 	sem := make(chan struct{}, s.concurrency)
 	readErr := make(chan error, 1)
@@ -215,8 +269,12 @@ func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer close(ordered)
 		r := bufio.NewReader(in)
 		for line := 1; ; line++ {
-			text, err := r.ReadString('\n')
-			if strings.TrimSpace(text) != "" {
+			text, tooLong, err := readLine(r, s.maxLineBytes)
+			if tooLong {
+				res := make(chan record, 1)
+				res <- s.invalid(line, fmt.Errorf("line is longer than %d bytes (--max-line-bytes)", s.maxLineBytes))
+				ordered <- res
+			} else if strings.TrimSpace(text) != "" {
 				res := make(chan record, 1)
 				ordered <- res
 				sem <- struct{}{}
@@ -238,34 +296,55 @@ func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	var writeErr error
-	done, failed := 0, 0
+	var t tally
 	for res := range ordered {
 		rec := <-res
-		done++
-		if rec.Label == scoring.LabelError {
-			failed++
-		}
+		t.add(rec.Label)
 		if writeErr == nil {
 			if writeErr = enc.Encode(rec); writeErr == nil {
 				writeErr = w.Flush()
 			}
 		}
 		if s.progress != nil {
-			fmt.Fprintf(s.progress, "\rscored %d cases, %d errors", done, failed)
+			fmt.Fprintf(s.progress, "\rscored %d cases, %d errors", t.cases, t.errors)
 		}
 	}
-	if s.progress != nil && done > 0 {
+	if s.progress != nil && t.cases > 0 {
 		fmt.Fprintln(s.progress)
 	}
 	select {
 	case err := <-readErr:
-		return err
+		return t, err
 	default:
 	}
 	if writeErr != nil {
-		return fmt.Errorf("writing results: %w", writeErr)
+		return t, fmt.Errorf("writing results: %w", writeErr)
 	}
-	return nil
+	return t, nil
+}
+
+// readLine reads one line of at most max bytes (without the newline). A
+// longer line is consumed to its end and reported as tooLong, so one huge
+// line costs no more memory than max.
+func readLine(r *bufio.Reader, max int) (text string, tooLong bool, err error) {
+	var b []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(b)+len(chunk) > max+1 { // +1: the newline itself
+				tooLong, b = true, nil
+			} else {
+				b = append(b, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			return "", true, err
+		}
+		return string(b), false, err
+	}
 }
 
 // record is one output line.
@@ -287,7 +366,7 @@ type record struct {
 // or a list of strings.
 type inputCase struct {
 	Input        string            `json:"input"`
-	Output       string            `json:"output"`
+	Output       *string           `json:"output"` // required; may be ""
 	Context      stringList        `json:"context"`
 	Instructions stringList        `json:"instructions"`
 	Metadata     map[string]string `json:"metadata"`
@@ -309,14 +388,40 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) record {
+// invalid is the result of a line that is not a usable case.
+func (s *scoreRun) invalid(line int, err error) record {
+	msg := fmt.Sprintf("line %d: not a valid case: %v", line, err)
+	typ := string(scoring.ErrorInvalidCase)
+	return record{Line: line, Scorer: s.scorer.Name(), Label: scoring.LabelError, Error: &msg, ErrorType: &typ}
+}
+
+// decodeCase parses one line strictly: a misspelled field is an error, not
+// a silently empty one.
+func decodeCase(text string) (inputCase, error) {
 	var in inputCase
-	if err := json.Unmarshal([]byte(text), &in); err != nil {
-		msg := fmt.Sprintf("line %d: not a valid case: %v", line, err)
-		typ := string(scoring.ErrorInvalidCase)
-		return record{Line: line, Scorer: s.scorer.Name(), Label: scoring.LabelError, Error: &msg, ErrorType: &typ}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return in, fmt.Errorf("unknown field %s (known fields: %s)", field, knownCaseFields)
+		}
+		return in, err
 	}
-	c := scoring.Case{Input: in.Input, Output: in.Output, Context: in.Context, Instructions: in.Instructions, Metadata: in.Metadata}
+	if dec.More() {
+		return in, errors.New("more than one JSON value on the line")
+	}
+	if in.Output == nil {
+		return in, fmt.Errorf(`missing field "output" (known fields: %s)`, knownCaseFields)
+	}
+	return in, nil
+}
+
+func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) record {
+	in, err := decodeCase(text)
+	if err != nil {
+		return s.invalid(line, err)
+	}
+	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions, Metadata: in.Metadata}
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions
 	}

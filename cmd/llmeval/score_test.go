@@ -31,6 +31,7 @@ type result struct {
 	Steps     json.RawMessage   `json:"steps"`
 	Usage     map[string]int64  `json:"usage"`
 	Metadata  map[string]string `json:"metadata"`
+	Truncated bool              `json:"truncated"`
 }
 
 func runScoreCLI(t *testing.T, stdin string, args ...string) (int, []result, string) {
@@ -102,8 +103,9 @@ func TestScoreKeepsInputOrderAndReportsBadLines(t *testing.T) {
 		}
 	}
 	code, out, stderr := runScoreCLI(t, jsonl(lines...), append(judgeFlags(srv, "bias"), "--concurrency", "4")...)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Empty(t, stderr, "no progress when stderr is not a terminal")
+	require.Equal(t, exitCasesErrored, code, "one malformed line: %s", stderr)
+	assert.Equal(t, "llmeval score: 7 cases: 6 pass, 0 fail, 0 not_scorable, 1 error\n", stderr,
+		"only the summary: no progress when stderr is not a terminal")
 
 	require.Len(t, out, 7, "the blank line is skipped, the malformed one is reported")
 	var gotLines []int
@@ -232,7 +234,8 @@ func TestScoreJudgeFailuresAreResults(t *testing.T) {
 	in := jsonl(map[string]any{"input": "q", "output": "An opinion. Another."})
 	var stdout, stderr bytes.Buffer
 	code := run(append([]string{"score"}, append(judgeFlags(srv, "bias"), "--api-key-env", "LLMEVAL_TEST_KEY", "--verbose")...), strings.NewReader(in), &stdout, &stderr)
-	require.Equal(t, exitOK, code, stderr.String())
+	require.Equal(t, exitCasesErrored, code, "a rejected key fails the run: %s", stderr.String())
+	assert.NotContains(t, stderr.String(), key)
 	var r result
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &r))
 	assert.Equal(t, "error", r.Label)
@@ -300,4 +303,83 @@ func TestScoreUsageCarriesRetries(t *testing.T) {
 	assert.Equal(t, int64(1), out[0].Usage["retries"], "the 503 was retried once")
 	assert.Equal(t, int64(3), out[0].Usage["llm_calls"], "retries are not calls")
 	assert.Len(t, srv.Calls(), 4)
+}
+
+func TestScoreRejectsUnusableLines(t *testing.T) {
+	tests := []struct {
+		name, line, wantErr string
+	}{
+		{"misspelled output", `{"input": "q", "outptu": "a"}`, `unknown field "outptu"`},
+		{"misspelled context", `{"output": "a", "contxt": ["doc"]}`, `unknown field "contxt"`},
+		{"empty object", `{}`, `missing field "output"`},
+		{"two values", `{"output": "a"} {"output": "b"}`, "more than one JSON value"},
+		{"too long", `{"output": "` + strings.Repeat("x", 200) + `"}`, "longer than 100 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			in := tt.line + "\n" + `{"output": "I think it is fine."}` + "\n"
+			code, out, stderr := runScoreCLI(t, in, append(judgeFlags(srv, "bias"), "--max-line-bytes", "100")...)
+			assert.Equal(t, exitCasesErrored, code, stderr)
+			require.Len(t, out, 2)
+			assert.Equal(t, "error", out[0].Label)
+			require.NotNil(t, out[0].Error)
+			assert.Contains(t, *out[0].Error, tt.wantErr)
+			assert.Equal(t, "invalid_case", *out[0].ErrorType)
+			assert.NotEqual(t, "error", out[1].Label, "the next line is still scored")
+		})
+	}
+}
+
+func TestScoreAllowErrors(t *testing.T) {
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, "{}\n", append(judgeFlags(srv, "bias"), "--allow-errors")...)
+	assert.Equal(t, exitOK, code)
+	require.Len(t, out, 1)
+	assert.Equal(t, "error", out[0].Label)
+	assert.Contains(t, stderr, "1 cases: 0 pass, 0 fail, 0 not_scorable, 1 error")
+}
+
+func TestScoreEmptyOutputIsNotScorableForHallucination(t *testing.T) {
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, `{"output": "", "context": ["doc"]}`+"\n", judgeFlags(srv, "hallucination")...)
+	assert.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 1)
+	assert.Equal(t, "not_scorable", out[0].Label)
+	assert.Nil(t, out[0].Score)
+}
+
+func TestScoreCapsInput(t *testing.T) {
+	long := strings.Repeat("word ", 2000) // 10,000 characters
+	tests := []struct {
+		name          string
+		flags         []string
+		wantTruncated bool
+		maxPrompt     int
+	}{
+		{"default cap keeps short text", nil, false, 0},
+		{"flag cap cuts", []string{"--max-input-chars", "500"}, true, 2000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			var mu sync.Mutex
+			longest := 0
+			srv.Handle(func(c scoringtest.Call) scoringtest.Reply {
+				mu.Lock()
+				longest = max(longest, len(c.Text()))
+				mu.Unlock()
+				return scoringtest.DefaultReply(c)
+			})
+			code, out, stderr := runScoreCLI(t, jsonl(map[string]any{"output": long}), append(judgeFlags(srv, "bias"), tt.flags...)...)
+			require.Equal(t, exitOK, code, stderr)
+			require.Len(t, out, 1)
+			assert.Equal(t, tt.wantTruncated, out[0].Truncated)
+			if tt.maxPrompt > 0 {
+				mu.Lock()
+				defer mu.Unlock()
+				assert.Less(t, longest, len(long), "the judge never sees the whole output")
+			}
+		})
+	}
 }

@@ -41,8 +41,8 @@ func runTraffic(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	endpoint := fs.String("endpoint", "http://127.0.0.1:4318", "OTLP/HTTP base URL of the Collector (traces go to /v1/traces)")
 	rounds := fs.Int("rounds", 1, "how many times to send the whole sample set")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for sending")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || *rounds < 1 {
 		fmt.Fprintln(stderr, "llmeval traffic: takes flags only, and -rounds must be at least 1")

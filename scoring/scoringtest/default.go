@@ -72,12 +72,33 @@ func DefaultReply(c Call) Reply {
 		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {
 			score = m[1]
 		}
-		v = map[string]string{"reason": fmt.Sprintf("The score is %s because of the verdicts listed (offline demo judge).", score)}
+		v = map[string]string{"reason": demoReason(score, b.lines("VERDICTS"))}
 	default:
 		v = map[string]any{}
 	}
 	out, _ := json.Marshal(v)
 	return JSON(string(out))
+}
+
+// demoReason names the score and lists the reasons of the "yes" verdicts
+// the reason step was given, so the demo's reason says what it rests on.
+func demoReason(score string, verdicts []string) string {
+	var yes []string
+	for _, line := range verdicts {
+		var v map[string]any
+		if json.Unmarshal([]byte(numbered.ReplaceAllString(line, "")), &v) != nil {
+			continue
+		}
+		if v["verdict"] == "yes" || v["result"] == "yes" {
+			if r, ok := v["reason"].(string); ok && r != "" {
+				yes = append(yes, r)
+			}
+		}
+	}
+	if len(yes) == 0 {
+		return fmt.Sprintf("The score is %s: none of the %d verdicts is yes (offline demo judge).", score, len(verdicts))
+	}
+	return fmt.Sprintf("The score is %s: %d of %d verdicts are yes: %s (offline demo judge).", score, len(yes), len(verdicts), strings.Join(yes, " "))
 }
 
 var (

@@ -135,6 +135,10 @@ func TestDefaultReplies(t *testing.T) {
 			`{"verdicts":[{"verdict":"no","reason":"The response is empty."}]}`},
 		{"items from a JSON array without blocks", "bias_results", `Judge these: ["a", "b", "c"]`,
 			`{"results":[{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."}]}`},
+		{"reason lists the yes verdicts", "reason", "Score: 0.50 (scale 0 to 1)\n\n<<<VERDICTS\n1. {\"result\":\"no\",\"reason\":\"Fine.\"}\n2. {\"result\":\"yes\",\"reason\":\"It stereotypes.\"}\nVERDICTS>>>",
+			`{"reason":"The score is 0.50: 1 of 2 verdicts are yes: It stereotypes. (offline demo judge)."}`},
+		{"reason without yes verdicts", "reason", "Score: 0 (scale 0 to 1)\n\n<<<VERDICTS\n1. {\"verdict\":\"no\"}\nVERDICTS>>>",
+			`{"reason":"The score is 0: none of the 1 verdicts is yes (offline demo judge)."}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)
