@@ -145,6 +145,14 @@ func (h *harness) waitIdle() {
 	require.Eventually(h.t, func() bool { return unfinishedCount(h.p) == 0 }, 10*time.Second, 5*time.Millisecond)
 }
 
+// drain waits until every evaluation has finished, then shuts down, which
+// waits for the late results being delivered.
+func (h *harness) drain() {
+	h.t.Helper()
+	h.waitIdle()
+	h.shutdown()
+}
+
 // unfinishedCount is the number of admitted spans with unfinished evaluations.
 func unfinishedCount(p *llmEvalProcessor) int {
 	p.store.mu.Lock()

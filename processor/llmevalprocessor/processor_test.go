@@ -397,7 +397,7 @@ func TestEverySpanLeavesExactlyOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	h.waitIdle()
+	h.drain()
 
 	byID, count := sinkSpans(h.sink)
 	results := map[pcommon.SpanID]int{}

@@ -63,7 +63,7 @@ func TestHungJudgeDoesNotMultiplyOutput(t *testing.T) {
 			h.waitSpans(spans)
 			require.Eventually(t, func() bool { return h.p.store.heldCount() == 0 }, 10*time.Second, time.Millisecond)
 			close(gate)
-			h.waitIdle()
+			h.drain()
 
 			assert.Equal(t, spans*(1+tt.wantLate), h.sink.SpanCount())
 			dropped := int64(spans * (1 - tt.wantLate))
