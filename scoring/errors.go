@@ -36,3 +36,12 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Error types of evaluations that never produced a result because their
+// span left first. The library never returns them; the processor writes
+// them as markers on spans that leave unscored.
+const (
+	ErrorMaxWaitExceeded ErrorType = "max_wait_exceeded" // max_wait passed before the result
+	ErrorShutdown        ErrorType = "shutdown"          // the processor shut down first
+	ErrorQueueFull       ErrorType = "queue_full"        // queue_size spans were already waiting
+)

@@ -86,8 +86,8 @@ func BenchmarkOverhead(b *testing.B) {
 		cfg := testConfig(scoring.Bias)
 		cfg.Sampling.Percentage = 10
 		cfg.QueueSize = 100000
-		build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) ([]scoring.Scorer, error) {
-			return []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}, nil
+		build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
+			return judgeSet{scorers: []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}}, nil
 		}
 		_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop(), build)
 		if err != nil {
@@ -163,7 +163,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 	cfg.MaxWait = time.Hour
 	cfg.QueueSize = b.N + 1
 	sink := new(consumertest.TracesSink)
-	_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink, newJudgeScorers)
+	_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink, newJudge)
 	if err != nil {
 		b.Fatal(err)
 	}

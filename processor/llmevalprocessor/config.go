@@ -46,6 +46,10 @@ type Config struct {
 	MaxInputChars int `mapstructure:"max_input_chars"`
 	// Redaction removes personal data from what is sent to the judge.
 	Redaction RedactionConfig `mapstructure:"redaction"`
+	// LateResults says which results that finish after their span left
+	// become child spans: verdicts (default: pass, fail, not_scorable),
+	// all (errors too) or none. The others are only counted.
+	LateResults string `mapstructure:"late_results"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -301,6 +305,11 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", cfg.QueueSize))
+	}
+	switch cfg.LateResults {
+	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
+	default:
+		errs = append(errs, fmt.Errorf("late_results: %q is not one of verdicts, all, none", cfg.LateResults))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))

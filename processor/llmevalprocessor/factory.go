@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -36,7 +35,7 @@ func NewFactory() processor.Factory {
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTracesWith(newJudgeScorers), metadata.TracesStability),
+		processor.WithTraces(createTracesWith(newJudge), metadata.TracesStability),
 	)
 }
 
@@ -67,6 +66,7 @@ func createDefaultConfig() component.Config {
 		QueueSize:     defaultQueueSize,
 		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
 		MaxInputChars: defaultMaxInputChars,
+		LateResults:   lateResultsVerdicts,
 		Redaction:     RedactionConfig{Builtin: scoring.RedactionBuiltins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),
@@ -77,8 +77,8 @@ func createDefaultConfig() component.Config {
 }
 
 // createTracesWith returns the traces constructor using build to make the
-// scorers at Start (tests pass fake scorers here).
-func createTracesWith(build scorerBuilder) processor.CreateTracesFunc {
+// judge at Start (tests pass fake scorers here).
+func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
 	return func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
 		pcfg, ok := cfg.(*Config)
 		if !ok {
@@ -89,15 +89,10 @@ func createTracesWith(build scorerBuilder) processor.CreateTracesFunc {
 	}
 }
 
-func newTracesProcessor(ctx context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build scorerBuilder) (*llmEvalProcessor, processor.Traces, error) {
+func newTracesProcessor(_ context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, processor.Traces, error) {
 	p, err := newLLMEvalProcessor(set, cfg, next, build)
 	if err != nil {
 		return nil, nil, err
 	}
-	tp, err := processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
-		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
-		processorhelper.WithStart(p.start),
-		processorhelper.WithShutdown(p.shutdown),
-	)
-	return p, tp, err
+	return p, p, nil
 }

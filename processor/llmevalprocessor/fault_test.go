@@ -83,9 +83,9 @@ func newFaultRig(t *testing.T, judge *scoringtest.Server, cfg *Config, attempts 
 	set := metadatatest.NewSettings(tel)
 	set.Logger = zap.New(core)
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	build := func(ctx context.Context, cfg *Config, host component.Host, ts component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error) {
+	build := func(ctx context.Context, cfg *Config, host component.Host, ts component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 		hooks.now = clock.Now
-		return newJudgeScorers(ctx, cfg, host, ts, hooks)
+		return newJudge(ctx, cfg, host, ts, hooks)
 	}
 	sink := new(consumertest.TracesSink)
 	p, proc, err := newTracesProcessor(context.Background(), set, cfg, sink, build)

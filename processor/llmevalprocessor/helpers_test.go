@@ -111,8 +111,8 @@ func newHarnessTo(t *testing.T, cfg *Config, sink *consumertest.TracesSink, scor
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) ([]scoring.Scorer, error) {
-		return scorers, nil
+	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
+		return judgeSet{scorers: scorers}, nil
 	}
 	var next consumer.Traces = sink
 	p, proc, err := newTracesProcessor(context.Background(), metadatatest.NewSettings(tel), cfg, next, build)
@@ -142,11 +142,22 @@ func (h *harness) waitSpans(n int) {
 // waitIdle waits until no span has unfinished evaluations.
 func (h *harness) waitIdle() {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool {
-		h.p.mu.Lock()
-		defer h.p.mu.Unlock()
-		return len(h.p.held) == 0
-	}, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(h.t, func() bool { return unfinishedCount(h.p) == 0 }, 10*time.Second, 5*time.Millisecond)
+}
+
+// drain waits until every evaluation has finished, then shuts down, which
+// waits for the late results being delivered.
+func (h *harness) drain() {
+	h.t.Helper()
+	h.waitIdle()
+	h.shutdown()
+}
+
+// unfinishedCount is the number of admitted spans with unfinished evaluations.
+func unfinishedCount(p *llmEvalProcessor) int {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	return p.store.unfinished
 }
 
 // outSpan is a span found in the sink with what it came with.

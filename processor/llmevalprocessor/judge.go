@@ -11,21 +11,28 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// judgeHooks connects the judge to the processor: telemetry callbacks, the
-// processor's result cache, and overrides that tests use to keep time short.
+// judgeHooks connects the judge to the processor: telemetry callbacks and
+// overrides that tests use to keep time short.
 type judgeHooks struct {
 	onRetry func()
 	// onBreakerState is called once per circuit breaker transition.
 	onBreakerState func(from, to scoring.BreakerState, cause error)
-	// cache, when set, is shared by all scorers.
-	cache *scoring.Cache
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
 }
 
-// newJudgeScorers builds the judge client from the confighttp settings and
-// one scorer per configured entry, all sharing that judge. Nothing is dialed
+// judgeSet is one scorer per configured entry and the guards they share,
+// which telemetry observes.
+type judgeSet struct {
+	scorers []scoring.Scorer
+	breaker *scoring.Breaker // nil when the scorers have no judge (tests)
+	cache   *scoring.Cache   // nil when cache.enabled is false
+}
+
+// newJudge builds the judge client from the confighttp settings, the
+// breaker, limiter and result cache in front of it, and one scorer per
+// configured entry, all sharing that judge. Nothing is dialed
 // here: an unreachable judge shows up as failed evaluations, not as a
 // collector that does not start.
 //
@@ -36,15 +43,15 @@ type judgeHooks struct {
 // The breaker sits outside the limiter so that an open circuit fails at
 // once instead of first waiting for rate budget; the cache sits outside
 // everything so that a hit costs no call, no budget and no breaker slot.
-func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error) {
+func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
 	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), set)
 	if err != nil {
-		return nil, fmt.Errorf("judge HTTP client: %w", err)
+		return judgeSet{}, fmt.Errorf("judge HTTP client: %w", err)
 	}
 	mode, err := scoring.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
 	if err != nil {
-		return nil, err
+		return judgeSet{}, err
 	}
 	oc := scoring.OpenAIConfig{
 		BaseURL:           cfg.Judge.Endpoint,
@@ -61,14 +68,14 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 	}
 	openAI, err := scoring.NewOpenAIJudge(oc)
 	if err != nil {
-		return nil, err
+		return judgeSet{}, err
 	}
 	limiter := scoring.NewLimiter(openAI, scoring.LimiterConfig{
 		RequestsPerMinute: cfg.Judge.RequestsPerMinute,
 		TokensPerMinute:   cfg.Judge.TokensPerMinute,
 	})
 	cb := cfg.Judge.CircuitBreaker
-	judge := scoring.NewBreaker(limiter, scoring.BreakerConfig{
+	breaker := scoring.NewBreaker(limiter, scoring.BreakerConfig{
 		FailureThreshold:  cb.FailureThreshold,
 		OpenDuration:      cb.OpenDuration,
 		AuthRetryInterval: cb.AuthRetryInterval,
@@ -76,29 +83,37 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 		Now:               hooks.now,
 	})
 
+	js := judgeSet{breaker: breaker}
+	if cfg.Cache.Enabled {
+		js.cache, err = scoring.NewCache(scoring.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
+		if err != nil {
+			return judgeSet{}, fmt.Errorf("cache: %w", err)
+		}
+	}
+
 	var redact func(string) string
 	if cfg.Redaction.Enabled {
 		r, err := cfg.Redaction.redactor()
 		if err != nil {
-			return nil, fmt.Errorf("redaction: %w", err)
+			return judgeSet{}, fmt.Errorf("redaction: %w", err)
 		}
 		redact = r.Redact
 	}
-	scorers := make([]scoring.Scorer, 0, len(cfg.Scorers))
+	js.scorers = make([]scoring.Scorer, 0, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
 		opts := scorerOptions(sc)
 		opts.MaxInputChars = cfg.MaxInputChars
 		opts.Redact = redact
-		s, err := scoring.New(sc.Name, judge, opts)
+		s, err := scoring.New(sc.Name, breaker, opts)
 		if err != nil {
-			return nil, fmt.Errorf("scorers[%d]: %w", i, err)
+			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
-		if hooks.cache != nil {
-			s = hooks.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
+		if js.cache != nil {
+			s = js.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
 		}
-		scorers = append(scorers, s)
+		js.scorers = append(js.scorers, s)
 	}
-	return scorers, nil
+	return js, nil
 }
 
 // judgeClientConfig returns the HTTP client settings of the judge. When

@@ -29,7 +29,7 @@ func judgeHarness(t *testing.T, cfg *Config) (*harness, *llmEvalProcessor) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	sink := new(consumertest.TracesSink)
-	p, proc, err := newTracesProcessor(context.Background(), metadatatest.NewSettings(tel), cfg, sink, newJudgeScorers)
+	p, proc, err := newTracesProcessor(context.Background(), metadatatest.NewSettings(tel), cfg, sink, newJudge)
 	require.NoError(t, err)
 	require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { _ = proc.Shutdown(context.Background()) })
@@ -81,7 +81,7 @@ func TestBadJudgeSettingsFailStart(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	cfg.Judge.Endpoint = "ftp://judge"
 	sink := new(consumertest.TracesSink)
-	_, proc, err := newTracesProcessor(context.Background(), testSettings(), cfg, sink, newJudgeScorers)
+	_, proc, err := newTracesProcessor(context.Background(), testSettings(), cfg, sink, newJudge)
 	require.NoError(t, err)
 	err = proc.Start(context.Background(), componenttest.NewNopHost())
 	require.Error(t, err)

@@ -5,104 +5,65 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/otel/metric"
-	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// scorerBuilder makes one scorer per configured entry, in config order.
-type scorerBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error)
+// judgeBuilder makes the judge and one scorer per configured entry at
+// Start (tests pass fake scorers here).
+type judgeBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error)
 
-// scorerSlot is a running scorer with its configuration.
-type scorerSlot struct {
-	cfg    ScorerConfig
-	scorer scoring.Scorer
-}
-
-// llmEvalProcessor holds sampled generation spans while a worker pool
-// scores them, and forwards everything else at once.
+// llmEvalProcessor selects and samples generation spans and admits them
+// to the store, which holds them while they are scored; everything else
+// is forwarded at once. It is its own consumer (rather than a
+// processorhelper one) so that its outgoing item count includes the spans
+// forwarded later.
 type llmEvalProcessor struct {
-	cfg          *Config
-	set          component.TelemetrySettings
-	next         consumer.Traces
-	tel          *telemetry
-	buildScorers scorerBuilder
-	sampler      traceSampler
-	now          func() time.Time
-	// evalTimeout bounds one evaluation beyond max_wait: the judge timeout.
-	evalTimeout time.Duration
-
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	slots   []scorerSlot           // immutable once started
-	jobs    chan evalJob           // capacity queue_size * len(slots): sends never block
-	held    map[*heldSpan]struct{} // spans with unfinished evaluations
-	runCtx  context.Context
-	cancel  context.CancelFunc
-
-	cache   *scoring.Cache // nil when cache.enabled is false
-	circuit atomic.Int64   // circuit breaker state, as circuitStateValue
-
-	heldNow  atomic.Int64 // spans held (not yet forwarded)
-	stopping atomic.Bool  // results arriving now are dropped
-	workers  sync.WaitGroup
-	timers   sync.WaitGroup
+	cfg        *Config
+	set        component.TelemetrySettings
+	tel        *telemetry
+	buildJudge judgeBuilder
+	sampler    traceSampler
+	now        func() time.Time
+	out        *spanOutput
+	store      *evalStore
 }
 
-func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Traces, build scorerBuilder) (*llmEvalProcessor, error) {
+var _ processor.Traces = (*llmEvalProcessor)(nil)
+
+func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, error) {
 	p := &llmEvalProcessor{
-		cfg:          cfg,
-		set:          set.TelemetrySettings,
-		next:         next,
-		buildScorers: build,
-		sampler:      newTraceSampler(cfg.Sampling.Percentage),
-		now:          time.Now,
-		evalTimeout:  cfg.Judge.Timeout,
-		held:         make(map[*heldSpan]struct{}),
-	}
-	if p.evalTimeout <= 0 {
-		p.evalTimeout = defaultJudgeTimeout
+		cfg:        cfg,
+		set:        set.TelemetrySettings,
+		buildJudge: build,
+		sampler:    newTraceSampler(cfg.Sampling.Percentage),
+		now:        time.Now,
 	}
 	tel, err := newTelemetry(set, cfg, p.redact, p.observeHeld, p.observeQueue)
 	if err != nil {
 		return nil, err
 	}
 	p.tel = tel
-	if cfg.Cache.Enabled {
-		cache, err := scoring.NewCache(scoring.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
-		if err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
-		}
-		p.cache = cache
-	}
-	if err := tel.observeGuards(p.cache, &p.circuit); err != nil {
-		return nil, err
-	}
+	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
+	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
 	return p, nil
 }
 
 func (p *llmEvalProcessor) observeHeld(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(p.heldNow.Load())
+	o.Observe(int64(p.store.heldCount()))
 	return nil
 }
 
 func (p *llmEvalProcessor) observeQueue(_ context.Context, o metric.Int64Observer) error {
-	p.mu.Lock()
-	jobs := p.jobs
-	p.mu.Unlock()
-	o.Observe(int64(len(jobs)))
+	o.Observe(int64(p.store.queued()))
 	return nil
 }
 
@@ -114,48 +75,67 @@ func (p *llmEvalProcessor) redact(s string) string {
 	return s
 }
 
-// circuitChanged follows the judge circuit breaker for telemetry.
-func (p *llmEvalProcessor) circuitChanged(_, to scoring.BreakerState, cause error) {
-	p.circuit.Store(circuitStateValue(to))
-	p.tel.circuitChanged(context.Background(), to, cause, p.cfg.Judge.CircuitBreaker)
+// Capabilities reports that spans are modified (annotated, moved out).
+func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
 }
 
-func (p *llmEvalProcessor) start(ctx context.Context, host component.Host) error {
-	scorers, err := p.buildScorers(ctx, p.cfg, host, p.set, judgeHooks{
+// Start builds the judge and starts the store's workers.
+func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
+	js, err := p.buildJudge(ctx, p.cfg, host, p.set, judgeHooks{
 		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
-		onBreakerState: p.circuitChanged,
-		cache:          p.cache,
+		onBreakerState: p.tel.circuitChanged,
 	})
 	if err != nil {
 		return fmt.Errorf("llm_eval: building scorers: %w", err)
 	}
-	if len(scorers) != len(p.cfg.Scorers) {
-		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(scorers), len(p.cfg.Scorers))
+	if len(js.scorers) != len(p.cfg.Scorers) {
+		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(p.cfg.Scorers))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || p.started {
-		return nil
+	var circuit circuitStater
+	if js.breaker != nil {
+		circuit = js.breaker
 	}
-	slots := make([]scorerSlot, len(scorers))
-	for i, s := range scorers {
-		slots[i] = scorerSlot{cfg: p.cfg.Scorers[i], scorer: s}
+	var cache cacheStater
+	if js.cache != nil {
+		cache = js.cache
 	}
-	p.slots = slots
-	p.jobs = make(chan evalJob, p.cfg.QueueSize*len(slots))
-	// Workers outlive Start: they get their own context.
-	p.runCtx, p.cancel = context.WithCancel(context.Background())
-	p.started = true
-	for range p.cfg.Judge.MaxConcurrency {
-		p.workers.Add(1)
-		go p.work(p.jobs)
+	if err := p.tel.observeJudge(circuit, cache); err != nil {
+		return err
 	}
+	scorers := make([]configuredScorer, len(js.scorers))
+	for i, s := range js.scorers {
+		scorers[i] = configuredScorer{cfg: p.cfg.Scorers[i], scorer: s}
+	}
+	p.store.start(scorers)
 	return nil
 }
 
-// processTraces forwards the batch at once, minus the sampled generation
-// spans it takes to hold for scoring.
-func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+// Shutdown forwards every held span with the results it has and waits
+// for the evaluations in flight.
+func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
+	err := p.store.shutdown(ctx)
+	p.tel.shutdown()
+	return err
+}
+
+// ConsumeTraces forwards the batch at once, minus the sampled generation
+// spans it admits to the store. It never waits for the judge.
+func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	start := time.Now()
+	p.tel.incoming(ctx, td.SpanCount())
+	td, forward := p.processTraces(ctx, td)
+	p.tel.internalDuration(ctx, time.Since(start))
+	if !forward {
+		p.tel.outgoing(ctx, 0)
+		return nil
+	}
+	return p.out.forward(ctx, td)
+}
+
+// processTraces takes the sampled generation spans the store admits out
+// of the batch. It reports false when nothing is left to forward.
+func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, bool) {
 	var selected, sampled, taken int
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -176,7 +156,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					continue
 				}
 				sampled++
-				if p.hold(ctx, rs, ss, span) {
+				if p.admit(ctx, rs, ss, span) {
 					take = append(take, k)
 				}
 			}
@@ -196,10 +176,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	if taken > 0 {
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
-			return td, processorhelper.ErrSkipProcessingData
+			return td, false
 		}
 	}
-	return td, nil
+	return td, true
 }
 
 // removeIndexes removes the spans at the given increasing indexes.
@@ -215,62 +195,34 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	})
 }
 
-// hold takes a sampled generation span for scoring. It returns false when
-// the span stays in the batch: not scorable (annotated in place), queue
-// full, or the processor not running.
-func (p *llmEvalProcessor) hold(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
+// admit hands a sampled generation span to the store. It returns false
+// when the span stays in the batch: not scorable or not admitted (queue
+// full, shut down: marked as such), or the processor not started.
+func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
 	gen := genai.Read(ss.Scope(), span)
-
-	p.mu.Lock()
-	if !p.started || p.closed {
-		closed := p.closed
-		p.mu.Unlock()
-		if closed {
-			p.tel.spanUnscored(ctx, reasonShutdown)
-		}
-		return false
-	}
-	slots := p.slots
 	if gen.Missing != "" {
-		p.mu.Unlock()
-		p.annotateNotScorable(ctx, span, slots, gen)
+		p.annotateNotScorable(ctx, span, gen)
 		return false
 	}
-	if len(p.held) >= p.cfg.QueueSize {
-		p.mu.Unlock()
-		p.tel.spanUnscored(ctx, reasonQueueFull)
-		return false
+	// The span moves out of its batch only when the store admits it.
+	switch p.store.admit(ctx, func() evalSubject { return newHeldSpan(p.out, rs, ss, span, gen) }) {
+	case admitted:
+		return true
+	case rejectedFull:
+		p.markUnscored(ctx, span, gen, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
+	case rejectedClosed:
+		p.markUnscored(ctx, span, gen, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
 	}
-	now := p.now()
-	h := newHeldSpan(rs, ss, span, gen, len(slots), now.Add(p.cfg.MaxWait+p.evalTimeout))
-	p.held[h] = struct{}{}
-	p.heldNow.Add(1)
-	h.mu.Lock()
-	p.timers.Add(1)
-	h.timer = time.AfterFunc(p.cfg.MaxWait, func() {
-		defer p.timers.Done()
-		p.expire(h)
-	})
-	for i := range slots {
-		select {
-		case p.jobs <- evalJob{held: h, slot: i}:
-		default: // cannot happen: capacity covers every held span's jobs
-			h.pending--
-			h.results[i] = &evalResult{scorer: slots[i].cfg.Name, at: now, result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
-		}
-	}
-	h.mu.Unlock()
-	p.mu.Unlock()
-	return true
+	return false
 }
 
 // annotateNotScorable marks a span without usable content as not scorable
 // by every scorer, without calling any.
-func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, slots []scorerSlot, gen genai.Generation) {
+func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation) {
 	now := p.now()
-	for _, s := range slots {
-		r := evalResult{scorer: s.cfg.Name, at: now, result: scoring.Result{
-			Scorer: s.cfg.Name, Label: scoring.LabelNotScorable, Reason: gen.Missing,
+	for _, sc := range p.cfg.Scorers {
+		r := evalResult{scorer: sc.Name, at: now, result: scoring.Result{
+			Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: gen.Missing,
 		}}
 		p.tel.recordResult(ctx, r)
 		annotateSpan(span, r, gen.ResponseID, p.redact)
@@ -278,54 +230,12 @@ func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.
 	p.tel.spanUnscored(ctx, reasonNotScorable)
 }
 
-// forward sends a span that was held on, on a context of its own: the
-// batch it came in with has long been acknowledged.
-func (p *llmEvalProcessor) forward(td ptrace.Traces) {
-	if err := p.next.ConsumeTraces(context.Background(), td); err != nil {
-		p.tel.logFailure("forward", "failed to forward evaluated spans", zap.Error(err))
+// markUnscored writes the unscored marker of every scorer on a span that
+// stays in its batch without being evaluated, and counts it.
+func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, t scoring.ErrorType, msg, reason string) {
+	now := p.now()
+	for _, sc := range p.cfg.Scorers {
+		annotateSpan(span, evalResult{scorer: sc.Name, at: now, result: errorResult(t, errors.New(msg))}, gen.ResponseID, p.redact)
 	}
-}
-
-// shutdown stops taking spans, cancels the judge calls in flight, forwards
-// every held span with the results it has and waits for the workers.
-func (p *llmEvalProcessor) shutdown(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	p.closed = true
-	held := make([]*heldSpan, 0, len(p.held))
-	for h := range p.held {
-		held = append(held, h)
-	}
-	jobs, cancel := p.jobs, p.cancel
-	p.mu.Unlock()
-
-	p.stopping.Store(true)
-	if cancel != nil {
-		cancel()
-	}
-	for _, h := range held {
-		if td, ok := p.leave(h, reasonShutdown); ok {
-			p.forward(td)
-		}
-	}
-	if jobs != nil {
-		close(jobs) // no sender left: hold checks closed under mu
-	}
-	done := make(chan struct{})
-	go func() {
-		p.workers.Wait()
-		p.timers.Wait()
-		close(done)
-	}()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("llm_eval: shutdown: evaluations still running: %w", ctx.Err())
-	}
-	p.tel.shutdown()
-	return err
+	p.tel.spanUnscored(ctx, reason)
 }

@@ -188,12 +188,15 @@ func TestLateResultBecomesChildSpan(t *testing.T) {
 	id := b.generation(tid, "q", "a")
 	h.consume(b.td)
 
-	// max_wait lets the span go with the result it has.
+	// max_wait lets the span go with the result it has, and a marker for
+	// the one it has not.
 	h.waitSpans(1)
 	byID, _ := sinkSpans(h.sink)
 	events := evaluationEvents(byID[id].span)
-	require.Len(t, events, 1)
-	require.Contains(t, events, scoring.Bias)
+	require.Len(t, events, 2)
+	assert.Equal(t, "pass", mustStr(t, events[scoring.Bias], evalconv.AttrScoreLabel))
+	assert.Equal(t, string(scoring.ErrorMaxWaitExceeded), mustStr(t, events[scoring.Hallucination], evalconv.AttrErrorType))
+	assert.Equal(t, "error", mustStr(t, byID[id].span.Attributes(), evalconv.FlatLabel(scoring.Hallucination)))
 
 	close(gate)
 	h.waitSpans(2)
@@ -233,11 +236,15 @@ func TestQueueFullPassesUnscored(t *testing.T) {
 	}
 	h.consume(b.td)
 
-	// Three did not fit: they went on in the original batch, unscored.
+	// Three did not fit: they went on in the original batch, unscored,
+	// with the queue_full marker.
 	byID, _ := sinkSpans(h.sink)
 	assert.Len(t, byID, 3)
 	for _, s := range byID {
-		assert.Empty(t, evaluationEvents(s.span))
+		ev := evaluationEvents(s.span)[scoring.Bias]
+		require.NotEqual(t, pcommon.Map{}, ev)
+		assert.Equal(t, string(scoring.ErrorQueueFull), mustStr(t, ev, evalconv.AttrErrorType))
+		assert.Equal(t, "error", mustStr(t, s.span.Attributes(), evalconv.FlatLabel(scoring.Bias)))
 	}
 	h.shutdown()
 	_, count := sinkSpans(h.sink)
@@ -258,17 +265,15 @@ func TestShutdownForwardsHeldSpans(t *testing.T) {
 	h.consume(b.td)
 	// Wait until the quick scorer's results are in.
 	require.Eventually(t, func() bool {
-		h.p.mu.Lock()
-		defer h.p.mu.Unlock()
-		for held := range h.p.held {
-			held.mu.Lock()
-			ok := held.results[0] != nil
-			held.mu.Unlock()
-			if !ok {
+		s := h.p.store
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for e := s.held.Front(); e != nil; e = e.Next() {
+			if e.Value.(*admittedItem).results[0] == nil {
 				return false
 			}
 		}
-		return len(h.p.held) == 3
+		return s.held.Len() == 3
 	}, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, h.sink.SpanCount())
 
@@ -278,8 +283,9 @@ func TestShutdownForwardsHeldSpans(t *testing.T) {
 	for _, id := range ids {
 		assert.Equal(t, 1, count[id])
 		events := evaluationEvents(byID[id].span)
-		assert.Len(t, events, 1, "held span leaves with the results it has")
-		assert.Contains(t, events, scoring.Bias)
+		assert.Len(t, events, 2, "held span leaves with the results it has and a marker for the others")
+		assert.Equal(t, "pass", mustStr(t, events[scoring.Bias], evalconv.AttrScoreLabel))
+		assert.Equal(t, string(scoring.ErrorShutdown), mustStr(t, events[scoring.Hallucination], evalconv.AttrErrorType))
 	}
 	// Shutdown twice is fine, and spans after shutdown pass through.
 	h.shutdown()
@@ -298,7 +304,7 @@ func TestShutdownWithShortDeadline(t *testing.T) {
 	id := b.generation(randomTraceID(), "q", "a")
 	h.consume(b.td)
 	require.Eventually(t, func() bool { return stubborn.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, 1, heldCount(h.p))
+	require.Equal(t, 1, h.p.store.heldCount())
 	require.Zero(t, h.sink.SpanCount())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -309,15 +315,9 @@ func TestShutdownWithShortDeadline(t *testing.T) {
 	assert.Equal(t, 1, count[id], "the held span is forwarded before waiting")
 
 	close(gate) // let the stubborn scorer finish so no goroutine leaks
-	h.p.workers.Wait()
+	h.p.store.workers.Wait()
 	_, count = sinkSpans(h.sink)
 	assert.Len(t, count, 1, "a result after shutdown is dropped, not emitted")
-}
-
-func heldCount(p *llmEvalProcessor) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.held)
 }
 
 func TestShutdownWithoutStart(t *testing.T) {
@@ -397,23 +397,29 @@ func TestEverySpanLeavesExactlyOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	h.waitIdle()
+	h.drain()
 
 	byID, count := sinkSpans(h.sink)
 	results := map[pcommon.SpanID]int{}
 	for id, s := range byID {
 		require.Equal(t, 1, count[id], "span %s forwarded %d times", id, count[id])
+		verdicts := 0
+		for _, ev := range evaluationEvents(s.span) {
+			if _, marker := ev.Get(evalconv.AttrErrorType); !marker { // the scorers always pass
+				verdicts++
+			}
+		}
 		if s.span.Name() == evalconv.LateSpanName {
-			results[s.span.ParentSpanID()] += len(evaluationEvents(s.span))
+			results[s.span.ParentSpanID()] += verdicts
 		} else {
-			results[id] += len(evaluationEvents(s.span))
+			results[id] += verdicts
 		}
 	}
 	for _, id := range ids {
 		require.Equal(t, 1, count[id])
 		assert.Equal(t, 3, results[id], "results of span %s", id)
 	}
-	assert.Zero(t, h.p.heldNow.Load())
+	assert.Zero(t, h.p.store.heldCount())
 }
 
 func TestLateSpanNotRescored(t *testing.T) {
@@ -453,8 +459,8 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 		b.other(tid)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, err := h.p.processTraces(context.Background(), b.td); err != nil {
-			t.Fatal(err)
+		if _, forward := h.p.processTraces(context.Background(), b.td); !forward {
+			t.Fatal("the batch was not forwarded")
 		}
 	})
 	assert.Zero(t, allocs, "a batch without sampled generation spans is passed on as is")

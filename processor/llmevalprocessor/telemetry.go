@@ -4,8 +4,9 @@ import (
 	"context"
 	"regexp"
 	"sync"
-	"sync/atomic"
+	"time"
 
+	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -21,6 +22,10 @@ type telemetry struct {
 	logger   *zap.Logger
 	endpoint string
 	redact   func(string) string
+	breaker  CircuitBreakerConfig
+	// itemAttrs identify this processor on the item counts, as
+	// processorhelper does.
+	itemAttrs metric.MeasurementOption
 
 	// Attribute sets known in advance, so hot paths do not allocate.
 	verdictAttrs map[string]map[scoring.Label]metric.MeasurementOption
@@ -45,10 +50,14 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 		return nil, err
 	}
 	t := &telemetry{
-		tb:           tb,
-		logger:       set.Logger,
-		endpoint:     cfg.Judge.Endpoint,
-		redact:       redact,
+		tb:       tb,
+		logger:   set.Logger,
+		endpoint: cfg.Judge.Endpoint,
+		redact:   redact,
+		breaker:  cfg.Judge.CircuitBreaker,
+		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("processor", set.ID.String()),
+			attribute.String("otel.signal", pipeline.SignalTraces.String()))),
 		verdictAttrs: map[string]map[scoring.Label]metric.MeasurementOption{},
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
@@ -90,14 +99,26 @@ func circuitStateValue(s scoring.BreakerState) int64 {
 	return 0
 }
 
-// observeGuards registers the observers of the result cache (nil when it
-// is off) and of the circuit breaker state.
-func (t *telemetry) observeGuards(cache *scoring.Cache, circuit *atomic.Int64) error {
-	if err := t.tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(circuit.Load())
-		return nil
-	}); err != nil {
-		return err
+// circuitStater is the circuit breaker as telemetry sees it.
+type circuitStater interface {
+	State() scoring.BreakerState
+}
+
+// cacheStater is the result cache as telemetry sees it.
+type cacheStater interface {
+	Stats() scoring.CacheStats
+}
+
+// observeJudge registers the observers of the circuit breaker and of the
+// result cache; either may be nil (no breaker, cache off).
+func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error {
+	if circuit != nil {
+		if err := t.tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(circuitStateValue(circuit.State()))
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	if cache == nil {
 		return nil
@@ -120,7 +141,8 @@ var httpStatusRE = regexp.MustCompile(`HTTP (\d{3})`)
 
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
-func (t *telemetry) circuitChanged(ctx context.Context, to scoring.BreakerState, cause error, cb CircuitBreakerConfig) {
+func (t *telemetry) circuitChanged(_, to scoring.BreakerState, cause error) {
+	ctx, cb := context.Background(), t.breaker
 	opt, ok := t.stateAttrs[to]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("state", string(to)))
@@ -174,6 +196,25 @@ func (t *telemetry) spanUnscored(ctx context.Context, reason string) {
 
 func (t *telemetry) lateResult(ctx context.Context, scorer string) {
 	t.tb.ProcessorLlmEvalLateResults.Add(ctx, 1, t.scorerOpt(scorer))
+}
+
+func (t *telemetry) lateResultDropped(ctx context.Context, scorer string) {
+	t.tb.ProcessorLlmEvalLateResultsDropped.Add(ctx, 1, t.scorerOpt(scorer))
+}
+
+// incoming counts spans passed to the processor.
+func (t *telemetry) incoming(ctx context.Context, spans int) {
+	t.tb.ProcessorIncomingItems.Add(ctx, int64(spans), t.itemAttrs)
+}
+
+// outgoing counts spans handed to the next consumer, at once or later.
+func (t *telemetry) outgoing(ctx context.Context, spans int) {
+	t.tb.ProcessorOutgoingItems.Add(ctx, int64(spans), t.itemAttrs)
+}
+
+// internalDuration records how long ConsumeTraces took before forwarding.
+func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
+	t.tb.ProcessorInternalDuration.Record(ctx, d.Seconds(), t.itemAttrs)
 }
 
 // recordResult counts a finished evaluation, its judge usage, and logs a

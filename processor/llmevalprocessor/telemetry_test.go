@@ -107,8 +107,8 @@ func TestJudgeFailuresDoNotFloodLogs(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	cfg.Judge.APIKey = "sk-very-secret"
 	failing := failingScorer(scoring.Bias, scoring.ErrorJudgeUnavailable, "dial tcp: connection refused (key sk-very-secret)")
-	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) ([]scoring.Scorer, error) {
-		return []scoring.Scorer{failing}, nil
+	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
+		return judgeSet{scorers: []scoring.Scorer{failing}}, nil
 	}
 	sink := new(consumertest.TracesSink)
 	p, proc, err := newTracesProcessor(context.Background(), set, cfg, sink, build)
@@ -119,7 +119,7 @@ func TestJudgeFailuresDoNotFloodLogs(t *testing.T) {
 		b.generation(randomTraceID(), "q", "a")
 	}
 	require.NoError(t, proc.ConsumeTraces(context.Background(), b.td))
-	require.Eventually(t, func() bool { return sink.SpanCount() == 5 && heldCount(p) == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return sink.SpanCount() == 5 && unfinishedCount(p) == 0 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, proc.Shutdown(context.Background()))
 
 	failures := logs.FilterMessageSnippet("evaluation failed")

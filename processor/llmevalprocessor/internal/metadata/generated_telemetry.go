@@ -28,6 +28,8 @@ type TelemetryBuilder struct {
 	meter                                    metric.Meter
 	mu                                       sync.Mutex
 	registrations                            []metric.Registration
+	ProcessorIncomingItems                   metric.Int64Counter
+	ProcessorInternalDuration                metric.Float64Histogram
 	ProcessorLlmEvalCacheHits                metric.Int64ObservableCounter
 	ProcessorLlmEvalCacheMisses              metric.Int64ObservableCounter
 	ProcessorLlmEvalEvaluations              metric.Int64Counter
@@ -42,10 +44,12 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalJudgeTokens              metric.Int64Counter
 	ProcessorLlmEvalJudgeTokensPerEvaluation metric.Int64Histogram
 	ProcessorLlmEvalLateResults              metric.Int64Counter
+	ProcessorLlmEvalLateResultsDropped       metric.Int64Counter
 	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
+	ProcessorOutgoingItems                   metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -162,6 +166,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorIncomingItems, err = builder.meter.Int64Counter(
+		"otelcol_processor_incoming_items",
+		metric.WithDescription("Number of items passed to the processor (the name and attributes processorhelper uses). [Development]"),
+		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorInternalDuration, err = builder.meter.Float64Histogram(
+		"otelcol_processor_internal_duration",
+		metric.WithDescription("Duration of time taken to process a batch of telemetry data through the processor (the name and attributes processorhelper uses). [Development]"),
+		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalCacheHits, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_llm_eval_cache_hits",
 		metric.WithDescription("Evaluations answered by the result cache without calling the judge (stored results and calls coalesced with an identical one in flight). [Development]"),
@@ -245,7 +261,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalLateResults, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_late_results",
-		metric.WithDescription("Results that arrived after their span had left, emitted as new child spans. [Development]"),
+		metric.WithDescription("Results that arrived after their span had left and were emitted as new child spans (late_results), by scorer. [Development]"),
+		metric.WithUnit("{results}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalLateResultsDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_late_results_dropped",
+		metric.WithDescription("Results that arrived after their span had left and were counted only, not emitted (late_results), by scorer. [Development]"),
 		metric.WithUnit("{results}"),
 	)
 	errs = errors.Join(errs, err)
@@ -271,6 +293,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_spans_unscored",
 		metric.WithDescription("Sampled spans that left without any score, by reason. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorOutgoingItems, err = builder.meter.Int64Counter(
+		"otelcol_processor_outgoing_items",
+		metric.WithDescription("Number of items emitted from the processor, including held spans forwarded later and late child spans (the name and attributes processorhelper uses). [Development]"),
+		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -21,6 +21,37 @@ func NewSettings(tt *componenttest.Telemetry) processor.Settings {
 	return set
 }
 
+func AssertEqualProcessorIncomingItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_incoming_items",
+		Description: "Number of items passed to the processor (the name and attributes processorhelper uses). [Development]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_incoming_items")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorInternalDuration(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_internal_duration",
+		Description: "Duration of time taken to process a batch of telemetry data through the processor (the name and attributes processorhelper uses). [Development]",
+		Unit:        "s",
+		Data: metricdata.Histogram[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_internal_duration")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorLlmEvalCacheHits(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_cache_hits",
@@ -225,7 +256,7 @@ func AssertEqualProcessorLlmEvalJudgeTokensPerEvaluation(t *testing.T, tt *compo
 func AssertEqualProcessorLlmEvalLateResults(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_late_results",
-		Description: "Results that arrived after their span had left, emitted as new child spans. [Development]",
+		Description: "Results that arrived after their span had left and were emitted as new child spans (late_results), by scorer. [Development]",
 		Unit:        "{results}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -234,6 +265,22 @@ func AssertEqualProcessorLlmEvalLateResults(t *testing.T, tt *componenttest.Tele
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_late_results")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalLateResultsDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_late_results_dropped",
+		Description: "Results that arrived after their span had left and were counted only, not emitted (late_results), by scorer. [Development]",
+		Unit:        "{results}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_late_results_dropped")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
@@ -296,6 +343,22 @@ func AssertEqualProcessorLlmEvalSpansUnscored(t *testing.T, tt *componenttest.Te
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_spans_unscored")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorOutgoingItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_outgoing_items",
+		Description: "Number of items emitted from the processor, including held spans forwarded later and late child spans (the name and attributes processorhelper uses). [Development]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_outgoing_items")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

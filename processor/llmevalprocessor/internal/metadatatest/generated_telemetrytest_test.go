@@ -40,6 +40,8 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ProcessorIncomingItems.Add(context.Background(), 1)
+	tb.ProcessorInternalDuration.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalInputsTruncated.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCalls.Add(context.Background(), 1)
@@ -50,9 +52,17 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalJudgeTokens.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalLateResults.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalLateResultsDropped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSampled.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
+	tb.ProcessorOutgoingItems.Add(context.Background(), 1)
+	AssertEqualProcessorIncomingItems(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorInternalDuration(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalCacheHits(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -95,6 +105,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorLlmEvalLateResults(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalLateResultsDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalQueueDepth(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -105,6 +118,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalSpansUnscored(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorOutgoingItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -1,0 +1,410 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/client"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// evalSubject is one item admitted for evaluation: what its evaluations
+// read and where their results go. A held span is one; a GenAI log record
+// whose results are emitted as new records can be another.
+type evalSubject interface {
+	// caseFor builds what one scorer evaluates. The store calls it when it
+	// dispatches the evaluations, not at admission, so the case can use
+	// what arrived in between.
+	caseFor(sc ScorerConfig) scoring.Case
+	resultSink
+}
+
+// resultSink is where an admitted item's results go.
+type resultSink interface {
+	// leave sends the item on with one result per scorer, in scorer
+	// order. An evaluation that had not finished has a marker result
+	// (error.type max_wait_exceeded or shutdown). The store calls it
+	// exactly once, without its lock held.
+	leave(ctx context.Context, results []evalResult)
+	// late takes a result that finished after leave. It may run at the
+	// same time as leave and as other late calls.
+	late(ctx context.Context, r evalResult)
+}
+
+// admitResult says what admit did with an item.
+type admitResult int
+
+const (
+	admitted       admitResult = iota
+	notRunning                 // before Start: the item is not evaluated
+	rejectedFull               // queue_size items have unfinished evaluations
+	rejectedClosed             // after Shutdown
+)
+
+// leaveReason says why an item left before all its results were in.
+type leaveReason string
+
+const (
+	leftComplete leaveReason = ""
+	leftMaxWait  leaveReason = reasonMaxWait
+	leftShutdown leaveReason = reasonShutdown
+)
+
+// configuredScorer is a running scorer with its configuration.
+type configuredScorer struct {
+	cfg    ScorerConfig
+	scorer scoring.Scorer
+}
+
+// evalStore owns every admitted item from admission until its last
+// evaluation has finished. An item is held until all its results are in,
+// max_wait has passed or the store shuts down, whichever comes first; it
+// leaves exactly once. Results finishing after that go to the item's
+// late method; results finishing after shutdown are dropped.
+//
+// One mutex guards all state. max_wait is the same for every item, so
+// admission order is expiry order: held items sit in a list in that order
+// and one timer, armed for the oldest, lets them go.
+type evalStore struct {
+	maxWait     time.Duration
+	evalTimeout time.Duration // an evaluation's deadline is max_wait + evalTimeout after admission
+	capacity    int           // queue_size: items with unfinished evaluations
+	workerCount int
+	now         func() time.Time // timestamps of results
+	tel         *telemetry
+	// evaluations waits for a worker; its capacity covers every
+	// evaluation of capacity items, so dispatch never blocks.
+	evaluations chan evaluation
+	// workers counts worker goroutines and expiry runs in progress.
+	workers sync.WaitGroup
+
+	mu         sync.Mutex
+	phase      storePhase
+	scorers    []configuredScorer // set by start, then immutable
+	held       list.List          // of *admittedItem not yet left, oldest first
+	unfinished int                // admitted items with evaluations not finished
+	expiry     *time.Timer        // fires at the oldest held item's max_wait
+	runCtx     context.Context    // canceled at shutdown
+	cancel     context.CancelFunc
+}
+
+type storePhase int
+
+const (
+	phaseNew storePhase = iota
+	phaseRunning
+	phaseClosed
+)
+
+// admittedItem is one item in the store.
+type admittedItem struct {
+	subject evalSubject
+	// ctx carries the client.Info of the request the item came with, and
+	// nothing else: the request itself has long been answered.
+	ctx       context.Context
+	expiresAt time.Time // admission + max_wait
+	deadline  time.Time // no evaluation of this item runs past it
+	results   []*evalResult
+	pending   int           // evaluations not finished
+	elem      *list.Element // in held; nil once the item has left
+}
+
+// evaluation is one (item, scorer) job for the worker pool.
+type evaluation struct {
+	item        *admittedItem
+	scorerIndex int
+	c           scoring.Case
+}
+
+func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
+	evalTimeout := cfg.Judge.Timeout
+	if evalTimeout <= 0 {
+		evalTimeout = defaultJudgeTimeout
+	}
+	return &evalStore{
+		maxWait:     cfg.MaxWait,
+		evalTimeout: evalTimeout,
+		capacity:    cfg.QueueSize,
+		workerCount: cfg.Judge.MaxConcurrency,
+		now:         now,
+		tel:         tel,
+		evaluations: make(chan evaluation, cfg.QueueSize*len(cfg.Scorers)),
+	}
+}
+
+// start begins running evaluations with the given scorers, at most one
+// per configured scorer entry.
+func (s *evalStore) start(scorers []configuredScorer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase != phaseNew {
+		return
+	}
+	s.scorers = scorers
+	// Workers outlive Start's context: they get their own.
+	s.runCtx, s.cancel = context.WithCancel(context.Background())
+	s.phase = phaseRunning
+	for range s.workerCount {
+		s.workers.Add(1)
+		go s.work()
+	}
+}
+
+// admit takes an item and dispatches its evaluations. newSubject is called
+// only when the item is admitted (moving a span out of its batch is part
+// of it). ctx is the request the item came with; only its client.Info is
+// kept.
+func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) admitResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.phase == phaseNew:
+		return notRunning
+	case s.phase == phaseClosed:
+		return rejectedClosed
+	case s.unfinished >= s.capacity:
+		return rejectedFull
+	}
+	now := time.Now()
+	item := &admittedItem{
+		subject:   newSubject(),
+		ctx:       client.NewContext(context.Background(), client.FromContext(ctx)),
+		expiresAt: now.Add(s.maxWait),
+		deadline:  now.Add(s.maxWait + s.evalTimeout),
+		results:   make([]*evalResult, len(s.scorers)),
+		pending:   len(s.scorers),
+	}
+	item.elem = s.held.PushBack(item)
+	s.unfinished++
+	if s.held.Len() == 1 {
+		s.armExpiry(s.maxWait)
+	}
+	s.dispatch(item)
+	return admitted
+}
+
+// dispatch builds the item's cases and queues its evaluations. Called
+// with mu held.
+func (s *evalStore) dispatch(item *admittedItem) {
+	for i, sc := range s.scorers {
+		select {
+		case s.evaluations <- evaluation{item: item, scorerIndex: i, c: item.subject.caseFor(sc.cfg)}:
+		default: // cannot happen: capacity covers every admitted item's evaluations
+			item.pending--
+			item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
+				result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
+		}
+	}
+}
+
+// armExpiry makes the timer fire after d. Called with mu held.
+func (s *evalStore) armExpiry(d time.Duration) {
+	if s.expiry == nil {
+		s.expiry = time.AfterFunc(d, s.expire)
+		return
+	}
+	s.expiry.Reset(d)
+}
+
+// expire lets every held item whose max_wait has passed leave, and arms
+// the timer for the next one.
+func (s *evalStore) expire() {
+	s.mu.Lock()
+	if s.phase != phaseRunning {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var leaving []*admittedItem
+	for e := s.held.Front(); e != nil; e = s.held.Front() {
+		item := e.Value.(*admittedItem)
+		if now.Before(item.expiresAt) {
+			s.armExpiry(item.expiresAt.Sub(now))
+			break
+		}
+		s.held.Remove(e)
+		item.elem = nil
+		leaving = append(leaving, item)
+	}
+	s.workers.Add(1) // shutdown waits for these spans to be forwarded
+	s.mu.Unlock()
+	defer s.workers.Done()
+	for _, item := range leaving {
+		s.leave(item, leftMaxWait)
+	}
+}
+
+// work runs evaluations until the channel is closed at shutdown.
+func (s *evalStore) work() {
+	defer s.workers.Done()
+	for ev := range s.evaluations {
+		s.finish(ev.item, ev.scorerIndex, s.run(ev))
+	}
+}
+
+// run runs one evaluation, bounded by its item's deadline.
+func (s *evalStore) run(ev evaluation) evalResult {
+	sc := s.scorers[ev.scorerIndex]
+	var res scoring.Result
+	switch {
+	case s.runCtx.Err() != nil:
+		res = errorResult(scoring.ErrorCanceled, errors.New("processor shutting down"))
+	case !time.Now().Before(ev.item.deadline):
+		res = errorResult(scoring.ErrorJudgeTimeout, errors.New("evaluation deadline passed before a worker was free"))
+	default:
+		ctx, cancel := context.WithDeadline(s.runCtx, ev.item.deadline)
+		res = safeScore(ctx, sc.scorer, ev.c)
+		cancel()
+	}
+	return evalResult{scorer: sc.cfg.Name, result: res, at: s.now(), ran: true}
+}
+
+// finish files a finished evaluation: onto the held item, which leaves
+// when it was the last, or to the item's late method once it has left.
+func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
+	s.mu.Lock()
+	if s.phase == phaseClosed {
+		// The item left at shutdown with the results it had.
+		s.mu.Unlock()
+		return
+	}
+	item.pending--
+	if item.pending == 0 {
+		s.unfinished--
+	}
+	held := item.elem != nil
+	last := held && item.pending == 0
+	if held {
+		item.results[scorerIndex] = &r
+	}
+	if last {
+		s.held.Remove(item.elem)
+		item.elem = nil
+	}
+	s.mu.Unlock()
+
+	s.tel.recordResult(item.ctx, r)
+	switch {
+	case last:
+		s.leave(item, leftComplete)
+	case !held:
+		item.subject.late(item.ctx, r)
+	}
+}
+
+// leave sends an item on that has just been taken out of held: with a
+// marker for each evaluation not finished, counted when it has no score.
+func (s *evalStore) leave(item *admittedItem, why leaveReason) {
+	results := make([]evalResult, len(item.results))
+	scored, notScorable, unfinished := false, false, false
+	for i, r := range item.results {
+		if r == nil {
+			unfinished = true
+			results[i] = unfinishedResult(s.scorers[i].cfg.Name, why, s.now())
+			continue
+		}
+		results[i] = *r
+		switch r.label() {
+		case scoring.LabelPass, scoring.LabelFail:
+			scored = true
+		case scoring.LabelNotScorable:
+			notScorable = true
+		}
+	}
+	if !scored {
+		switch {
+		case unfinished:
+			s.tel.spanUnscored(item.ctx, string(why))
+		case notScorable:
+			s.tel.spanUnscored(item.ctx, reasonNotScorable)
+		default:
+			s.tel.spanUnscored(item.ctx, reasonError)
+		}
+	}
+	item.subject.leave(item.ctx, results)
+}
+
+// heldCount is the number of items held now.
+func (s *evalStore) heldCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held.Len()
+}
+
+// queued is the number of evaluations waiting for a worker.
+func (s *evalStore) queued() int {
+	return len(s.evaluations)
+}
+
+// shutdown stops admitting, cancels the evaluations in flight, sends every
+// held item on with the results it has, and waits for the workers until
+// ctx ends.
+func (s *evalStore) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.phase == phaseClosed {
+		s.mu.Unlock()
+		return nil
+	}
+	wasRunning := s.phase == phaseRunning
+	s.phase = phaseClosed
+	var leaving []*admittedItem
+	for e := s.held.Front(); e != nil; e = e.Next() {
+		item := e.Value.(*admittedItem)
+		item.elem = nil
+		leaving = append(leaving, item)
+	}
+	s.held.Init()
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
+	s.mu.Unlock()
+	if !wasRunning {
+		return nil
+	}
+
+	s.cancel()
+	for _, item := range leaving {
+		s.leave(item, leftShutdown)
+	}
+	close(s.evaluations) // no sender left: admit checks the phase under mu
+	done := make(chan struct{})
+	go func() {
+		s.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("llm_eval: shutdown: evaluations still running: %w", ctx.Err())
+	}
+}
+
+// safeScore calls the scorer, turning a panic into an error result.
+func safeScore(ctx context.Context, s scoring.Scorer, c scoring.Case) (res scoring.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = errorResult(scoring.ErrorInvalidCase, fmt.Errorf("scorer panicked: %v", r))
+		}
+	}()
+	return s.Score(ctx, c)
+}
+
+func errorResult(t scoring.ErrorType, err error) scoring.Result {
+	return scoring.Result{Label: scoring.LabelError, Err: &scoring.Error{Type: t, Err: err}}
+}
+
+// unfinishedResult is the marker written for an evaluation that had not
+// finished when its item left.
+func unfinishedResult(scorer string, why leaveReason, at time.Time) evalResult {
+	t, msg := scoring.ErrorMaxWaitExceeded, "max_wait passed before the evaluation finished"
+	if why == leftShutdown {
+		t, msg = scoring.ErrorShutdown, "the processor shut down before the evaluation finished"
+	}
+	return evalResult{scorer: scorer, at: at, result: errorResult(t, errors.New(msg))}
+}
