@@ -161,13 +161,29 @@ func (e *evaluation) notScorable(why string) {
 
 // scoreRatio is the scorers' arithmetic: count / total × scale, not
 // rounded, then made binary in strict mode and labelled against the
-// threshold in the scorer's fixed direction. It multiplies before dividing
-// so that with a whole-number scale the result is the exact fraction
+// threshold in the scorer's fixed direction. The counts decide first: none
+// is exactly 0 and all is exactly the scale, so a fractional scale (0.7)
+// never turns a perfect result into 0.6999… that strict mode or a
+// threshold at the scale would fail. In between it multiplies before
+// dividing, so with a whole-number scale the result is the exact fraction
 // rounded once (2/3 × 10 gives 6.666666666666667).
 func (e *evaluation) scoreRatio(count, total int) {
-	e.setScore(float64(count) * e.s.opts.Scale / float64(total))
+	scale := e.s.opts.Scale
+	var score float64
+	switch {
+	case count <= 0:
+		score = 0
+	case count >= total:
+		score = scale
+	default:
+		score = float64(count) * scale / float64(total)
+	}
+	e.setScore(score)
 }
 
+// setScore applies strict mode and labels score against the threshold.
+// Strict mode keeps only the exact ends: any score above 0 (lower is
+// better) or below the scale (higher is better) becomes the other end.
 func (e *evaluation) setScore(score float64) {
 	scale := e.s.opts.Scale
 	if e.s.spec.lowerIsBetter {
