@@ -82,9 +82,12 @@
 //
 // Judge errors are never re-asked here (retrying is the Judge's job): an
 // *Error keeps its Type, cancellation becomes ErrorCanceled, a deadline
-// ErrorJudgeTimeout, anything else ErrorJudgeUnavailable. A failure in any
-// step, the reason step included, makes the Result an error; the steps
-// completed before it stay in Result.Steps.
+// ErrorJudgeTimeout, anything else ErrorJudgeUnavailable. A failure in a
+// step that decides the score makes the Result an error; the steps
+// completed before it stay in Result.Steps. A failure in the reason step
+// does not: the score and label stand, Reason falls back to the summary
+// built from the verdicts, and Result.ReasonErr (also Steps.ReasonError)
+// reports the failure.
 //
 // Result.Usage counts every judge call, re-asks included, their tokens,
 // and in Retries the attempts the judge retried behind them (structured

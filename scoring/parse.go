@@ -394,20 +394,33 @@ func optionalString(m map[string]any, key string) string {
 	return strings.TrimSpace(s)
 }
 
-// parseReason parses a reason reply. Plain prose with no JSON in it is
-// accepted as the reason, since that is all the step asks for.
+// parseReason parses a reason reply. A reply that begins as JSON (after
+// any code fence) must be an object with a non-empty "reason" string. Any
+// other reply is prose: a {"reason": ...} object inside it is used, and
+// otherwise the prose itself is the reason, since that is all the step
+// asks for, even when it mentions [items] or {braces}.
 func parseReason(reply string) (string, error) {
-	if !strings.ContainsAny(reply, "{[") {
-		s := strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`"))
-		if s == "" {
-			return "", errors.New("the reply is empty")
+	body := strings.TrimSpace(unfence(reply))
+	if body == "" || strings.Trim(body, "`") == "" {
+		return "", errors.New("the reply is empty")
+	}
+	if body[0] == '{' || body[0] == '[' {
+		v, err := extractJSON(body)
+		if err != nil {
+			return "", err
 		}
-		return s, nil
+		return reasonField(v)
 	}
-	v, err := extractJSON(reply)
-	if err != nil {
-		return "", err
+	if v, err := extractJSON(body); err == nil {
+		if s, err := reasonField(v); err == nil {
+			return s, nil
+		}
 	}
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`")), nil
+}
+
+// reasonField returns the "reason" string of a decoded reply.
+func reasonField(v any) (string, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return "", fmt.Errorf("the reply must be a JSON object with a %q string, got %s", "reason", jsonKind(v))

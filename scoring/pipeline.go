@@ -225,7 +225,7 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		Verdicts: verdicts,
 	})
 	if err != nil {
-		e.fail(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err})
+		e.reasonFailed(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err}, summary)
 		return
 	}
 	var text string
@@ -235,11 +235,20 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		return perr
 	})
 	if err != nil {
-		e.fail(err)
+		e.reasonFailed(err, summary)
 		return
 	}
 	e.res.Steps.Reason = ReasonResult{Reason: text}
 	e.res.Reason = text
+}
+
+// reasonFailed keeps the score and label of a result whose reason step
+// failed: the reason falls back to the summary and the failure is reported
+// in ReasonErr and Steps.ReasonError, not as the result's error.
+func (e *evaluation) reasonFailed(err error, summary func() string) {
+	e.res.Reason = summary()
+	e.res.ReasonErr = err
+	e.res.Steps.ReasonError = err.Error()
 }
 
 // setReason sets a reason composed in Go, unless reasons are off.

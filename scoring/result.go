@@ -28,6 +28,10 @@ type Result struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Err is set when Label is LabelError; it is an *Error.
 	Err error `json:"-"`
+	// ReasonErr is set when the reason step failed after the score was
+	// set: the score and label stand, Reason holds the summary built from
+	// the verdicts instead, and this *Error (Step StepReason) says why.
+	ReasonErr error `json:"-"`
 }
 
 // Scored reports whether the result carries a score.
@@ -62,6 +66,8 @@ type Steps struct {
 	AnalyzePrompt    string `json:"analyzePrompt,omitempty"`
 	Reason           any    `json:"generateReasonStepResult,omitempty"`
 	ReasonPrompt     string `json:"generateReasonPrompt,omitempty"`
+	// ReasonError is the text of Result.ReasonErr, kept with the steps.
+	ReasonError string `json:"generateReasonError,omitempty"`
 }
 
 // Opinions is the bias scorer's preprocess result.
