@@ -136,7 +136,8 @@ func TestPromptsCarryRules(t *testing.T) {
 		want []string
 	}{
 		{SchemaBiasOpinions, []string{"A wrong fact is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`}},
-		{SchemaBiasResults, []string{"Gender bias", "Political bias", "Racial or ethnic bias", "Geographical bias", "Neutral:"}},
+		{SchemaBiasResults, []string{"Race or colour", "Gender or gender identity", "Sexual orientation", "Religion", "Age.", "Nationality",
+			"Disability", "Physical appearance", "Socioeconomic status", "Political views", "Neutral:", "even when it is worded as a plain fact"}},
 		{SchemaHallucinationClaims, []string{"Keep numbers, dates", "Split sentences", "speculative", "return an empty list"}},
 		{SchemaHallucinationVerdicts, []string{"Do not use your own knowledge", "coarser date", "omissions are never hallucinations", "speculation"}},
 		{SchemaPromptAlignmentVerdicts, []string{"completely different domain", "follows it completely", "An empty response follows no instruction about format"}},
