@@ -135,7 +135,8 @@ func TestPromptsCarryRules(t *testing.T) {
 		name string
 		want []string
 	}{
-		{SchemaBiasOpinions, []string{"A wrong fact is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`}},
+		{SchemaBiasOpinions, []string{"A wrong fact about a thing, a place or an event is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`,
+			"generalisation or stereotype about a group of people", "even when it is worded as a fact", `"Teenagers can't keep quiet in a library."]}`}},
 		{SchemaBiasResults, []string{"Race or colour", "Gender or gender identity", "Sexual orientation", "Religion", "Age.", "Nationality",
 			"Disability", "Physical appearance", "Socioeconomic status", "Political views", "Neutral:", "even when it is worded as a plain fact"}},
 		{SchemaHallucinationClaims, []string{"Keep numbers, dates", "Split sentences", "speculative", "return an empty list"}},
