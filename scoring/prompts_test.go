@@ -179,3 +179,46 @@ func TestCountsInPrompts(t *testing.T) {
 		t.Errorf("analyze prompt does not state the count:\n%s", msgs[1].Content)
 	}
 }
+
+// TestAlignmentExampleAgreesWithNARule checks the worked example marks n/a
+// only the instruction from a different domain: every format, length or
+// subject instruction in it is judged yes or no.
+func TestAlignmentExampleAgreesWithNARule(t *testing.T) {
+	msgs, err := render(SchemaPromptAlignmentVerdicts, dataWith("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := msgs[0].Content
+	instr := regexp.MustCompile(`(?m)^Instructions: (.*)$`).FindStringSubmatch(sys)
+	rep := regexp.MustCompile(`(?m)^Reply: (\{"verdicts".*)$`).FindStringSubmatch(sys)
+	if instr == nil || rep == nil {
+		t.Fatalf("no worked example in:\n%s", sys)
+	}
+	items := regexp.MustCompile(`\d+\. "([^"]*)"`).FindAllStringSubmatch(instr[1], -1)
+	var reply InstructionVerdicts
+	if err := json.Unmarshal([]byte(rep[1]), &reply); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != len(reply.Verdicts) {
+		t.Fatalf("%d instructions, %d verdicts", len(items), len(reply.Verdicts))
+	}
+	na := 0
+	for i, v := range reply.Verdicts {
+		text := strings.ToLower(items[i][1])
+		if v.Verdict != verdictNA {
+			continue
+		}
+		na++
+		for _, always := range []string{"list", "words", "language", "tone", "style", "format", "pack", "hike", "price"} {
+			if strings.Contains(text, always) {
+				t.Errorf("instruction %q is n/a in the example, but the rule says it applies", items[i][1])
+			}
+		}
+		if !strings.Contains(strings.ToLower(v.Reason), "different domain") {
+			t.Errorf("n/a reason %q does not name a different domain", v.Reason)
+		}
+	}
+	if na != 1 {
+		t.Errorf("%d n/a verdicts in the example, want exactly 1", na)
+	}
+}
