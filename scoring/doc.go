@@ -37,7 +37,10 @@
 //     call.
 //   - Hallucination: preprocess splits the output into claims, analyze
 //     decides for each whether the context contradicts it or fails to
-//     support it. Score = hallucinated / claims × scale. An empty output
+//     support it. Verdicts are matched to claims by the statement the
+//     judge echoes (ClaimVerdicts.Reordered flags a reply in another
+//     order), by position when the echo is reworded.
+//     Score = hallucinated / claims × scale. An empty output
 //     scores 0 without a judge call; a case with no context is not
 //     scorable (no judge call).
 //   - PromptAlignment: no preprocess (the instructions are given); analyze

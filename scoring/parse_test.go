@@ -61,7 +61,7 @@ func TestParseStrings(t *testing.T) {
 		{"trailing commas", `{"opinions": ["a", "b",],}`, []string{"a", "b"}, ""},
 		{"comma inside string kept", `{"opinions": ["a,]", "b"]}`, []string{"a,]", "b"}, ""},
 		{"brace inside string", `{"opinions": ["use {x}", "b"]}`, []string{"use {x}", "b"}, ""},
-		{"single string", `{"opinions": "only one"}`, []string{"only one"}, ""},
+		{"string where a list was expected", `{"opinions": "only one. And another."}`, nil, "must be a list"},
 		{"bare list", `["a", "b"]`, []string{"a", "b"}, ""},
 		{"capitalised key", `{"Opinions": ["a"]}`, []string{"a"}, ""},
 		{"only list under other name", `{"items": ["a"]}`, []string{"a"}, ""},

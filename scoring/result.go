@@ -94,6 +94,10 @@ type Claims struct {
 // ClaimVerdicts is the hallucination scorer's analyze result: one entry per claim.
 type ClaimVerdicts struct {
 	Verdicts []ClaimVerdict `json:"verdicts"`
+	// Reordered is set when the judge returned the verdicts in another
+	// order than the claims; they were matched to the claims by the
+	// statements it echoed.
+	Reordered bool `json:"reordered,omitempty"`
 }
 
 // ClaimVerdict judges one claim; Verdict "yes" means contradicted by or
