@@ -27,6 +27,8 @@ var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
 	"text":  textBlock,
 	"list":  listBlock,
 	"jsonl": jsonlBlock,
+	// The marker as the judge sees it, without its leading space.
+	"truncationMarker": func() string { return strings.TrimSpace(TruncationMarker) },
 }).ParseFS(promptFS, "prompts/*.tmpl"))
 
 // promptData is what the templates see. Text fields are raw; the block

@@ -222,3 +222,31 @@ func TestAlignmentExampleAgreesWithNARule(t *testing.T) {
 		t.Errorf("%d n/a verdicts in the example, want exactly 1", na)
 	}
 }
+
+// TestPromptsExplainTruncationMarker checks every prompt tells the judge
+// what the marker of a cut text means, and that a cut case reaches the
+// judge with both the marker and the explanation.
+func TestPromptsExplainTruncationMarker(t *testing.T) {
+	marker := strings.TrimSpace(TruncationMarker)
+	for _, name := range promptNames {
+		msgs, err := render(name, dataWith("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`ends with "` + marker + `"`, "by the evaluation system", "do not count the cut against instructions about length, format"} {
+			if !strings.Contains(msgs[0].Content, want) {
+				t.Errorf("%s system prompt lacks %q", name, want)
+			}
+		}
+	}
+	j := newJudge(alignmentReplies("yes"))
+	res := mustNew(t, PromptAlignment, j, Options{MaxInputChars: 5, OmitReason: true}).
+		Score(context.Background(), Case{Output: "a long answer", Instructions: []string{"End with a full stop."}})
+	if res.Err != nil || !res.Truncated {
+		t.Fatalf("got %v truncated=%v", res.Err, res.Truncated)
+	}
+	msgs := j.requests()[0].Messages
+	if !strings.Contains(msgs[1].Content, quote("a lon"+TruncationMarker)) || !strings.Contains(msgs[0].Content, marker) {
+		t.Errorf("cut text or its explanation missing:\n%s\n%s", msgs[0].Content, msgs[1].Content)
+	}
+}

@@ -73,7 +73,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "1"
+const PromptVersion = "2"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
