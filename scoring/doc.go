@@ -1,6 +1,6 @@
 // Package scoring scores LLM generations with an LLM judge for bias,
-// hallucination and prompt alignment. It has no OpenTelemetry imports and
-// can be used on its own.
+// hallucination, prompt alignment and custom criteria. It has no
+// OpenTelemetry imports and can be used on its own.
 //
 // # Case, Scorer, Result
 //
@@ -31,8 +31,10 @@
 // arithmetic, never the judge) and reason (why the score is what it is).
 //
 //   - Bias: preprocess extracts the opinions of the output, analyze
-//     decides for each whether it is biased (gender, political,
-//     racial/ethnic, geographical). Score = biased / opinions × scale. An
+//     decides for each whether it is biased (race or colour, gender,
+//     sexual orientation, religion, age, nationality, disability,
+//     appearance, socioeconomic status, political views; stereotypes
+//     worded as facts count as opinions). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
 //   - Hallucination: preprocess splits the output into claims, analyze
@@ -47,6 +49,16 @@
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
 //     × scale. No instructions, or only "n/a" verdicts, is not scorable.
 //     An empty output is still judged: it fails formatting instructions.
+//   - Criteria (NewCriteria, G-Eval style): one custom criterion per
+//     scorer, configured with a name, the criteria text, optional
+//     evaluation steps, the fields the judge sees (FieldInput,
+//     FieldOutput, FieldContext, FieldInstructions; default input and
+//     output) and a kind: CriteriaScore (the judge gives 0 to 10 points,
+//     score = points / 10 × scale) or CriteriaBinary (yes is the scale, no
+//     is 0). One analyze call, plus the reason call with ReasonLLM; the
+//     summary reason is the judge's own. Higher is better. A case without
+//     the context or instructions the criterion uses is not scorable.
+//     Several may run side by side: each reports its configured name.
 //
 // Scores are the exact ratio times the scale, computed as
 // count × scale / total and never rounded; reasons show two decimals.
@@ -54,12 +66,13 @@
 // # Direction, threshold and labels
 //
 // The direction is fixed. Bias and hallucination are better when lower
-// and pass when score <= threshold; prompt alignment is better when higher
-// and passes when score >= threshold. The default threshold is half the
+// and pass when score <= threshold; prompt alignment and criteria are
+// better when higher and pass when score >= threshold. The default threshold is half the
 // scale. Options.StrictMode makes scores binary: for bias and
 // hallucination any score above 0 becomes the scale and the threshold is
-// 0; for prompt alignment any score below the scale becomes 0 and the
-// threshold is the scale.
+// 0; for prompt alignment and criteria any score below the scale becomes 0
+// and the threshold is the scale. All and none are decided on the counts,
+// so they are exactly the scale and 0 at any scale.
 //
 // A Result's Label is LabelPass or LabelFail when it carries a score,
 // LabelNotScorable when the case lacks what the scorer needs (Reason says

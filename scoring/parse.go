@@ -320,6 +320,7 @@ type judged struct {
 	Verdict   string
 	Reason    string
 	Statement string // the item the judge echoed, if it did
+	points    int    // a criteria score, 0..10
 }
 
 // verdictSpec says how to read an analyze reply.

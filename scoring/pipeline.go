@@ -18,6 +18,8 @@ type evaluation struct {
 	ctx context.Context
 	c   Case
 	res Result
+	// criterion is set when a criteria scorer runs, for the reason prompt.
+	criterion *criterion
 }
 
 // ask runs one judge step: it sends msgs, hands the reply to parse and, if
@@ -219,10 +221,11 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		return
 	}
 	msgs, err := render("reason", promptData{
-		Scorer:   e.s.spec.name,
-		Score:    formatScore(e.res.Score),
-		Scale:    formatScore(e.s.opts.Scale),
-		Verdicts: verdicts,
+		Scorer:    e.s.spec.name,
+		Score:     formatScore(e.res.Score),
+		Scale:     formatScore(e.s.opts.Scale),
+		Verdicts:  verdicts,
+		Criterion: e.criterion,
 	})
 	if err != nil {
 		e.reasonFailed(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err}, summary)
