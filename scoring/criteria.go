@@ -17,16 +17,16 @@ import (
 // configured name, which is what Name and Result.Scorer report.
 const Criteria = "criteria"
 
-// CriteriaKind is how a criteria scorer's judge answers.
-type CriteriaKind string
+// CriteriaVerdict is how a criteria scorer's judge answers.
+type CriteriaVerdict string
 
-// Criteria kinds.
+// Criteria verdicts.
 const (
 	// CriteriaScore asks for a whole number from 0 to 10, scaled to
 	// 0..Options.Scale.
-	CriteriaScore CriteriaKind = "score"
+	CriteriaScore CriteriaVerdict = "score"
 	// CriteriaBinary asks for yes (meets the criterion: the scale) or no (0).
-	CriteriaBinary CriteriaKind = "binary"
+	CriteriaBinary CriteriaVerdict = "binary"
 )
 
 // Field is a part of a Case a criteria scorer shows the judge.
@@ -58,14 +58,14 @@ type CriteriaConfig struct {
 	// Fields are what the judge sees (default input and output). The
 	// output is always shown.
 	Fields []Field
-	// Kind is CriteriaScore (default) or CriteriaBinary.
-	Kind CriteriaKind
+	// Verdict is CriteriaScore (default) or CriteriaBinary.
+	Verdict CriteriaVerdict
 }
 
 var criteriaNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Validate reports the first problem of c, starting with the key at fault
-// (name, criteria, steps, fields or kind).
+// (name, criteria, steps, fields or verdict).
 func (c CriteriaConfig) Validate() error {
 	switch {
 	case strings.TrimSpace(c.Name) == "":
@@ -89,10 +89,10 @@ func (c CriteriaConfig) Validate() error {
 			return fmt.Errorf("fields: unknown field %q: want %s, %s, %s or %s", f, FieldInput, FieldOutput, FieldContext, FieldInstructions)
 		}
 	}
-	switch c.Kind {
+	switch c.Verdict {
 	case "", CriteriaScore, CriteriaBinary:
 	default:
-		return fmt.Errorf("kind: unknown kind %q: want %q or %q", c.Kind, CriteriaScore, CriteriaBinary)
+		return fmt.Errorf("verdict: unknown verdict %q: want %q or %q", c.Verdict, CriteriaScore, CriteriaBinary)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func NewCriteria(cfg CriteriaConfig, judge Judge, opts Options) (Scorer, error) 
 	c := criterion{
 		name:   cfg.Name,
 		text:   strings.TrimSpace(cfg.Criteria),
-		binary: cfg.Kind == CriteriaBinary,
+		binary: cfg.Verdict == CriteriaBinary,
 		fields: map[Field]bool{FieldOutput: true},
 	}
 	for _, s := range cfg.Steps {

@@ -16,7 +16,7 @@ import (
 // TestIntegrationCriteriaFaults runs a criteria scorer through the HTTP
 // judge against the fake server's faults.
 func TestIntegrationCriteriaFaults(t *testing.T) {
-	cfg := scoring.CriteriaConfig{Name: "helpfulness", Criteria: "The response answers the question.", Kind: scoring.CriteriaScore}
+	cfg := scoring.CriteriaConfig{Name: "helpfulness", Criteria: "The response answers the question.", Verdict: scoring.CriteriaScore}
 	good := ok(`{"reason": "It answers.", "score": 9}`)
 	tests := []struct {
 		name      string
@@ -75,7 +75,7 @@ func TestIntegrationCriteriaSideBySide(t *testing.T) {
 	j := newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil)
 	a, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "concise", Criteria: "The response is short."}, j, scoring.Options{OmitReason: true})
 	require.NoError(t, err)
-	b, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "on_topic", Criteria: "The response stays on topic.", Kind: scoring.CriteriaBinary}, j, scoring.Options{OmitReason: true})
+	b, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "on_topic", Criteria: "The response stays on topic.", Verdict: scoring.CriteriaBinary}, j, scoring.Options{OmitReason: true})
 	require.NoError(t, err)
 	c := scoring.Case{Input: "Capital of France?", Output: "Paris."}
 	ra, rb := a.Score(context.Background(), c), b.Score(context.Background(), c)

@@ -39,11 +39,11 @@ func TestCriteriaConfigErrors(t *testing.T) {
 		{"no criteria", CriteriaConfig{Name: "tone", Criteria: "  "}, j, Options{}, "criteria: must be set"},
 		{"blank step", CriteriaConfig{Name: "tone", Criteria: "c", Steps: []string{"a", ""}}, j, Options{}, "steps: step 2 is empty"},
 		{"unknown field", CriteriaConfig{Name: "tone", Criteria: "c", Fields: []Field{"metadata"}}, j, Options{}, `fields: unknown field "metadata"`},
-		{"unknown kind", CriteriaConfig{Name: "tone", Criteria: "c", Kind: "likert"}, j, Options{}, `kind: unknown kind "likert"`},
+		{"unknown kind", CriteriaConfig{Name: "tone", Criteria: "c", Verdict: "likert"}, j, Options{}, `verdict: unknown verdict "likert"`},
 		{"nil judge", politeness, nil, Options{}, "judge is nil"},
 		{"bad threshold", politeness, j, Options{Threshold: ptr(2.0)}, "threshold must be between"},
 		{"bad reason mode", politeness, j, Options{ReasonMode: "poem"}, "unknown reason mode"},
-		{"valid", CriteriaConfig{Name: "tone_2", Criteria: "c", Steps: []string{"a"}, Fields: []Field{FieldContext}, Kind: CriteriaBinary}, j, Options{}, ""},
+		{"valid", CriteriaConfig{Name: "tone_2", Criteria: "c", Steps: []string{"a"}, Fields: []Field{FieldContext}, Verdict: CriteriaBinary}, j, Options{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,13 +80,13 @@ func TestCriteriaPromptGolden(t *testing.T) {
 		{"criteria_binary_steps_all_fields", CriteriaConfig{
 			Name: "grounded_steps", Criteria: "Every step the response gives is backed by the context.",
 			Steps:  []string{"List the steps in the response.", "Find each step in the context."},
-			Fields: []Field{FieldInput, FieldContext, FieldInstructions}, Kind: CriteriaBinary,
+			Fields: []Field{FieldInput, FieldContext, FieldInstructions}, Verdict: CriteriaBinary,
 		}, Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
 			reply := `{"reason": "Polite and clear.", "score": 8}`
-			if tt.cfg.Kind == CriteriaBinary {
+			if tt.cfg.Verdict == CriteriaBinary {
 				reply = `{"reason": "Both steps are in the context.", "verdict": "yes"}`
 			}
 			j := newJudge(map[string][]string{SchemaCriteriaScore: {reply}, SchemaCriteriaBinary: {reply}, SchemaReason: {`{"reason": "The score is fine."}`}})
@@ -154,7 +154,7 @@ func TestCriteriaPromptFields(t *testing.T) {
 func TestCriteriaScoring(t *testing.T) {
 	tests := []struct {
 		name      string
-		kind      CriteriaKind
+		kind      CriteriaVerdict
 		reply     string
 		opts      Options
 		wantScore float64
@@ -176,7 +176,7 @@ func TestCriteriaScoring(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := politeness
-			cfg.Kind = tt.kind
+			cfg.Verdict = tt.kind
 			j := newJudge(map[string][]string{SchemaCriteriaScore: {tt.reply}, SchemaCriteriaBinary: {tt.reply}, SchemaReason: {`{"reason": "judge reason"}`}})
 			res := mustCriteria(t, cfg, j, tt.opts).Score(context.Background(), Case{Input: "q", Output: "a"})
 			if res.Err != nil {

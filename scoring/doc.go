@@ -53,7 +53,7 @@
 //     scorer, configured with a name, the criteria text, optional
 //     evaluation steps, the fields the judge sees (FieldInput,
 //     FieldOutput, FieldContext, FieldInstructions; default input and
-//     output) and a kind: CriteriaScore (the judge gives 0 to 10 points,
+//     output) and a verdict: CriteriaScore (the judge gives 0 to 10 points,
 //     score = points / 10 × scale) or CriteriaBinary (yes is the scale, no
 //     is 0). One analyze call, plus the reason call with ReasonLLM; the
 //     summary reason is the judge's own. Higher is better. A case without

@@ -150,7 +150,7 @@ func ExampleNewCriteria() {
 		Criteria: "The response is polite and never blames the user.",
 		Steps:    []string{"Look for greetings and thanks.", "Look for blame or sarcasm."},
 		Fields:   []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
-		Kind:     scoring.CriteriaScore,
+		Verdict:  scoring.CriteriaScore,
 	}, judge, scoring.Options{Threshold: new(0.7), ReasonMode: scoring.ReasonSummary})
 	if err != nil {
 		fmt.Println(err)

@@ -37,11 +37,11 @@ type scoreFlags struct {
 	azure             bool
 	verbose           bool
 	// The criteria scorer's settings (--scorer criteria).
-	criteriaName   string
-	criteria       string
-	criteriaSteps  repeatedString
-	criteriaFields string
-	criteriaKind   string
+	criteriaName    string
+	criteria        string
+	criteriaSteps   repeatedString
+	criteriaFields  string
+	criteriaVerdict string
 }
 
 // repeatedString is a flag that may be given several times.
@@ -90,7 +90,7 @@ A failed reason step keeps the score; steps.generateReasonError says why.
 
 Custom criteria (G-Eval style): --scorer criteria --criteria-name NAME --criteria "TEXT", optionally
 --criteria-step "STEP" (repeat, in order), --criteria-fields input,output,context,instructions
-(default input,output) and --criteria-kind score (judge gives 0-10, scaled) or binary (yes/no).
+(default input,output) and --criteria-verdict score (judge gives 0-10, scaled) or binary (yes/no).
 Higher is better; the result's "scorer" is NAME. Example:
   llmeval score --scorer criteria --criteria-name politeness \
     --criteria "The response is polite and never blames the user." \
@@ -118,7 +118,7 @@ Flags:`)
 	fs.StringVar(&f.criteria, "criteria", "", "criteria scorer: what a good response does, in plain words")
 	fs.Var(&f.criteriaSteps, "criteria-step", "criteria scorer: an evaluation step for the judge (repeat, in order)")
 	fs.StringVar(&f.criteriaFields, "criteria-fields", "", "criteria scorer: comma-separated fields the judge sees: input, output, context, instructions (default input,output)")
-	fs.StringVar(&f.criteriaKind, "criteria-kind", string(scoring.CriteriaScore), "criteria scorer: score (0-10 points, scaled) or binary (yes/no)")
+	fs.StringVar(&f.criteriaVerdict, "criteria-verdict", string(scoring.CriteriaScore), "criteria scorer: score (0-10 points, scaled) or binary (yes/no)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -213,7 +213,7 @@ func newCLIScorer(f scoreFlags, judge scoring.Judge, opts scoring.Options) (scor
 		Name:     f.criteriaName,
 		Criteria: f.criteria,
 		Steps:    f.criteriaSteps,
-		Kind:     scoring.CriteriaKind(f.criteriaKind),
+		Verdict:  scoring.CriteriaVerdict(f.criteriaVerdict),
 	}
 	for _, field := range strings.Split(f.criteriaFields, ",") {
 		if field = strings.TrimSpace(field); field != "" {
@@ -221,7 +221,7 @@ func newCLIScorer(f scoreFlags, judge scoring.Judge, opts scoring.Options) (scor
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		// Validate names the key (name, criteria, steps, fields, kind);
+		// Validate names the key (name, criteria, steps, fields, verdict);
 		// on the command line each is a --criteria-... flag.
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		flagName := "--criteria-" + strings.TrimSuffix(key, "s")

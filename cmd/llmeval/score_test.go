@@ -268,7 +268,7 @@ func TestScoreUsageErrors(t *testing.T) {
 		{"criteria without name", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria", "polite"}, endpoint), "--criteria-name: must be set"},
 		{"criteria without text", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "polite"}, endpoint), "--criteria: must be set"},
 		{"criteria bad field", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "p", "--criteria", "c", "--criteria-fields", "input,tools"}, endpoint), `--criteria-fields: unknown field "tools"`},
-		{"criteria bad kind", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "p", "--criteria", "c", "--criteria-kind", "stars"}, endpoint), `--criteria-kind: unknown kind "stars"`},
+		{"criteria bad kind", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "p", "--criteria", "c", "--criteria-verdict", "stars"}, endpoint), `--criteria-verdict: unknown verdict "stars"`},
 		{"criteria built-in name", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "bias", "--criteria", "c"}, endpoint), "--criteria-name"},
 	}
 	for _, tt := range tests {
@@ -318,7 +318,7 @@ func TestScoreCriteria(t *testing.T) {
 	args := append(judgeFlags(srv, "criteria"),
 		"--criteria-name", "helpful_steps", "--criteria", "The response gives steps the user can follow.",
 		"--criteria-step", "Find the steps.", "--criteria-step", "Check each can be followed.",
-		"--criteria-fields", "input, output", "--criteria-kind", "binary", "--no-reason")
+		"--criteria-fields", "input, output", "--criteria-verdict", "binary", "--no-reason")
 	code, out, stderr := runScoreCLI(t, in, args...)
 	require.Equal(t, exitOK, code, stderr)
 	require.Len(t, out, 3)
