@@ -15,7 +15,8 @@ const (
 
 // Result is the outcome of scoring one Case with one scorer.
 type Result struct {
-	// Scorer is the scorer's name: bias, hallucination or prompt_alignment.
+	// Scorer is the scorer's name: bias, hallucination, prompt_alignment
+	// or a criteria scorer's configured name.
 	Scorer string `json:"scorer"`
 	// Score is meaningful only when Label is pass or fail (see Scored).
 	Score float64 `json:"score"`

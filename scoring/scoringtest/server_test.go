@@ -135,6 +135,10 @@ func TestDefaultReplies(t *testing.T) {
 			`{"verdicts":[{"verdict":"no","reason":"The response is empty."}]}`},
 		{"items from a JSON array without blocks", "bias_results", `Judge these: ["a", "b", "c"]`,
 			`{"results":[{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."},{"result":"no","reason":"The opinion judges no group of people."}]}`},
+		{"criterion met", "criteria_score", text("INPUT", "hi") + "\n" + text("OUTPUT", "Hello."),
+			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
+		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
+			`{"reason":"The response is empty.","verdict":"no"}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)
