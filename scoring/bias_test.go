@@ -1,8 +1,13 @@
 package scoring
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +34,49 @@ func TestBiasScore(t *testing.T) {
 	}
 	if res.Usage.LLMCalls != 3 || res.Usage.PromptTokens != 30 || res.Usage.CompletionTokens != 15 {
 		t.Errorf("usage = %+v", res.Usage)
+	}
+}
+
+// TestBiasPromptCoversCrowSPairsTypes checks every CrowS-Pairs bias type
+// (the labels of the shared dev set) has a category in the bias prompt.
+func TestBiasPromptCoversCrowSPairsTypes(t *testing.T) {
+	heading := map[string]string{
+		"race-color":          "- Race or colour",
+		"gender":              "- Gender or gender identity",
+		"sexual-orientation":  "- Sexual orientation",
+		"religion":            "- Religion",
+		"age":                 "- Age",
+		"nationality":         "- Nationality",
+		"disability":          "- Disability",
+		"physical-appearance": "- Physical appearance",
+		"socioeconomic":       "- Socioeconomic status",
+		"political":           "- Political views",
+	}
+	msgs, err := render(SchemaBiasResults, promptData{Scorer: Bias, Items: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, h := range heading {
+		if !strings.Contains(msgs[0].Content, h) {
+			t.Errorf("bias type %s: prompt has no %q category", typ, h)
+		}
+	}
+	// Every type in the package's CrowS-Pairs sample is one of them.
+	f, err := os.Open(filepath.Join("testdata", "bias_crows_pairs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var row struct {
+			Metadata map[string]string `json:"metadata"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := heading[row.Metadata["bias_type"]]; !ok {
+			t.Errorf("bias type %q has no category", row.Metadata["bias_type"])
+		}
 	}
 }

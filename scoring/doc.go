@@ -1,6 +1,6 @@
 // Package scoring scores LLM generations with an LLM judge for bias,
-// hallucination and prompt alignment. It has no OpenTelemetry imports and
-// can be used on its own.
+// hallucination, prompt alignment and custom criteria. It has no
+// OpenTelemetry imports and can be used on its own.
 //
 // # Case, Scorer, Result
 //
@@ -31,18 +31,33 @@
 // arithmetic, never the judge) and reason (why the score is what it is).
 //
 //   - Bias: preprocess extracts the opinions of the output, analyze
-//     decides for each whether it is biased (gender, political,
-//     racial/ethnic, geographical). Score = biased / opinions × scale. An
+//     decides for each whether it is biased (race or colour, gender,
+//     sexual orientation, religion, age, nationality, disability,
+//     appearance, socioeconomic status, political views; stereotypes
+//     worded as facts count as opinions). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
 //   - Hallucination: preprocess splits the output into claims, analyze
 //     decides for each whether the context contradicts it or fails to
-//     support it. Score = hallucinated / claims × scale. An empty output,
-//     or a case with no context, is not scorable (no judge call).
+//     support it. Verdicts are matched to claims by the statement the
+//     judge echoes (ClaimVerdicts.Reordered flags a reply in another
+//     order), by position when the echo is reworded.
+//     Score = hallucinated / claims × scale. An empty output, or a case
+//     with no context, is not scorable (no judge call).
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
 //     × scale. No instructions, or only "n/a" verdicts, is not scorable.
 //     An empty output is still judged: it fails formatting instructions.
+//   - Criteria (NewCriteria, G-Eval style): one custom criterion per
+//     scorer, configured with a name, the criteria text, optional
+//     evaluation steps, the fields the judge sees (FieldInput,
+//     FieldOutput, FieldContext, FieldInstructions; default input and
+//     output) and a verdict: CriteriaScore (the judge gives 0 to 10 points,
+//     score = points / 10 × scale) or CriteriaBinary (yes is the scale, no
+//     is 0). One analyze call, plus the reason call with ReasonLLM; the
+//     summary reason is the judge's own. Higher is better. A case without
+//     the context or instructions the criterion uses is not scorable.
+//     Several may run side by side: each reports its configured name.
 //
 // Scores are the exact ratio times the scale, computed as
 // count × scale / total and never rounded; reasons show two decimals.
@@ -50,12 +65,13 @@
 // # Direction, threshold and labels
 //
 // The direction is fixed. Bias and hallucination are better when lower
-// and pass when score <= threshold; prompt alignment is better when higher
-// and passes when score >= threshold. The default threshold is half the
+// and pass when score <= threshold; prompt alignment and criteria are
+// better when higher and pass when score >= threshold. The default threshold is half the
 // scale. Options.StrictMode makes scores binary: for bias and
 // hallucination any score above 0 becomes the scale and the threshold is
-// 0; for prompt alignment any score below the scale becomes 0 and the
-// threshold is the scale.
+// 0; for prompt alignment and criteria any score below the scale becomes 0
+// and the threshold is the scale. All and none are decided on the counts,
+// so they are exactly the scale and 0 at any scale.
 //
 // A Result's Label is LabelPass or LabelFail when it carries a score,
 // LabelNotScorable when the case lacks what the scorer needs (Reason says
@@ -81,9 +97,12 @@
 //
 // Judge errors are never re-asked here (retrying is the Judge's job): an
 // *Error keeps its Type, cancellation becomes ErrorCanceled, a deadline
-// ErrorJudgeTimeout, anything else ErrorJudgeUnavailable. A failure in any
-// step, the reason step included, makes the Result an error; the steps
-// completed before it stay in Result.Steps.
+// ErrorJudgeTimeout, anything else ErrorJudgeUnavailable. A failure in a
+// step that decides the score makes the Result an error; the steps
+// completed before it stay in Result.Steps. A failure in the reason step
+// does not: the score and label stand, Reason falls back to the summary
+// built from the verdicts, and Result.ReasonErr (also Steps.ReasonError)
+// reports the failure.
 //
 // Result.Usage counts every judge call, re-asks included, their tokens,
 // and in Retries the attempts the judge retried behind them (structured

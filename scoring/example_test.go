@@ -140,3 +140,29 @@ func ExampleNew_badOptions() {
 	// scorer bias: threshold must be between 0 and the scale 1, got 2
 	// unknown scorer "toxicity": want one of bias, hallucination, prompt_alignment
 }
+
+func ExampleNewCriteria() {
+	judge := cannedJudge{
+		scoring.SchemaCriteriaScore: `{"reason": "The reply thanks the user but blames them for the error.", "score": 6}`,
+	}
+	s, err := scoring.NewCriteria(scoring.CriteriaConfig{
+		Name:     "politeness",
+		Criteria: "The response is polite and never blames the user.",
+		Steps:    []string{"Look for greetings and thanks.", "Look for blame or sarcasm."},
+		Fields:   []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
+		Verdict:  scoring.CriteriaScore,
+	}, judge, scoring.Options{Threshold: new(0.7), ReasonMode: scoring.ReasonSummary})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), scoring.Case{
+		Input:  "My upload failed.",
+		Output: "Thanks for writing. You picked the wrong file, obviously.",
+	})
+	fmt.Println(res.Scorer, res.Score, res.Label, res.Usage.LLMCalls)
+	fmt.Println(res.Reason)
+	// Output:
+	// politeness 0.6 fail 1
+	// The score is 0.6 for politeness: The reply thanks the user but blames them for the error.
+}

@@ -91,3 +91,32 @@ func TestPromptAlignmentFormula(t *testing.T) {
 		return Case{Input: "q", Output: "answer", Instructions: instructions(n)}
 	})
 }
+
+// TestStrictWithFractionalScale checks ratios are decided on counts, so a
+// perfect or clean result at a scale such as 0.7 is exactly the scale or 0,
+// never 0.6999… turned into a failure by strict mode.
+func TestStrictWithFractionalScale(t *testing.T) {
+	tests := []struct {
+		scorer    string
+		replies   map[string][]string
+		c         Case
+		opts      Options
+		wantScore float64
+		wantLabel Label
+	}{
+		{PromptAlignment, alignmentReplies("yes", "yes", "yes"), Case{Output: "o", Instructions: instructions(3)}, Options{Scale: 0.7, StrictMode: true}, 0.7, LabelPass},
+		{PromptAlignment, alignmentReplies("yes", "yes", "yes"), Case{Output: "o", Instructions: instructions(3)}, Options{Scale: 0.7}, 0.7, LabelPass},
+		{PromptAlignment, alignmentReplies("yes", "yes", "yes"), Case{Output: "o", Instructions: instructions(3)}, Options{Scale: 0.7, Threshold: ptr(0.7)}, 0.7, LabelPass},
+		{PromptAlignment, alignmentReplies("yes", "yes", "yes", "yes", "yes", "yes", "yes"), Case{Output: "o", Instructions: instructions(7)}, Options{Scale: 0.3, StrictMode: true}, 0.3, LabelPass},
+		{Bias, biasReplies("yes", "yes", "yes"), Case{Output: "o"}, Options{Scale: 0.7, Threshold: ptr(0.69)}, 0.7, LabelFail},
+		{Bias, biasReplies("yes", "yes", "yes"), Case{Output: "o"}, Options{Scale: 0.7, StrictMode: true}, 0.7, LabelFail},
+		{Hallucination, hallucinationReplies("no", "no", "no"), Case{Output: "o", Context: []string{"c"}}, Options{Scale: 0.7, StrictMode: true}, 0, LabelPass},
+		{Hallucination, hallucinationReplies("yes", "yes", "yes"), Case{Output: "o", Context: []string{"c"}}, Options{Scale: 0.7}, 0.7, LabelFail},
+	}
+	for _, tt := range tests {
+		res := mustNew(t, tt.scorer, newJudge(tt.replies), tt.opts).Score(context.Background(), tt.c)
+		if res.Score != tt.wantScore || res.Label != tt.wantLabel {
+			t.Errorf("%s %+v: score %v label %s, want %v %s", tt.scorer, tt.opts, res.Score, res.Label, tt.wantScore, tt.wantLabel)
+		}
+	}
+}

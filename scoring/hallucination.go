@@ -50,21 +50,25 @@ func runHallucination(e *evaluation) {
 		return
 	}
 	var verdicts []judged
+	var reordered bool
 	if err := e.ask(StepAnalyze, schemaHallucinationVerdicts, msgs, func(reply string) error {
-		var perr error
-		verdicts, perr = parseVerdicts(reply, claimVerdictSpec, len(claims))
+		parsed, perr := parseVerdicts(reply, claimVerdictSpec, len(claims))
+		if perr != nil {
+			return perr
+		}
+		verdicts, reordered, perr = matchStatements(parsed, claims, claimVerdictSpec.unit)
 		return perr
 	}); err != nil {
 		e.fail(err)
 		return
 	}
-	result := ClaimVerdicts{Verdicts: make([]ClaimVerdict, len(verdicts))}
+	result := ClaimVerdicts{Verdicts: make([]ClaimVerdict, len(verdicts)), Reordered: reordered}
 	hallucinated := 0
 	var reasons []string
 	forJudge := make([]any, len(verdicts))
 	for i, v := range verdicts {
 		// The statement is the claim we sent, not the judge's echo of it,
-		// which may drift in wording.
+		// which may drift in wording; matchStatements put them in order.
 		cv := ClaimVerdict{Statement: claims[i], Verdict: v.Verdict, Reason: v.Reason}
 		result.Verdicts[i] = cv
 		forJudge[i] = cv

@@ -194,10 +194,10 @@ func stripTrailingCommas(s string) []byte {
 }
 
 // listField returns the list a step's reply carries under field. It also
-// accepts a bare list, a single item where a list was expected (an object
-// holding one of itemKeys, or a lone string for string lists), a differently
-// capitalised field name, and an object whose only list is under another
-// name.
+// accepts a bare list, a single object where a list was expected (one
+// holding one of itemKeys), a differently capitalised field name, and an
+// object whose only list is under another name. A string where the list
+// was expected is rejected: it is usually the whole text, not one item.
 func listField(v any, field string, itemKeys ...string) ([]any, error) {
 	switch t := v.(type) {
 	case []any:
@@ -228,10 +228,6 @@ func listField(v any, field string, itemKeys ...string) ([]any, error) {
 			return vt, nil
 		case map[string]any:
 			return []any{vt}, nil
-		case string:
-			if len(itemKeys) == 0 {
-				return []any{vt}, nil
-			}
 		}
 		return nil, fmt.Errorf("the %q field must be a list, got %s", field, jsonKind(val))
 	}
@@ -321,8 +317,10 @@ func parseStrings(reply, field string) ([]string, error) {
 // judged is one analyze item after parsing: a canonical verdict and its
 // reason.
 type judged struct {
-	Verdict string
-	Reason  string
+	Verdict   string
+	Reason    string
+	Statement string // the item the judge echoed, if it did
+	points    int    // a criteria score, 0..10
 }
 
 // verdictSpec says how to read an analyze reply.
@@ -367,7 +365,7 @@ func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
 			return nil, fmt.Errorf("item %d of %q has %s %s; it must be %s",
 				i+1, spec.field, spec.keys[0], describe(raw), allowed)
 		}
-		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason")}
+		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, "statement")}
 	}
 	return out, nil
 }
@@ -394,20 +392,33 @@ func optionalString(m map[string]any, key string) string {
 	return strings.TrimSpace(s)
 }
 
-// parseReason parses a reason reply. Plain prose with no JSON in it is
-// accepted as the reason, since that is all the step asks for.
+// parseReason parses a reason reply. A reply that begins as JSON (after
+// any code fence) must be an object with a non-empty "reason" string. Any
+// other reply is prose: a {"reason": ...} object inside it is used, and
+// otherwise the prose itself is the reason, since that is all the step
+// asks for, even when it mentions [items] or {braces}.
 func parseReason(reply string) (string, error) {
-	if !strings.ContainsAny(reply, "{[") {
-		s := strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`"))
-		if s == "" {
-			return "", errors.New("the reply is empty")
+	body := strings.TrimSpace(unfence(reply))
+	if body == "" || strings.Trim(body, "`") == "" {
+		return "", errors.New("the reply is empty")
+	}
+	if body[0] == '{' || body[0] == '[' {
+		v, err := extractJSON(body)
+		if err != nil {
+			return "", err
 		}
-		return s, nil
+		return reasonField(v)
 	}
-	v, err := extractJSON(reply)
-	if err != nil {
-		return "", err
+	if v, err := extractJSON(body); err == nil {
+		if s, err := reasonField(v); err == nil {
+			return s, nil
+		}
 	}
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`")), nil
+}
+
+// reasonField returns the "reason" string of a decoded reply.
+func reasonField(v any) (string, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return "", fmt.Errorf("the reply must be a JSON object with a %q string, got %s", "reason", jsonKind(v))
@@ -421,4 +432,65 @@ func parseReason(reply string) (string, error) {
 		return "", fmt.Errorf(`the "reason" field must be a non-empty string, got %s`, describe(raw))
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// matchStatements pairs verdicts with items by the statement each verdict
+// echoes. When every verdict names a different item, exactly as sent up to
+// case, spacing and final punctuation, the verdicts are put in item order
+// and reordered says whether they came in another order. When no verdict
+// names an item other than its own position (the judge reworded or left
+// out the statements), they are paired by position. Anything in between,
+// such as a verdict naming another item or an item judged twice, is an
+// error for a re-ask.
+func matchStatements(verdicts []judged, items []string, unit string) (out []judged, reordered bool, err error) {
+	index := make(map[string]int, len(items))
+	for i, it := range items {
+		k := statementKey(it)
+		if _, dup := index[k]; dup {
+			index[k] = -1 // ambiguous: the same item twice
+			continue
+		}
+		index[k] = i
+	}
+	pos := make([]int, len(verdicts))
+	all, misplaced := true, false
+	for i, v := range verdicts {
+		j, ok := index[statementKey(v.Statement)]
+		if !ok || j < 0 || v.Statement == "" {
+			pos[i], all = -1, false
+			continue
+		}
+		pos[i] = j
+		if j != i {
+			misplaced = true
+		}
+	}
+	if !misplaced {
+		return verdicts, false, nil
+	}
+	if all {
+		out = make([]judged, len(items))
+		seen := make([]bool, len(items))
+		for i, j := range pos {
+			if seen[j] {
+				return nil, false, fmt.Errorf("%s %d is judged twice; give exactly one verdict per %s, in the given order", unit, j+1, unit)
+			}
+			seen[j] = true
+			out[j] = verdicts[i]
+		}
+		return out, true, nil
+	}
+	for i, j := range pos {
+		if j >= 0 && j != i {
+			return nil, false, fmt.Errorf("verdict %d is about %s %d; give exactly one verdict per %s, in the given order, repeating each as \"statement\"", i+1, unit, j+1, unit)
+		}
+	}
+	return verdicts, false, nil
+}
+
+// statementKey is how echoed statements are compared with the items sent:
+// case, runs of spaces and surrounding punctuation do not count.
+func statementKey(s string) string {
+	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 }

@@ -61,7 +61,7 @@ func TestParseStrings(t *testing.T) {
 		{"trailing commas", `{"opinions": ["a", "b",],}`, []string{"a", "b"}, ""},
 		{"comma inside string kept", `{"opinions": ["a,]", "b"]}`, []string{"a,]", "b"}, ""},
 		{"brace inside string", `{"opinions": ["use {x}", "b"]}`, []string{"use {x}", "b"}, ""},
-		{"single string", `{"opinions": "only one"}`, []string{"only one"}, ""},
+		{"string where a list was expected", `{"opinions": "only one. And another."}`, nil, "must be a list"},
 		{"bare list", `["a", "b"]`, []string{"a", "b"}, ""},
 		{"capitalised key", `{"Opinions": ["a"]}`, []string{"a"}, ""},
 		{"only list under other name", `{"items": ["a"]}`, []string{"a"}, ""},
@@ -165,6 +165,12 @@ func TestParseReason(t *testing.T) {
 		{`{"why": "x"}`, "", true},
 		{`{"reason": "cut`, "", true},
 		{"   ", "", true},
+		// Prose may carry brackets and braces of its own.
+		{"The score is 0.5 because item [2] broke the {format} rule.", "The score is 0.5 because item [2] broke the {format} rule.", false},
+		{"The score is 1 because the output lists [a, b] as asked.", "The score is 1 because the output lists [a, b] as asked.", false},
+		{`Here it is: {"reason": "wrapped in prose"}`, "wrapped in prose", false},
+		{"```json\n{\"reason\": \"cut", "", true},
+		{`[1, 2]`, "", true},
 	}
 	for _, tt := range tests {
 		got, err := parseReason(tt.reply)

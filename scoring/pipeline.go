@@ -18,6 +18,8 @@ type evaluation struct {
 	ctx context.Context
 	c   Case
 	res Result
+	// criterion is set when a criteria scorer runs, for the reason prompt.
+	criterion *criterion
 }
 
 // ask runs one judge step: it sends msgs, hands the reply to parse and, if
@@ -161,13 +163,29 @@ func (e *evaluation) notScorable(why string) {
 
 // scoreRatio is the scorers' arithmetic: count / total × scale, not
 // rounded, then made binary in strict mode and labelled against the
-// threshold in the scorer's fixed direction. It multiplies before dividing
-// so that with a whole-number scale the result is the exact fraction
+// threshold in the scorer's fixed direction. The counts decide first: none
+// is exactly 0 and all is exactly the scale, so a fractional scale (0.7)
+// never turns a perfect result into 0.6999… that strict mode or a
+// threshold at the scale would fail. In between it multiplies before
+// dividing, so with a whole-number scale the result is the exact fraction
 // rounded once (2/3 × 10 gives 6.666666666666667).
 func (e *evaluation) scoreRatio(count, total int) {
-	e.setScore(float64(count) * e.s.opts.Scale / float64(total))
+	scale := e.s.opts.Scale
+	var score float64
+	switch {
+	case count <= 0:
+		score = 0
+	case count >= total:
+		score = scale
+	default:
+		score = float64(count) * scale / float64(total)
+	}
+	e.setScore(score)
 }
 
+// setScore applies strict mode and labels score against the threshold.
+// Strict mode keeps only the exact ends: any score above 0 (lower is
+// better) or below the scale (higher is better) becomes the other end.
 func (e *evaluation) setScore(score float64) {
 	scale := e.s.opts.Scale
 	if e.s.spec.lowerIsBetter {
@@ -203,13 +221,14 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		return
 	}
 	msgs, err := render("reason", promptData{
-		Scorer:   e.s.spec.name,
-		Score:    formatScore(e.res.Score),
-		Scale:    formatScore(e.s.opts.Scale),
-		Verdicts: verdicts,
+		Scorer:    e.s.spec.name,
+		Score:     formatScore(e.res.Score),
+		Scale:     formatScore(e.s.opts.Scale),
+		Verdicts:  verdicts,
+		Criterion: e.criterion,
 	})
 	if err != nil {
-		e.fail(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err})
+		e.reasonFailed(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err}, summary)
 		return
 	}
 	var text string
@@ -219,11 +238,20 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		return perr
 	})
 	if err != nil {
-		e.fail(err)
+		e.reasonFailed(err, summary)
 		return
 	}
 	e.res.Steps.Reason = ReasonResult{Reason: text}
 	e.res.Reason = text
+}
+
+// reasonFailed keeps the score and label of a result whose reason step
+// failed: the reason falls back to the summary and the failure is reported
+// in ReasonErr and Steps.ReasonError, not as the result's error.
+func (e *evaluation) reasonFailed(err error, summary func() string) {
+	e.res.Reason = summary()
+	e.res.ReasonErr = err
+	e.res.Steps.ReasonError = err.Error()
 }
 
 // setReason sets a reason composed in Go, unless reasons are off.

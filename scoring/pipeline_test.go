@@ -84,14 +84,6 @@ func TestReaskFailureIsAnError(t *testing.T) {
 			judge:  newJudge(nil).add(SchemaPromptAlignmentVerdicts, reply(`{"verdicts": [{"verdict": "partly"}]}`, "stop")),
 			c:      Case{Output: "text", Instructions: instructions(1)}, wantType: ErrorJudgeParse, wantStep: StepAnalyze, calls: 2,
 		},
-		{
-			name:   "reason step unusable",
-			scorer: PromptAlignment,
-			judge: newJudge(nil).
-				add(SchemaPromptAlignmentVerdicts, reply(`{"verdicts": [{"verdict": "yes"}]}`, "stop")).
-				add(SchemaReason, reply(`{"reason": ""}`, "stop")),
-			c: Case{Output: "text", Instructions: instructions(1)}, wantType: ErrorJudgeParse, wantStep: StepReason, calls: 3,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -397,5 +389,48 @@ func TestCallerSlicesUntouched(t *testing.T) {
 		Score(context.Background(), Case{Output: "o", Context: ctxItems})
 	if !slices.Equal(ctxItems, []string{"doc one", "doc two"}) {
 		t.Errorf("caller's context changed: %q", ctxItems)
+	}
+}
+
+// TestReasonFailureKeepsScore checks that a failed reason step does not
+// discard a valid score: the label stands, the reason falls back to the
+// summary built from the verdicts, and the failure is reported beside it.
+func TestReasonFailureKeepsScore(t *testing.T) {
+	tests := []struct {
+		name     string
+		reason   scriptedReply
+		wantType ErrorType
+		calls    int
+	}{
+		{"unusable twice", reply(`{"reason": ""}`, "stop"), ErrorJudgeParse, 3},
+		{"cut twice", reply(`{"reason": "The score is`, "length"), ErrorJudgeTruncated, 3},
+		{"judge down", scriptedReply{err: &Error{Type: ErrorJudgeUnavailable, Err: errors.New("503")}}, ErrorJudgeUnavailable, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJudge(alignmentReplies("yes", "no")).add(SchemaReason, tt.reason)
+			j.script[SchemaReason] = j.script[SchemaReason][1:] // only the scripted failure
+			res := mustNew(t, PromptAlignment, j, Options{}).Score(context.Background(), Case{Output: "o", Instructions: instructions(2)})
+			if res.Label != LabelPass || res.Score != 0.5 || res.Err != nil {
+				t.Fatalf("got %s %v %v, want pass 0.5 with no error", res.Label, res.Score, res.Err)
+			}
+			want := "The score is 0.5 because the output breaks 1 of 2 applicable instructions: reason 2."
+			if res.Reason != want {
+				t.Errorf("reason %q, want the summary %q", res.Reason, want)
+			}
+			var e *Error
+			if !errors.As(res.ReasonErr, &e) || e.Type != tt.wantType || e.Step != StepReason {
+				t.Errorf("ReasonErr = %#v, want %s in the reason step", res.ReasonErr, tt.wantType)
+			}
+			if !strings.Contains(res.Steps.ReasonError, string(tt.wantType)) {
+				t.Errorf("Steps.ReasonError = %q, want the failure", res.Steps.ReasonError)
+			}
+			if res.Steps.Reason != nil {
+				t.Errorf("failed reason step has a result: %+v", res.Steps.Reason)
+			}
+			if res.Usage.LLMCalls != tt.calls {
+				t.Errorf("calls %d, want %d", res.Usage.LLMCalls, tt.calls)
+			}
+		})
 	}
 }

@@ -27,6 +27,9 @@ var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
 	"text":  textBlock,
 	"list":  listBlock,
 	"jsonl": jsonlBlock,
+	// The marker as the judge sees it, without its leading space.
+	"truncationMarker": func() string { return strings.TrimSpace(TruncationMarker) },
+	"inc":              func(i int) int { return i + 1 },
 }).ParseFS(promptFS, "prompts/*.tmpl"))
 
 // promptData is what the templates see. Text fields are raw; the block
@@ -43,6 +46,8 @@ type promptData struct {
 	Score    string
 	Scale    string
 	Verdicts []any
+	// Criterion is set for a criteria scorer's prompts.
+	Criterion *criterion
 }
 
 // quote renders s as a JSON string literal: one line, with quotes, control

@@ -135,8 +135,10 @@ func TestPromptsCarryRules(t *testing.T) {
 		name string
 		want []string
 	}{
-		{SchemaBiasOpinions, []string{"A wrong fact is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`}},
-		{SchemaBiasResults, []string{"Gender bias", "Political bias", "Racial or ethnic bias", "Geographical bias", "Neutral:"}},
+		{SchemaBiasOpinions, []string{"A wrong fact about a thing, a place or an event is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`,
+			"generalisation or stereotype about a group of people", "even when it is worded as a fact", `"Teenagers can't keep quiet in a library."]}`}},
+		{SchemaBiasResults, []string{"Race or colour", "Gender or gender identity", "Sexual orientation", "Religion", "Age.", "Nationality",
+			"Disability", "Physical appearance", "Socioeconomic status", "Political views", "Neutral:", "even when it is worded as a plain fact"}},
 		{SchemaHallucinationClaims, []string{"Keep numbers, dates", "Split sentences", "speculative", "return an empty list"}},
 		{SchemaHallucinationVerdicts, []string{"Do not use your own knowledge", "coarser date", "omissions are never hallucinations", "speculation"}},
 		{SchemaPromptAlignmentVerdicts, []string{"completely different domain", "follows it completely", "An empty response follows no instruction about format"}},
@@ -175,5 +177,76 @@ func TestCountsInPrompts(t *testing.T) {
 	}
 	if !strings.Contains(msgs[1].Content, "Return exactly 3 results.") || !strings.Contains(msgs[1].Content, "3. \"c\"") {
 		t.Errorf("analyze prompt does not state the count:\n%s", msgs[1].Content)
+	}
+}
+
+// TestAlignmentExampleAgreesWithNARule checks the worked example marks n/a
+// only the instruction from a different domain: every format, length or
+// subject instruction in it is judged yes or no.
+func TestAlignmentExampleAgreesWithNARule(t *testing.T) {
+	msgs, err := render(SchemaPromptAlignmentVerdicts, dataWith("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := msgs[0].Content
+	instr := regexp.MustCompile(`(?m)^Instructions: (.*)$`).FindStringSubmatch(sys)
+	rep := regexp.MustCompile(`(?m)^Reply: (\{"verdicts".*)$`).FindStringSubmatch(sys)
+	if instr == nil || rep == nil {
+		t.Fatalf("no worked example in:\n%s", sys)
+	}
+	items := regexp.MustCompile(`\d+\. "([^"]*)"`).FindAllStringSubmatch(instr[1], -1)
+	var reply InstructionVerdicts
+	if err := json.Unmarshal([]byte(rep[1]), &reply); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != len(reply.Verdicts) {
+		t.Fatalf("%d instructions, %d verdicts", len(items), len(reply.Verdicts))
+	}
+	na := 0
+	for i, v := range reply.Verdicts {
+		text := strings.ToLower(items[i][1])
+		if v.Verdict != verdictNA {
+			continue
+		}
+		na++
+		for _, always := range []string{"list", "words", "language", "tone", "style", "format", "pack", "hike", "price"} {
+			if strings.Contains(text, always) {
+				t.Errorf("instruction %q is n/a in the example, but the rule says it applies", items[i][1])
+			}
+		}
+		if !strings.Contains(strings.ToLower(v.Reason), "different domain") {
+			t.Errorf("n/a reason %q does not name a different domain", v.Reason)
+		}
+	}
+	if na != 1 {
+		t.Errorf("%d n/a verdicts in the example, want exactly 1", na)
+	}
+}
+
+// TestPromptsExplainTruncationMarker checks every prompt tells the judge
+// what the marker of a cut text means, and that a cut case reaches the
+// judge with both the marker and the explanation.
+func TestPromptsExplainTruncationMarker(t *testing.T) {
+	marker := strings.TrimSpace(TruncationMarker)
+	for _, name := range promptNames {
+		msgs, err := render(name, dataWith("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`ends with "` + marker + `"`, "by the evaluation system", "do not count the cut against instructions about length, format"} {
+			if !strings.Contains(msgs[0].Content, want) {
+				t.Errorf("%s system prompt lacks %q", name, want)
+			}
+		}
+	}
+	j := newJudge(alignmentReplies("yes"))
+	res := mustNew(t, PromptAlignment, j, Options{MaxInputChars: 5, OmitReason: true}).
+		Score(context.Background(), Case{Output: "a long answer", Instructions: []string{"End with a full stop."}})
+	if res.Err != nil || !res.Truncated {
+		t.Fatalf("got %v truncated=%v", res.Err, res.Truncated)
+	}
+	msgs := j.requests()[0].Messages
+	if !strings.Contains(msgs[1].Content, quote("a lon"+TruncationMarker)) || !strings.Contains(msgs[0].Content, marker) {
+		t.Errorf("cut text or its explanation missing:\n%s\n%s", msgs[0].Content, msgs[1].Content)
 	}
 }

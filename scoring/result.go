@@ -15,7 +15,8 @@ const (
 
 // Result is the outcome of scoring one Case with one scorer.
 type Result struct {
-	// Scorer is the scorer's name: bias, hallucination or prompt_alignment.
+	// Scorer is the scorer's name: bias, hallucination, prompt_alignment
+	// or a criteria scorer's configured name.
 	Scorer string `json:"scorer"`
 	// Score is meaningful only when Label is pass or fail (see Scored).
 	Score float64 `json:"score"`
@@ -28,6 +29,10 @@ type Result struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Err is set when Label is LabelError; it is an *Error.
 	Err error `json:"-"`
+	// ReasonErr is set when the reason step failed after the score was
+	// set: the score and label stand, Reason holds the summary built from
+	// the verdicts instead, and this *Error (Step StepReason) says why.
+	ReasonErr error `json:"-"`
 }
 
 // Scored reports whether the result carries a score.
@@ -62,6 +67,8 @@ type Steps struct {
 	AnalyzePrompt    string `json:"analyzePrompt,omitempty"`
 	Reason           any    `json:"generateReasonStepResult,omitempty"`
 	ReasonPrompt     string `json:"generateReasonPrompt,omitempty"`
+	// ReasonError is the text of Result.ReasonErr, kept with the steps.
+	ReasonError string `json:"generateReasonError,omitempty"`
 }
 
 // Opinions is the bias scorer's preprocess result.
@@ -88,6 +95,10 @@ type Claims struct {
 // ClaimVerdicts is the hallucination scorer's analyze result: one entry per claim.
 type ClaimVerdicts struct {
 	Verdicts []ClaimVerdict `json:"verdicts"`
+	// Reordered is set when the judge returned the verdicts in another
+	// order than the claims; they were matched to the claims by the
+	// statements it echoed.
+	Reordered bool `json:"reordered,omitempty"`
 }
 
 // ClaimVerdict judges one claim; Verdict "yes" means contradicted by or

@@ -16,6 +16,8 @@ const (
 	SchemaHallucinationClaims     = "hallucination_claims"
 	SchemaHallucinationVerdicts   = "hallucination_verdicts"
 	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
+	SchemaCriteriaScore           = "criteria_score"
+	SchemaCriteriaBinary          = "criteria_binary"
 	SchemaReason                  = "reason"
 )
 
@@ -99,6 +101,27 @@ var (
     }
   },
   "required": ["verdicts"],
+  "additionalProperties": false
+}`)}
+
+	// The reason comes first so the judge explains before it decides.
+	schemaCriteriaScore = &Schema{Name: SchemaCriteriaScore, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "reason": {"type": "string"},
+    "score": {"type": "integer"}
+  },
+  "required": ["reason", "score"],
+  "additionalProperties": false
+}`)}
+
+	schemaCriteriaBinary = &Schema{Name: SchemaCriteriaBinary, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "reason": {"type": "string"},
+    "verdict": {"type": "string", "enum": ["yes", "no"]}
+  },
+  "required": ["reason", "verdict"],
   "additionalProperties": false
 }`)}
 

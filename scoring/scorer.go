@@ -34,12 +34,14 @@ type Options struct {
 	// Scale is the maximum score (default 1). It must be positive.
 	Scale float64
 	// Threshold decides pass or fail. Bias and hallucination pass when
-	// score <= threshold; prompt alignment passes when score >= threshold.
+	// score <= threshold; prompt alignment and criteria pass when
+	// score >= threshold.
 	// Nil means the default, half the scale (0.5 at the default scale).
 	// It must lie in [0, Scale].
 	Threshold *float64
 	// StrictMode makes the score binary (0 or Scale) and forces the
-	// threshold to 0 (bias, hallucination) or Scale (prompt alignment).
+	// threshold to 0 (bias, hallucination) or Scale (prompt alignment,
+	// criteria).
 	StrictMode bool
 	// OmitReason skips the reason step (include_reason: false).
 	OmitReason bool
@@ -73,7 +75,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "1"
+const PromptVersion = "2"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -104,6 +106,12 @@ func New(name string, judge Judge, opts Options) (Scorer, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown scorer %q: want one of %s", name, strings.Join(Names(), ", "))
 	}
+	return newScorer(spec, judge, opts)
+}
+
+// newScorer checks the judge and options shared by every scorer.
+func newScorer(spec scorerSpec, judge Judge, opts Options) (Scorer, error) {
+	name := spec.name
 	if judge == nil {
 		return nil, fmt.Errorf("scorer %s: judge is nil", name)
 	}

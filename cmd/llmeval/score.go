@@ -48,6 +48,22 @@ type scoreFlags struct {
 	maxInputChars     int
 	maxLineBytes      int
 	allowErrors       bool
+	// The criteria scorer's settings (--scorer criteria).
+	criteriaName    string
+	criteria        string
+	criteriaSteps   repeatedString
+	criteriaFields  string
+	criteriaVerdict string
+}
+
+// repeatedString is a flag that may be given several times.
+type repeatedString []string
+
+func (r *repeatedString) String() string { return strings.Join(*r, "; ") }
+
+func (r *repeatedString) Set(s string) error {
+	*r = append(*r, s)
+	return nil
 }
 
 // optionalFloat is a float flag that knows whether it was set.
@@ -89,11 +105,20 @@ A line with an unknown field, without "output", or longer than --max-line-bytes 
 Exit status: 0 when every case has a verdict (pass, fail or not_scorable); 3 when any case
 ended in error (judge unreachable, malformed line), unless --allow-errors; 2 for bad flags;
 1 when reading or writing fails.
+A failed reason step keeps the score; steps.generateReasonError says why.
+
+Custom criteria (G-Eval style): --scorer criteria --criteria-name NAME --criteria "TEXT", optionally
+--criteria-step "STEP" (repeat, in order), --criteria-fields input,output,context,instructions
+(default input,output) and --criteria-verdict score (judge gives 0-10, scaled) or binary (yes/no).
+Higher is better; the result's "scorer" is NAME. Example:
+  llmeval score --scorer criteria --criteria-name politeness \
+    --criteria "The response is polite and never blames the user." \
+    --judge-endpoint https://api.openai.com/v1 --model gpt-4o-mini < cases.jsonl
 
 Flags:`)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.scorer, "scorer", "", "scorer: "+strings.Join(scoring.Names(), ", ")+" (required)")
+	fs.StringVar(&f.scorer, "scorer", "", "scorer: "+strings.Join(scoring.Names(), ", ")+" or "+scoring.Criteria+" (required)")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (required)")
 	fs.StringVar(&f.model, "model", "", "judge model, or Azure deployment name (required)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the judge API key")
@@ -111,6 +136,11 @@ Flags:`)
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
 	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
+	fs.StringVar(&f.criteriaName, "criteria-name", "", "criteria scorer: its name in results (lowercase, digits, _)")
+	fs.StringVar(&f.criteria, "criteria", "", "criteria scorer: what a good response does, in plain words")
+	fs.Var(&f.criteriaSteps, "criteria-step", "criteria scorer: an evaluation step for the judge (repeat, in order)")
+	fs.StringVar(&f.criteriaFields, "criteria-fields", "", "criteria scorer: comma-separated fields the judge sees: input, output, context, instructions (default input,output)")
+	fs.StringVar(&f.criteriaVerdict, "criteria-verdict", string(scoring.CriteriaScore), "criteria scorer: score (0-10 points, scaled) or binary (yes/no)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -125,6 +155,17 @@ Flags:`)
 	}
 	if len(missing) > 0 {
 		return usageError(stderr, "missing required flag %s", strings.Join(missing, ", "))
+	}
+	if f.scorer != scoring.Criteria {
+		var stray []string
+		fs.Visit(func(fl *flag.Flag) {
+			if strings.HasPrefix(fl.Name, "criteria") {
+				stray = append(stray, "--"+fl.Name)
+			}
+		})
+		if len(stray) > 0 {
+			return usageError(stderr, "%s only apply to --scorer %s", strings.Join(stray, ", "), scoring.Criteria)
+		}
 	}
 	if f.concurrency < 1 {
 		return usageError(stderr, "--concurrency must be at least 1, got %d", f.concurrency)
@@ -171,7 +212,7 @@ Flags:`)
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
-	scorer, err := scoring.New(f.scorer, judge, opts)
+	scorer, err := newCLIScorer(f, judge, opts)
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
@@ -213,6 +254,39 @@ func (t *tally) add(l scoring.Label) {
 
 func (t tally) String() string {
 	return fmt.Sprintf("%d cases: %d pass, %d fail, %d not_scorable, %d error", t.cases, t.pass, t.fail, t.notScorable, t.errors)
+}
+
+// newCLIScorer builds the scorer the flags name; criteria errors name
+// their flag.
+func newCLIScorer(f scoreFlags, judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
+	if f.scorer != scoring.Criteria {
+		return scoring.New(f.scorer, judge, opts)
+	}
+	cfg := scoring.CriteriaConfig{
+		Name:     f.criteriaName,
+		Criteria: f.criteria,
+		Steps:    f.criteriaSteps,
+		Verdict:  scoring.CriteriaVerdict(f.criteriaVerdict),
+	}
+	for _, field := range strings.Split(f.criteriaFields, ",") {
+		if field = strings.TrimSpace(field); field != "" {
+			cfg.Fields = append(cfg.Fields, scoring.Field(field))
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		// Validate names the key (name, criteria, steps, fields, verdict);
+		// on the command line each is a --criteria-... flag.
+		key, msg, _ := strings.Cut(err.Error(), ": ")
+		flagName := "--criteria-" + strings.TrimSuffix(key, "s")
+		switch key {
+		case "criteria":
+			flagName = "--criteria"
+		case "fields":
+			flagName = "--criteria-fields"
+		}
+		return nil, fmt.Errorf("%s: %s", flagName, msg)
+	}
+	return scoring.NewCriteria(cfg, judge, opts)
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {

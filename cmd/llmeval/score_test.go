@@ -267,6 +267,12 @@ func TestScoreUsageErrors(t *testing.T) {
 		{"api key env unset", slices.Concat(base, []string{"--api-key-env", "LLMEVAL_SURELY_UNSET_VAR"}), "LLMEVAL_SURELY_UNSET_VAR"},
 		{"missing instructions file", slices.Concat(base, []string{"--instructions-file", "/nonexistent/instr.txt"}), "--instructions-file"},
 		{"positional argument", slices.Concat(base, []string{"cases.jsonl"}), `unexpected argument "cases.jsonl"`},
+		{"criteria flag on another scorer", slices.Concat(base, []string{"--criteria", "polite"}), "--criteria only apply to --scorer criteria"},
+		{"criteria without name", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria", "polite"}, endpoint), "--criteria-name: must be set"},
+		{"criteria without text", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "polite"}, endpoint), "--criteria: must be set"},
+		{"criteria bad field", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "p", "--criteria", "c", "--criteria-fields", "input,tools"}, endpoint), `--criteria-fields: unknown field "tools"`},
+		{"criteria bad kind", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "p", "--criteria", "c", "--criteria-verdict", "stars"}, endpoint), `--criteria-verdict: unknown verdict "stars"`},
+		{"criteria built-in name", slices.Concat([]string{"--scorer", "criteria", "--model", "m", "--criteria-name", "bias", "--criteria", "c"}, endpoint), "--criteria-name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -381,5 +387,39 @@ func TestScoreCapsInput(t *testing.T) {
 				assert.Less(t, longest, len(long), "the judge never sees the whole output")
 			}
 		})
+	}
+}
+
+func TestScoreCriteria(t *testing.T) {
+	srv := scoringtest.New(t)
+	in := jsonl(
+		map[string]any{"input": "How do I reset my password?", "output": "Open Settings, then Security."},
+		map[string]any{"input": "How do I reset my password?", "output": ""},
+		map[string]any{"input": "q", "output": "a"},
+	)
+	args := append(judgeFlags(srv, "criteria"),
+		"--criteria-name", "helpful_steps", "--criteria", "The response gives steps the user can follow.",
+		"--criteria-step", "Find the steps.", "--criteria-step", "Check each can be followed.",
+		"--criteria-fields", "input, output", "--criteria-verdict", "binary", "--no-reason")
+	code, out, stderr := runScoreCLI(t, in, args...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 3)
+	for _, r := range out {
+		assert.Equal(t, "helpful_steps", r.Scorer)
+	}
+	require.NotNil(t, out[0].Score)
+	assert.Equal(t, 1.0, *out[0].Score)
+	assert.Equal(t, "pass", out[0].Label)
+	require.NotNil(t, out[1].Score)
+	assert.Equal(t, 0.0, *out[1].Score, "the demo judge fails an empty output")
+	assert.Equal(t, "fail", out[1].Label)
+
+	calls := srv.Calls()
+	require.Len(t, calls, 3, "one judge call per case with --no-reason")
+	for _, c := range calls {
+		assert.Equal(t, "criteria_binary", c.Step)
+		sys := c.Request.Messages[0].Content
+		assert.Contains(t, sys, "The response gives steps the user can follow.")
+		assert.Contains(t, sys, "1. Find the steps.\n2. Check each can be followed.")
 	}
 }

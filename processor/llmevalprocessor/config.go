@@ -184,6 +184,33 @@ type ScorerConfig struct {
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
+
+	// Criteria makes this entry a custom criteria scorer (G-Eval style)
+	// named Name: what a good response does, in plain words.
+	Criteria string `mapstructure:"criteria"`
+	// Steps are optional evaluation steps for a criteria scorer.
+	Steps []string `mapstructure:"steps"`
+	// Fields are what a criteria scorer's judge sees: input, output,
+	// context, instructions (default input and output).
+	Fields []string `mapstructure:"fields"`
+	// Verdict is score (0-10 points, scaled; default) or binary (yes/no)
+	// for a criteria scorer.
+	Verdict string `mapstructure:"verdict"`
+}
+
+// isCriteria reports whether the entry is a custom criteria scorer: any
+// name other than a built-in scorer's.
+func (sc *ScorerConfig) isCriteria() bool {
+	return !slices.Contains(scoring.Names(), sc.Name)
+}
+
+// criteriaConfig maps the entry onto the library's criteria settings.
+func (sc *ScorerConfig) criteriaConfig() scoring.CriteriaConfig {
+	cfg := scoring.CriteriaConfig{Name: sc.Name, Criteria: sc.Criteria, Steps: sc.Steps, Verdict: scoring.CriteriaVerdict(sc.Verdict)}
+	for _, f := range sc.Fields {
+		cfg.Fields = append(cfg.Fields, scoring.Field(f))
+	}
+	return cfg
 }
 
 var (
@@ -345,12 +372,19 @@ func (cfg *Config) Validate() error {
 
 func (sc *ScorerConfig) validate() error {
 	var errs []error
-	switch sc.Name {
-	case scoring.Bias, scoring.Hallucination, scoring.PromptAlignment:
-	case "":
+	switch {
+	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
-	default:
-		errs = append(errs, fmt.Errorf("name: unknown scorer %q (want bias, hallucination or prompt_alignment)", sc.Name))
+	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
+		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (bias, hallucination, prompt_alignment), so it is a custom criteria scorer", sc.Name))
+	case sc.isCriteria():
+		// The library's errors start with the key (name, criteria,
+		// steps, fields, verdict), which is also the YAML key.
+		if err := sc.criteriaConfig().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	case sc.Criteria != "" || len(sc.Steps) > 0 || len(sc.Fields) > 0 || sc.Verdict != "":
+		errs = append(errs, fmt.Errorf("criteria: only custom criteria scorers take criteria, steps, fields and verdict; %q is a built-in scorer", sc.Name))
 	}
 	if !(sc.Scale > 0) {
 		errs = append(errs, fmt.Errorf("scale: must be positive, got %v", sc.Scale))

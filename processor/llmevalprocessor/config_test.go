@@ -70,7 +70,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{name: "minimal", want: minimal},
 		{name: "full", want: full},
-		{name: "unknown_scorer", wantErr: `scorers[0]: name: unknown scorer "toxicity"`},
+		{name: "unknown_scorer", wantErr: `scorers[0]: criteria: must be set: "toxicity" is not a built-in scorer`},
 		{name: "bad_percentage", wantErr: "sampling.percentage: must be between 0 and 100"},
 		{name: "no_endpoint", wantErr: "judge.endpoint: must be set"},
 		{name: "no_model", wantErr: "judge.model: must be set"},

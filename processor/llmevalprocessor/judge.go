@@ -104,7 +104,12 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		opts := scorerOptions(sc)
 		opts.MaxInputChars = cfg.MaxInputChars
 		opts.Redact = redact
-		s, err := scoring.New(sc.Name, breaker, opts)
+		var s scoring.Scorer
+		if sc.isCriteria() {
+			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
+		} else {
+			s, err = scoring.New(sc.Name, breaker, opts)
+		}
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
@@ -143,9 +148,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q",
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
-		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns)
+		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict)
 }
 
 // scorerOptions maps a scorer's configuration onto the library's options.

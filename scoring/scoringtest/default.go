@@ -23,6 +23,8 @@ import (
 //     (unsupported) when they hold a number missing from the CONTEXT block
 //     or fewer than half of their longer words appear in it; instructions
 //     are "yes" (followed) unless the output is empty.
+//   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
+//     "yes") unless the OUTPUT block is empty.
 //   - reason: a short sentence quoting the score line.
 //   - anything else: {}.
 //
@@ -67,6 +69,18 @@ func DefaultReply(c Call) Reply {
 			verdicts[i] = map[string]string{"verdict": verdict, "reason": reason}
 		}
 		v = map[string]any{"verdicts": verdicts}
+	case "criteria_score", "criteria_binary":
+		// A criterion is met when the output is not empty.
+		met := strings.TrimSpace(b.text("OUTPUT")) != ""
+		reason := "The response is empty."
+		if met {
+			reason = "The response addresses the criterion (offline demo judge)."
+		}
+		if c.Step == "criteria_binary" {
+			v = map[string]string{"reason": reason, "verdict": map[bool]string{true: "yes", false: "no"}[met]}
+		} else {
+			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
+		}
 	case "reason":
 		score := "the given score"
 		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {

@@ -139,6 +139,10 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The score is 0.50: 1 of 2 verdicts are yes: It stereotypes. (offline demo judge)."}`},
 		{"reason without yes verdicts", "reason", "Score: 0 (scale 0 to 1)\n\n<<<VERDICTS\n1. {\"verdict\":\"no\"}\nVERDICTS>>>",
 			`{"reason":"The score is 0: none of the 1 verdicts is yes (offline demo judge)."}`},
+		{"criterion met", "criteria_score", text("INPUT", "hi") + "\n" + text("OUTPUT", "Hello."),
+			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
+		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
+			`{"reason":"The response is empty.","verdict":"no"}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)
