@@ -18,6 +18,7 @@ const (
 	KindGeneration             // one LLM call: scored
 	KindAggregate              // agent/workflow span repeating a child's content: not scored
 	KindJudge                  // a span of the judge's own calls: never scored
+	KindContext                // retrieval, tool or memory span: its results are context for the trace
 )
 
 // String names the kind for logs and metrics.
@@ -29,6 +30,8 @@ func (k Kind) String() string {
 		return "aggregate"
 	case KindJudge:
 		return "judge"
+	case KindContext:
+		return "context"
 	}
 	return "other"
 }
