@@ -126,7 +126,7 @@ type trace struct {
 	links      []link
 	sources    []source
 	sourceOf   map[pcommon.SpanID]struct{} // spans whose texts are kept
-	interned   map[string]string // one copy of each document text
+	interned   map[string]string           // one copy of each document text
 	bytes      int64
 }
 

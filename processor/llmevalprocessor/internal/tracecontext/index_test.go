@@ -40,11 +40,17 @@ func newIndex(t *testing.T, mutate func(*Config)) (*Index, *clock) {
 	return ix, c
 }
 
-func tid(n byte) pcommon.TraceID { return pcommon.TraceID{n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} }
-func sid(n int) pcommon.SpanID   { return pcommon.SpanID{0xA, byte(n >> 16), byte(n >> 8), byte(n), 1, 1, 1, 1} }
+func tid(n byte) pcommon.TraceID {
+	return pcommon.TraceID{n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+}
+func sid(n int) pcommon.SpanID {
+	return pcommon.SpanID{0xA, byte(n >> 16), byte(n >> 8), byte(n), 1, 1, 1, 1}
+}
 
 // at is a timestamp n seconds into the test trace.
-func at(n int) pcommon.Timestamp { return pcommon.Timestamp(1_766_400_000_000_000_000 + int64(n)*1_000_000_000) }
+func at(n int) pcommon.Timestamp {
+	return pcommon.Timestamp(1_766_400_000_000_000_000 + int64(n)*1_000_000_000)
+}
 
 func ctxSpan(trace pcommon.TraceID, span, parent int, start, end int, role genai.ContextRole, texts ...string) Span {
 	s := Span{TraceID: trace, SpanID: sid(span), Start: at(start), End: at(end), Role: role, Texts: texts}
