@@ -5,8 +5,11 @@
 // keys. Read runs on selected generation spans and understands the current
 // GenAI semantic conventions (attributes, JSON strings or structured
 // values), the legacy span events, OpenInference, OpenLLMetry and the
-// Vercel AI SDK. Reading is lenient: truncated JSON is read as far as it
-// goes, non-JSON text is taken as raw text, and every text field is bounded.
+// Vercel AI SDK. ReadContext reads the documents and tool results of
+// retrieval, tool and memory spans (KindContext), and IsAgent and ReadAgent
+// pick and read agent spans for agent-level evaluation. Reading is
+// lenient: truncated JSON is read as far as it goes, non-JSON text is taken
+// as raw text, and every text field is bounded.
 package genai
 
 // Kind is what a span is to the evaluator.

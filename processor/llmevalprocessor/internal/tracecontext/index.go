@@ -257,6 +257,7 @@ func (ix *Index) LinkAll(td ptrace.Traces) {
 	}
 	var lastID pcommon.TraceID
 	var last *trace
+	looked := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
@@ -264,8 +265,9 @@ func (ix *Index) LinkAll(td ptrace.Traces) {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if id := span.TraceID(); id != lastID || last == nil {
-					lastID, last = id, ix.traces[id]
+				// Spans of one trace usually come together: look a trace up once.
+				if id := span.TraceID(); !looked || id != lastID {
+					lastID, last, looked = id, ix.traces[id], true
 				}
 				if last != nil {
 					ix.link(last, span.SpanID(), span.ParentSpanID())
