@@ -24,6 +24,10 @@
 //   - LinkAll once for the batch, after its spans were classified, to record
 //     the parent links of the other spans of known traces (one lock per batch).
 //
+// Only traces whose generations can be scored need the index: the
+// processor can skip spans of traces its sampler rejects (the decision is a
+// function of the trace id), which keeps unsampled traffic at zero cost.
+//
 // At dispatch, ContextFor returns the de-duplicated documents for one
 // generation (ScopeSiblings or ScopeTrace) or for an agent span
 // (ScopeSubtree).

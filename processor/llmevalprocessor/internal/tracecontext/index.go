@@ -156,7 +156,8 @@ func New(cfg Config) (*Index, error) {
 // Add records a GenAI span: it makes its trace known, keeps its parent link
 // and, for a context span, its texts. It reports whether the trace gained
 // at least one document, the signal to re-check generations of that trace
-// waiting for context. Adding the same span again changes nothing.
+// waiting for context. Adding the same context span again changes nothing;
+// another span added again only repeats its link, which queries read once.
 func (ix *Index) Add(s Span) (gained bool) {
 	if s.TraceID.IsEmpty() || s.SpanID.IsEmpty() {
 		return false
