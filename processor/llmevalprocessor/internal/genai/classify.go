@@ -22,6 +22,7 @@ type signals struct {
 	mastraType     string // mastra.span.type
 	langfuseType   string // langfuse.observation.type
 	judge          bool
+	retrieverHits  bool // gen_ai.retriever.results is present (LangChain Azure tracer)
 }
 
 // Classify says what a span is. It is called for every span of every batch,
@@ -57,6 +58,8 @@ func Classify(resource pcommon.Resource, _ pcommon.InstrumentationScope, span pt
 			s.langfuseType = strValue(v)
 		case JudgeAttribute:
 			s.judge = true
+		case attrRetrieverResults:
+			s.retrieverHits = true
 		}
 	}
 	if !s.judge {
@@ -81,12 +84,16 @@ func (s *signals) kind(spanName string) Kind {
 		return KindGeneration
 	case "invoke_agent", "create_agent", "invoke_workflow":
 		return KindAggregate
+	case "retrieval", "execute_tool", "search_memory":
+		return KindContext
 	}
 	switch strings.ToUpper(s.oiKind) {
 	case "LLM":
 		return KindGeneration
 	case "AGENT", "CHAIN":
 		return KindAggregate
+	case "RETRIEVER", "TOOL":
+		return KindContext
 	}
 	switch s.llmRequestType {
 	case "chat", "completion":
@@ -110,22 +117,32 @@ func (s *signals) kind(spanName string) Kind {
 		return KindGeneration
 	case "AGENT_RUN", "WORKFLOW_RUN":
 		return KindAggregate
+	case "TOOL_CALL", "MCP_TOOL_CALL":
+		return KindContext
 	}
 	switch s.langfuseType {
 	case "generation":
 		return KindGeneration
 	case "agent", "chain":
 		return KindAggregate
+	case "tool", "retriever":
+		return KindContext
 	}
 	switch s.traceloopKind {
 	case "workflow", "agent":
 		return KindAggregate
+	case "tool", "task":
+		return KindContext
+	}
+	if s.retrieverHits {
+		return KindContext
 	}
 	return KindOther
 }
 
 // vercelKind maps a Vercel AI SDK operation id: the per-provider-call
-// doGenerate/doStream spans are generations, their outer spans aggregates.
+// doGenerate/doStream spans are generations, their outer spans aggregates,
+// ai.toolCall spans context.
 func vercelKind(op string) Kind {
 	switch op {
 	case "ai.generateText.doGenerate", "ai.streamText.doStream",
@@ -133,6 +150,8 @@ func vercelKind(op string) Kind {
 		return KindGeneration
 	case "ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject":
 		return KindAggregate
+	case "ai.toolCall":
+		return KindContext
 	}
 	return KindOther
 }

@@ -126,7 +126,7 @@ func FuzzClassify(f *testing.F) {
 		span := fuzzSpan(map[string]string{k: v})
 		span.SetName(name)
 		k1 := Classify(pcommon.NewResource(), pcommon.NewInstrumentationScope(), span)
-		if k1 < KindOther || k1 > KindJudge {
+		if k1 < KindOther || k1 > KindContext {
 			t.Fatalf("unknown kind %d", k1)
 		}
 	})

@@ -5,8 +5,11 @@
 // keys. Read runs on selected generation spans and understands the current
 // GenAI semantic conventions (attributes, JSON strings or structured
 // values), the legacy span events, OpenInference, OpenLLMetry and the
-// Vercel AI SDK. Reading is lenient: truncated JSON is read as far as it
-// goes, non-JSON text is taken as raw text, and every text field is bounded.
+// Vercel AI SDK. ReadContext reads the documents and tool results of
+// retrieval, tool and memory spans (KindContext), and IsAgent and ReadAgent
+// pick and read agent spans for agent-level evaluation. Reading is
+// lenient: truncated JSON is read as far as it goes, non-JSON text is taken
+// as raw text, and every text field is bounded.
 package genai
 
 // Kind is what a span is to the evaluator.
@@ -18,6 +21,7 @@ const (
 	KindGeneration             // one LLM call: scored
 	KindAggregate              // agent/workflow span repeating a child's content: not scored
 	KindJudge                  // a span of the judge's own calls: never scored
+	KindContext                // retrieval, tool or memory span: its results are context for the trace
 )
 
 // String names the kind for logs and metrics.
@@ -29,6 +33,8 @@ func (k Kind) String() string {
 		return "aggregate"
 	case KindJudge:
 		return "judge"
+	case KindContext:
+		return "context"
 	}
 	return "other"
 }

@@ -37,6 +37,7 @@ func partial() func(*Generation)           { return func(g *Generation) { g.Part
 // uses as golden-test inputs and checks what Classify and Read say.
 func TestConventionFiles(t *testing.T) {
 	other, aggregate, judge := expected{kind: KindOther}, expected{kind: KindAggregate}, expected{kind: KindJudge}
+	contextSource := expected{kind: KindContext}
 	g := func(x Generation) expected { return expected{kind: KindGeneration, gen: x} }
 	files := map[string]map[string]expected{
 		"genai_attributes_json.json": {
@@ -74,7 +75,7 @@ func TestConventionFiles(t *testing.T) {
 		},
 		"openinference.json": {
 			"RAG query": aggregate,
-			"retrieve":  other,
+			"retrieve":  contextSource,
 			"ChatCompletion": g(gen(ConventionOpenInference,
 				"Context:\nItems can be returned within 30 days of delivery.\n\nQuestion: What is the refund window?",
 				"system: Answer using only the context.\nuser: Context:\nItems can be returned within 30 days of delivery.\n\nQuestion: What is the refund window?",
@@ -113,7 +114,7 @@ func TestConventionFiles(t *testing.T) {
 			"GET /api/orders/{id}":              other,
 			"SELECT orders":                     other,
 			"embeddings text-embedding-3-small": other,
-			"execute_tool lookup_order":         other,
+			"execute_tool lookup_order":         contextSource,
 		},
 		"judge.json": {
 			"chat gpt-4o-mini":   judge,
@@ -130,7 +131,7 @@ func TestConventionFiles(t *testing.T) {
 			"invoke_agent weather": aggregate,
 			"chat gpt-4o step 1": g(gen(ConventionGenAI, "What's the weather in Paris?", "user: What's the weather in Paris?", "",
 				missing(MissingToolCalls), model("gpt-4o", "chatcmpl-TOOL1"))),
-			"execute_tool get_weather": other,
+			"execute_tool get_weather": contextSource,
 			"chat gpt-4o step 2": g(gen(ConventionGenAI, "What's the weather in Paris?",
 				"user: What's the weather in Paris?\n"+`assistant: [tool call get_weather({"location":"Paris"})]`+"\ntool: rainy, 14°C",
 				"It is rainy in Paris, 14°C. Take an umbrella.", ctx("rainy, 14°C"), model("gpt-4o", "chatcmpl-TOOL2"))),

@@ -1,0 +1,211 @@
+package llmevalprocessor
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
+)
+
+// contextKeys is how the proposed keys sit in Config and ScorerConfig.
+type contextKeys struct {
+	TraceContext     TraceContextConfig `mapstructure:"trace_context"`
+	SpanFilterConfig `mapstructure:",squash"`
+	Scorers          []scorerKeys `mapstructure:"scorers"`
+}
+
+type scorerKeys struct {
+	Name            string `mapstructure:"name"`
+	ScorerSelection `mapstructure:",squash"`
+}
+
+func decodeContextKeys(t *testing.T, conf *confmap.Conf) contextKeys {
+	t.Helper()
+	cfg := contextKeys{TraceContext: defaultTraceContextConfig()}
+	require.NoError(t, conf.Unmarshal(&cfg))
+	for i := range cfg.Scorers {
+		if cfg.Scorers[i].Targets == nil {
+			cfg.Scorers[i].Targets = defaultScorerSelection().Targets
+		}
+	}
+	return cfg
+}
+
+func TestContextConfigDecodes(t *testing.T) {
+	conf, err := confmaptest.LoadConf(filepath.Join("testdata", "tracecontext", "config.yaml"))
+	require.NoError(t, err)
+	cfg := decodeContextKeys(t, conf)
+
+	assert.Equal(t, TraceContextConfig{MaxTraces: 500, MaxBytes: 1 << 20, TTL: 30 * time.Second, Scope: "trace", ContextWait: time.Second}, cfg.TraceContext)
+	assert.Empty(t, cfg.TraceContext.validate(5*time.Second))
+	assert.Equal(t, tracecontext.ScopeTrace, cfg.TraceContext.scope())
+	ic := cfg.TraceContext.indexConfig()
+	require.NoError(t, ic.Validate())
+	assert.Equal(t, int64(1<<20), ic.MaxTraceBytes, "a trace may use at most max_bytes")
+
+	assert.Equal(t, SpanFilterConfig{
+		Include: []AttributeMatchConfig{
+			{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "checkout"}}},
+			{
+				Resource: map[string]ValueMatchConfig{"service.name": {Regexp: "^support-"}},
+				Span:     map[string]ValueMatchConfig{"gen_ai.agent.name": {Equals: "triage"}},
+			},
+		},
+		Exclude: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Regexp: `^gpt-3\.`}}}},
+	}, cfg.SpanFilterConfig)
+	_, err = cfg.SpanFilterConfig.compile("")
+	require.NoError(t, err)
+
+	require.Len(t, cfg.Scorers, 2)
+	h := cfg.Scorers[0]
+	assert.Equal(t, []string{"generation", "agent"}, h.Targets)
+	assert.True(t, h.hasTarget(targetAgent))
+	assert.True(t, h.When.ContextPresent)
+	assert.Empty(t, h.validate("scorers[0]"))
+	b := cfg.Scorers[1]
+	assert.Equal(t, []string{"generation"}, b.Targets, "default target")
+	assert.False(t, b.hasTarget(targetAgent))
+	assert.False(t, b.When.ContextPresent)
+	assert.Empty(t, b.validate("scorers[1]"))
+}
+
+func TestTraceContextConfigValidate(t *testing.T) {
+	good := defaultTraceContextConfig()
+	require.Empty(t, good.validate(10*time.Second))
+	tests := []struct {
+		name   string
+		mutate func(*TraceContextConfig)
+		want   string
+	}{
+		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "trace_context.max_traces: must be at least 1"},
+		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "trace_context.max_bytes: must be positive"},
+		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "trace_context.ttl: must be positive"},
+		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `trace_context.scope: "parent" is not one of siblings, trace`},
+		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "trace_context.context_wait: must not be negative"},
+		{"wait beyond max_wait", func(c *TraceContextConfig) { c.ContextWait = 11 * time.Second }, "trace_context.context_wait: must not exceed max_wait (10s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := defaultTraceContextConfig()
+			tt.mutate(&c)
+			errs := c.validate(10 * time.Second)
+			require.Len(t, errs, 1)
+			assert.Contains(t, errs[0].Error(), tt.want)
+		})
+	}
+}
+
+func TestScorerSelectionValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		sel  ScorerSelection
+		want []string
+	}{
+		{"no targets", ScorerSelection{Targets: []string{}}, []string{"scorers[2].targets: must name at least one"}},
+		{"unknown target", ScorerSelection{Targets: []string{"generation", "tool"}}, []string{`scorers[2].targets[1]: "tool" is not one of generation, agent`}},
+		{"duplicate target", ScorerSelection{Targets: []string{"agent", "agent"}}, []string{`scorers[2].targets[1]: duplicate target "agent"`}},
+		{"bad regexp", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
+			Include: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.agent.name": {Regexp: "(unclosed"}}}},
+		}}, []string{`scorers[2].include[0].span["gen_ai.agent.name"].regexp: error parsing regexp`}},
+		{"both equals and regexp", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
+			Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "a", Regexp: "b"}}}},
+		}}, []string{`scorers[2].exclude[0].resource["service.name"]: set equals or regexp, not both`}},
+		{"no value", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
+			Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {}}}},
+		}}, []string{`scorers[2].exclude[0].resource["service.name"]: needs a value`}},
+		{"empty entry", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
+			Include: []AttributeMatchConfig{{}},
+		}}, []string{"scorers[2].include[0]: must list at least one resource or span attribute"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := tt.sel.validate("scorers[2]")
+			require.Len(t, errs, len(tt.want))
+			for i, want := range tt.want {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestSpanFilterMatches(t *testing.T) {
+	span := func(service string, attrs map[string]any) (pcommon.Resource, ptrace.Span) {
+		res := pcommon.NewResource()
+		if service != "" {
+			res.Attributes().PutStr("service.name", service)
+		}
+		s := ptrace.NewSpan()
+		require.NoError(t, s.Attributes().FromRaw(attrs))
+		return res, s
+	}
+	filter := SpanFilterConfig{
+		Include: []AttributeMatchConfig{
+			{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "checkout"}}},
+			{
+				Resource: map[string]ValueMatchConfig{"service.name": {Regexp: "^support-"}},
+				Span:     map[string]ValueMatchConfig{"gen_ai.agent.name": {Equals: "triage"}},
+			},
+		},
+		Exclude: []AttributeMatchConfig{
+			{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Regexp: `^gpt-3\.`}}},
+			{Span: map[string]ValueMatchConfig{"llm_eval.test": {Equals: "true"}}},
+		},
+	}
+	f, err := filter.compile("")
+	require.NoError(t, err)
+	require.False(t, f.empty())
+	tests := []struct {
+		name    string
+		service string
+		attrs   map[string]any
+		want    bool
+	}{
+		{"included service", "checkout", nil, true},
+		{"exact match is not a prefix match", "checkout-v2", nil, false},
+		{"regexp service and exact span attribute", "support-eu", map[string]any{"gen_ai.agent.name": "triage"}, true},
+		{"all attributes of an entry must match", "support-eu", map[string]any{"gen_ai.agent.name": "billing"}, false},
+		{"missing attribute matches nothing", "support-eu", nil, false},
+		{"no service", "", map[string]any{"gen_ai.agent.name": "triage"}, false},
+		{"excluded model", "checkout", map[string]any{"gen_ai.request.model": "gpt-3.5-turbo"}, false},
+		{"regexp is unanchored only where written", "checkout", map[string]any{"gen_ai.request.model": "my-gpt-3.5"}, true},
+		{"non-string attribute compared as text", "checkout", map[string]any{"llm_eval.test": true}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, s := span(tt.service, tt.attrs)
+			assert.Equal(t, tt.want, f.matches(res, s))
+		})
+	}
+
+	none, err := SpanFilterConfig{}.compile("")
+	require.NoError(t, err)
+	assert.True(t, none.empty())
+	res, s := span("", nil)
+	assert.True(t, none.matches(res, s), "no filter lets everything through")
+
+	onlyExclude, err := SpanFilterConfig{Exclude: filter.Exclude}.compile("")
+	require.NoError(t, err)
+	res, s = span("anything", map[string]any{"gen_ai.request.model": "gpt-4o"})
+	assert.True(t, onlyExclude.matches(res, s), "without include, only excludes apply")
+}
+
+func TestFilterErrorsNameEveryBadKey(t *testing.T) {
+	_, err := SpanFilterConfig{
+		Include: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"a": {Regexp: "["}, "b": {Regexp: "("}}}},
+		Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"": {Equals: "x"}}}},
+	}.compile("")
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{`include[0].span["a"].regexp`, `include[0].span["b"].regexp`, "exclude[0].resource: attribute key must not be empty"} {
+		assert.True(t, strings.Contains(msg, want), "missing %q in %q", want, msg)
+	}
+}

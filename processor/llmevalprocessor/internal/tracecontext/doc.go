@@ -1,0 +1,42 @@
+// Package tracecontext remembers, per trace, the retrieved documents and
+// tool results of the spans the llm_eval processor has seen, so a
+// generation can be judged against context recorded on other spans of its
+// trace (a RETRIEVER sibling, an execute_tool child of the agent).
+//
+// # Design note for the processor
+//
+// The index never holds or changes a span: it keeps copies of context texts
+// and a compact parent link (span id, parent id: 32 bytes, appended to a
+// per-trace list and only turned into a map when a query walks it) per span
+// of the traces it knows. A trace becomes known when a GenAI span of it is added (a context
+// source, a generation or an agent); links of other spans are only kept for
+// known traces, so traffic without GenAI spans costs one map lookup per
+// span and no memory. Spans are normally exported when they end, and a
+// parent ends after its children, so the ancestors of a generation or of a
+// retrieval arrive in the same or a later batch, after the trace is known.
+//
+// Per batch, the processor calls:
+//
+//   - Add for every span genai.Classify calls KindContext (with the texts of
+//     genai.ReadContext), KindGeneration or an agent (genai.IsAgent), before
+//     the span leaves the batch. Add reports whether the trace gained context,
+//     which is the signal to re-check generations waiting for it;
+//   - LinkAll once for the batch, after its spans were classified, to record
+//     the parent links of the other spans of known traces (one lock per batch).
+//
+// Only traces whose generations can be scored need the index: the
+// processor can skip spans of traces its sampler rejects (the decision is a
+// function of the trace id), which keeps unsampled traffic at zero cost.
+//
+// At dispatch, ContextFor returns the de-duplicated documents for one
+// generation (ScopeSiblings or ScopeTrace) or for an agent span
+// (ScopeSubtree).
+//
+// Bounds: the number of traces, the bytes held (texts plus an estimate of
+// the bookkeeping), a per-document and per-trace byte cap, and a TTL since
+// the trace was last added to. Eviction removes the least recently added-to
+// trace first; Stats counts evictions by cause and what the caps dropped.
+// Parent walks are bounded in depth, so cycles in parent ids and parents
+// that never arrive cost a bounded walk and nothing else. All methods are
+// safe for concurrent use.
+package tracecontext // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
