@@ -9,7 +9,7 @@
 // Instructions it had to follow. New returns a Scorer by name; its Score
 // method turns a Case into a Result:
 //
-//	judge := ... // any Judge; the OpenAI-compatible one in this package, or your own
+//	judge := ... // any Judge: openai.NewJudge (package scoring/openai), or your own
 //	s, err := scoring.New(scoring.Hallucination, judge, scoring.Options{})
 //	if err != nil {
 //		return err // unknown name or bad option

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // Structured output modes of the judge.
@@ -84,8 +86,8 @@ type RetryConfig struct {
 }
 
 // policy is the library's retry policy for these settings.
-func (rc RetryConfig) policy() scoring.RetryPolicy {
-	return scoring.RetryPolicy{
+func (rc RetryConfig) policy() openai.RetryPolicy {
+	return openai.RetryPolicy{
 		MaxAttempts:    rc.MaxAttempts,
 		InitialBackoff: rc.InitialBackoff,
 		MaxBackoff:     rc.MaxBackoff,
@@ -382,11 +384,6 @@ func (cb CircuitBreakerConfig) validate() []error {
 }
 
 // redactor compiles the redaction settings; the error names the bad entry.
-func (rc RedactionConfig) redactor() (*scoring.Redactor, error) {
-	r, err := scoring.NewRedactor(scoring.RedactionConfig{Builtin: rc.Builtin, Patterns: rc.Patterns})
-	if err != nil {
-		// The library prefixes "redaction: "; the caller adds the key.
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "redaction: "))
-	}
-	return r, nil
+func (rc RedactionConfig) redactor() (*redact.Redactor, error) {
+	return redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
 }

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 )
 
 // judgeHooks connects the judge to the processor: telemetry callbacks, the
@@ -16,9 +18,9 @@ import (
 type judgeHooks struct {
 	onRetry func()
 	// onBreakerState is called once per circuit breaker transition.
-	onBreakerState func(from, to scoring.BreakerState, cause error)
+	onBreakerState func(from, to guard.BreakerState, cause error)
 	// cache, when set, is shared by all scorers.
-	cache *scoring.Cache
+	cache *guard.Cache
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
@@ -42,11 +44,11 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 	if err != nil {
 		return nil, fmt.Errorf("judge HTTP client: %w", err)
 	}
-	mode, err := scoring.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
+	mode, err := openai.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
 	if err != nil {
 		return nil, err
 	}
-	oc := scoring.OpenAIConfig{
+	oc := openai.Config{
 		BaseURL:           cfg.Judge.Endpoint,
 		APIKey:            string(cfg.Judge.APIKey),
 		Model:             cfg.Judge.Model,
@@ -59,16 +61,16 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
 	}
-	openAI, err := scoring.NewOpenAIJudge(oc)
+	openAI, err := openai.NewJudge(oc)
 	if err != nil {
 		return nil, err
 	}
-	limiter := scoring.NewLimiter(openAI, scoring.LimiterConfig{
+	limiter := guard.NewLimiter(openAI, guard.LimiterConfig{
 		RequestsPerMinute: cfg.Judge.RequestsPerMinute,
 		TokensPerMinute:   cfg.Judge.TokensPerMinute,
 	})
 	cb := cfg.Judge.CircuitBreaker
-	judge := scoring.NewBreaker(limiter, scoring.BreakerConfig{
+	judge := guard.NewBreaker(limiter, guard.BreakerConfig{
 		FailureThreshold:  cb.FailureThreshold,
 		OpenDuration:      cb.OpenDuration,
 		AuthRetryInterval: cb.AuthRetryInterval,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 )
 
 // scorerBuilder makes one scorer per configured entry, in config order.
@@ -52,8 +53,8 @@ type llmEvalProcessor struct {
 	runCtx  context.Context
 	cancel  context.CancelFunc
 
-	cache   *scoring.Cache // nil when cache.enabled is false
-	circuit atomic.Int64   // circuit breaker state, as circuitStateValue
+	cache   *guard.Cache // nil when cache.enabled is false
+	circuit atomic.Int64 // circuit breaker state, as circuitStateValue
 
 	heldNow  atomic.Int64 // spans held (not yet forwarded)
 	stopping atomic.Bool  // results arriving now are dropped
@@ -81,7 +82,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	}
 	p.tel = tel
 	if cfg.Cache.Enabled {
-		cache, err := scoring.NewCache(scoring.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
+		cache, err := guard.NewCache(guard.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
 		if err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}
@@ -115,7 +116,7 @@ func (p *llmEvalProcessor) redact(s string) string {
 }
 
 // circuitChanged follows the judge circuit breaker for telemetry.
-func (p *llmEvalProcessor) circuitChanged(_, to scoring.BreakerState, cause error) {
+func (p *llmEvalProcessor) circuitChanged(_, to guard.BreakerState, cause error) {
 	p.circuit.Store(circuitStateValue(to))
 	p.tel.circuitChanged(context.Background(), to, cause, p.cfg.Judge.CircuitBreaker)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 )
 
 // telemetry records the processor's own metrics and rate-limits its logs.
@@ -27,7 +28,7 @@ type telemetry struct {
 	scorerAttrs  map[string]metric.MeasurementOption
 	tokenAttrs   map[string][2]metric.MeasurementOption // prompt, completion
 	reasonAttrs  map[string]metric.MeasurementOption
-	stateAttrs   map[scoring.BreakerState]metric.MeasurementOption
+	stateAttrs   map[guard.BreakerState]metric.MeasurementOption
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
@@ -53,7 +54,7 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
 		reasonAttrs:  map[string]metric.MeasurementOption{},
-		stateAttrs:   map[scoring.BreakerState]metric.MeasurementOption{},
+		stateAttrs:   map[guard.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
 	}
 	for _, sc := range cfg.Scorers {
@@ -71,20 +72,20 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError} {
 		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
-	for _, st := range []scoring.BreakerState{scoring.BreakerClosed, scoring.BreakerHalfOpen, scoring.BreakerOpen, scoring.BreakerSuspended} {
+	for _, st := range []guard.BreakerState{guard.BreakerClosed, guard.BreakerHalfOpen, guard.BreakerOpen, guard.BreakerSuspended} {
 		t.stateAttrs[st] = metric.WithAttributeSet(attribute.NewSet(attribute.String("state", string(st))))
 	}
 	return t, nil
 }
 
 // circuitStateValue is the gauge value of a breaker state.
-func circuitStateValue(s scoring.BreakerState) int64 {
+func circuitStateValue(s guard.BreakerState) int64 {
 	switch s {
-	case scoring.BreakerHalfOpen:
+	case guard.BreakerHalfOpen:
 		return 1
-	case scoring.BreakerOpen:
+	case guard.BreakerOpen:
 		return 2
-	case scoring.BreakerSuspended:
+	case guard.BreakerSuspended:
 		return 3
 	}
 	return 0
@@ -92,7 +93,7 @@ func circuitStateValue(s scoring.BreakerState) int64 {
 
 // observeGuards registers the observers of the result cache (nil when it
 // is off) and of the circuit breaker state.
-func (t *telemetry) observeGuards(cache *scoring.Cache, circuit *atomic.Int64) error {
+func (t *telemetry) observeGuards(cache *guard.Cache, circuit *atomic.Int64) error {
 	if err := t.tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(circuit.Load())
 		return nil
@@ -120,7 +121,7 @@ var httpStatusRE = regexp.MustCompile(`HTTP (\d{3})`)
 
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
-func (t *telemetry) circuitChanged(ctx context.Context, to scoring.BreakerState, cause error, cb CircuitBreakerConfig) {
+func (t *telemetry) circuitChanged(ctx context.Context, to guard.BreakerState, cause error, cb CircuitBreakerConfig) {
 	opt, ok := t.stateAttrs[to]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("state", string(to)))
@@ -131,7 +132,7 @@ func (t *telemetry) circuitChanged(ctx context.Context, to scoring.BreakerState,
 		fields = append(fields, zap.String("error", t.redact(cause.Error())))
 	}
 	switch to {
-	case scoring.BreakerSuspended:
+	case guard.BreakerSuspended:
 		status := "401/403"
 		if cause != nil {
 			if m := httpStatusRE.FindStringSubmatch(cause.Error()); m != nil {
@@ -140,10 +141,10 @@ func (t *telemetry) circuitChanged(ctx context.Context, to scoring.BreakerState,
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
 			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
-	case scoring.BreakerOpen:
+	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
 			"; spans pass through unscored", fields...)
-	case scoring.BreakerHalfOpen:
+	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
 	default:
 		t.logger.Info("judge circuit closed: evaluation resumed", fields...)

@@ -1,4 +1,4 @@
-package scoring
+package openai
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Retry defaults, used for zero fields of RetryPolicy.
@@ -89,7 +91,7 @@ func (p RetryPolicy) backoff(n int, retryAfter time.Duration) time.Duration {
 
 // attemptFailure is what one failed attempt tells the retry loop.
 type attemptFailure struct {
-	err        *Error
+	err        *scoring.Error
 	retryable  bool
 	retryAfter time.Duration // from the server, 0 if none
 	// formatRefused: the endpoint rejected the response_format sent.
@@ -134,11 +136,11 @@ func (p RetryPolicy) once(ctx context.Context, attempt func(ctx context.Context)
 }
 
 // contextError types the end of the caller's context.
-func contextError(ctx context.Context, err error) *Error {
+func contextError(ctx context.Context, err error) *scoring.Error {
 	if ctx.Err() == context.Canceled {
-		return &Error{Type: ErrorCanceled, Err: err}
+		return &scoring.Error{Type: scoring.ErrorCanceled, Err: err}
 	}
-	return &Error{Type: ErrorJudgeTimeout, Err: err}
+	return &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: err}
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

@@ -1,4 +1,4 @@
-package scoring
+package openai
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // StructuredOutputs selects how the judge is made to answer in JSON.
@@ -47,15 +49,15 @@ func ParseStructuredOutputs(s string) (StructuredOutputs, error) {
 	return "", fmt.Errorf("structured_outputs %q: want auto, json_schema, json_object or off", s)
 }
 
-// Defaults of OpenAIConfig.
+// Defaults of Config.
 const (
 	DefaultAzureAPIVersion  = "2024-10-21" // first GA version with json_schema
 	DefaultMaxResponseBytes = 1 << 20
 )
 
-// OpenAIConfig configures a judge on an OpenAI-compatible chat completions
+// Config configures a judge on an OpenAI-compatible chat completions
 // endpoint: OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, llama.cpp server.
-type OpenAIConfig struct {
+type Config struct {
 	// BaseURL is the API root that ".../chat/completions" is appended to,
 	// e.g. https://api.openai.com/v1 or http://localhost:11434/v1. A URL
 	// that already ends in /chat/completions is accepted. For Azure it is
@@ -94,11 +96,11 @@ type OpenAIConfig struct {
 	MaxResponseBytes int64
 }
 
-// OpenAIJudge is a Judge on an OpenAI-compatible chat completions endpoint.
+// Judge is a Judge on an OpenAI-compatible chat completions endpoint.
 // It is safe for concurrent use.
-type OpenAIJudge struct {
+type Judge struct {
 	client          *openai.Client
-	cfg             OpenAIConfig
+	cfg             Config
 	reasoning       bool
 	sendTemperature bool
 	// mode is the structured output mode in use; in auto it only ever
@@ -110,8 +112,8 @@ type OpenAIJudge struct {
 // modes in fallback order.
 var modeOrder = []StructuredOutputs{StructuredOutputsJSONSchema, StructuredOutputsJSONObject, StructuredOutputsOff}
 
-// NewOpenAIJudge validates cfg and returns a judge.
-func NewOpenAIJudge(cfg OpenAIConfig) (*OpenAIJudge, error) {
+// NewJudge validates cfg and returns a judge.
+func NewJudge(cfg Config) (*Judge, error) {
 	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
 	base = strings.TrimSuffix(base, "/chat/completions")
 	u, err := url.Parse(base)
@@ -152,7 +154,7 @@ func NewOpenAIJudge(cfg OpenAIConfig) (*OpenAIJudge, error) {
 	}
 	oc.HTTPClient = &judgeTransport{client: httpClient, headers: cfg.Headers, maxBody: cfg.MaxResponseBytes}
 
-	j := &OpenAIJudge{client: openai.NewClientWithConfig(oc), cfg: cfg, reasoning: isReasoningModel(cfg.Model)}
+	j := &Judge{client: openai.NewClientWithConfig(oc), cfg: cfg, reasoning: isReasoningModel(cfg.Model)}
 	j.sendTemperature = !j.reasoning && !cfg.OmitTemperature
 	start := StructuredOutputsJSONSchema
 	if mode != StructuredOutputsAuto {
@@ -163,27 +165,27 @@ func NewOpenAIJudge(cfg OpenAIConfig) (*OpenAIJudge, error) {
 }
 
 // Endpoint returns the normalised base URL.
-func (j *OpenAIJudge) Endpoint() string { return j.cfg.BaseURL }
+func (j *Judge) Endpoint() string { return j.cfg.BaseURL }
 
 // StructuredOutputs returns the mode now in use: the configured one, or
 // for auto the mode left after any fallbacks.
-func (j *OpenAIJudge) StructuredOutputs() StructuredOutputs {
+func (j *Judge) StructuredOutputs() StructuredOutputs {
 	return modeOrder[j.mode.Load()]
 }
 
 // Complete sends req and returns the first choice. A reply cut at the
 // token limit is returned with FinishReason "length"; the caller decides.
 // Failures are *Error.
-func (j *OpenAIJudge) Complete(ctx context.Context, req Request) (Response, error) {
+func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
 	if len(req.Messages) == 0 {
-		return Response{}, &Error{Type: ErrorJudgeBadRequest, Step: req.Step, Err: errors.New("request has no messages")}
+		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, Err: errors.New("request has no messages")}
 	}
 	retries := 0
 	for {
 		idx := j.mode.Load()
 		mode := modeOrder[idx]
 		creq, withFormat := j.buildRequest(req, mode)
-		var out Response
+		var out scoring.Response
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
 			r, f := j.attempt(ctx, actx, creq, withFormat)
 			out = r
@@ -200,13 +202,13 @@ func (j *OpenAIJudge) Complete(ctx context.Context, req Request) (Response, erro
 			continue
 		}
 		f.err.Step = req.Step
-		return Response{Retries: retries}, f.err
+		return scoring.Response{Retries: retries}, f.err
 	}
 }
 
 // buildRequest turns req into the wire request for mode and says whether it
 // carries a response_format.
-func (j *OpenAIJudge) buildRequest(req Request, mode StructuredOutputs) (openai.ChatCompletionRequest, bool) {
+func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) (openai.ChatCompletionRequest, bool) {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
@@ -242,7 +244,7 @@ func (j *OpenAIJudge) buildRequest(req Request, mode StructuredOutputs) (openai.
 
 // SchemaInstruction is the sentence that spells a schema out when the
 // endpoint does not enforce it. It names the schema as "(name: X)".
-func SchemaInstruction(s *Schema) string {
+func SchemaInstruction(s *scoring.Schema) string {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, s.Schema); err != nil {
 		compact.Reset()
@@ -253,7 +255,7 @@ func SchemaInstruction(s *Schema) string {
 
 // withSchemaInstruction appends the schema to the last system message, or
 // adds a final system message when there is none. msgs is not modified.
-func withSchemaInstruction(msgs []openai.ChatCompletionMessage, s *Schema) []openai.ChatCompletionMessage {
+func withSchemaInstruction(msgs []openai.ChatCompletionMessage, s *scoring.Schema) []openai.ChatCompletionMessage {
 	out := append([]openai.ChatCompletionMessage(nil), msgs...)
 	instr := SchemaInstruction(s)
 	for i := len(out) - 1; i >= 0; i-- {
@@ -267,21 +269,21 @@ func withSchemaInstruction(msgs []openai.ChatCompletionMessage, s *Schema) []ope
 
 // attempt makes one HTTP call. callerCtx tells the caller's deadline apart
 // from the attempt's own.
-func (j *OpenAIJudge) attempt(callerCtx, actx context.Context, creq openai.ChatCompletionRequest, withFormat bool) (Response, *attemptFailure) {
+func (j *Judge) attempt(callerCtx, actx context.Context, creq openai.ChatCompletionRequest, withFormat bool) (scoring.Response, *attemptFailure) {
 	info := &attemptInfo{temperatureZero: j.sendTemperature}
 	resp, err := j.client.CreateChatCompletion(context.WithValue(actx, attemptInfoKey{}, info), creq)
 	if err != nil {
-		return Response{}, j.classify(callerCtx, actx, err, info, withFormat)
+		return scoring.Response{}, j.classify(callerCtx, actx, err, info, withFormat)
 	}
 	if len(resp.Choices) == 0 {
-		return Response{}, &attemptFailure{err: &Error{Type: ErrorJudgeUnavailable, Err: errors.New("judge reply has no choices")}}
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("judge reply has no choices")}}
 	}
 	c := resp.Choices[0]
 	content := c.Message.Content
 	if content == "" && c.Message.Refusal != "" {
 		content = c.Message.Refusal
 	}
-	return Response{
+	return scoring.Response{
 		Content:          content,
 		FinishReason:     string(c.FinishReason),
 		PromptTokens:     resp.Usage.PromptTokens,
@@ -290,16 +292,16 @@ func (j *OpenAIJudge) attempt(callerCtx, actx context.Context, creq openai.ChatC
 }
 
 // classify types a failed attempt and decides whether it is retried.
-func (j *OpenAIJudge) classify(callerCtx, actx context.Context, err error, info *attemptInfo, withFormat bool) *attemptFailure {
+func (j *Judge) classify(callerCtx, actx context.Context, err error, info *attemptInfo, withFormat bool) *attemptFailure {
 	if callerCtx.Err() != nil {
 		return &attemptFailure{err: contextError(callerCtx, callerCtx.Err())}
 	}
 	msg := j.describe(err)
 	if actx.Err() != nil {
-		return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeTimeout, Err: fmt.Errorf("judge attempt timed out: %s", msg)}}
+		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: fmt.Errorf("judge attempt timed out: %s", msg)}}
 	}
 	if errors.Is(err, errResponseTooLarge) {
-		return &attemptFailure{err: &Error{Type: ErrorJudgeParse, Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
+		return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
 	}
 	status := info.status
 	var apiErr *openai.APIError
@@ -319,47 +321,47 @@ func (j *OpenAIJudge) classify(callerCtx, actx context.Context, err error, info 
 		e := fmt.Errorf("judge returned HTTP %d: %s", status, msg)
 		switch {
 		case status == http.StatusTooManyRequests:
-			return &attemptFailure{retryable: true, retryAfter: info.retryAfter(j.cfg.Retry), err: &Error{Type: ErrorJudgeRateLimited, Err: e}}
+			return &attemptFailure{retryable: true, retryAfter: info.retryAfter(j.cfg.Retry), err: &scoring.Error{Type: scoring.ErrorJudgeRateLimited, Err: e}}
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			return &attemptFailure{err: &Error{Type: ErrorJudgeAuth, Err: e}}
+			return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeAuth, Err: e}}
 		case status == http.StatusRequestTimeout:
-			return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeTimeout, Err: e}}
+			return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: e}}
 		case status >= 500:
-			f := &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeUnavailable, Err: e}}
+			f := &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: e}}
 			if status == http.StatusServiceUnavailable {
 				f.retryAfter = info.retryAfter(j.cfg.Retry)
 			}
 			return f
 		default:
 			refused := withFormat && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && mentionsResponseFormat(msg)
-			return &attemptFailure{formatRefused: refused, err: &Error{Type: ErrorJudgeBadRequest, Err: e}}
+			return &attemptFailure{formatRefused: refused, err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: e}}
 		}
 	}
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
-		return &attemptFailure{err: &Error{Type: ErrorJudgeParse, Err: fmt.Errorf("judge reply is not a chat completion: %s", msg)}}
+		return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Err: fmt.Errorf("judge reply is not a chat completion: %s", msg)}}
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
-		return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeTimeout, Err: errors.New(msg)}}
+		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New(msg)}}
 	}
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
+		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
 	}
 	// Anything else was refused before it was sent.
-	return &attemptFailure{err: &Error{Type: ErrorJudgeBadRequest, Err: errors.New(msg)}}
+	return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: errors.New(msg)}}
 }
 
 // maxErrorText bounds how much of a judge's error body goes into an error.
 const maxErrorText = 512
 
 // describe renders err without the API key and without huge bodies.
-func (j *OpenAIJudge) describe(err error) string { return j.redact(err.Error()) }
+func (j *Judge) describe(err error) string { return j.redact(err.Error()) }
 
 // redact removes the API key from s and bounds its length.
-func (j *OpenAIJudge) redact(s string) string {
+func (j *Judge) redact(s string) string {
 	if j.cfg.APIKey != "" {
 		s = strings.ReplaceAll(s, j.cfg.APIKey, "[REDACTED]")
 	}
