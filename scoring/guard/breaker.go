@@ -207,7 +207,7 @@ func (b *Breaker) rejection() error {
 		err = fmt.Errorf("%w after %d consecutive failures (probe after %s): %v",
 			ErrBreakerOpen, b.cfg.FailureThreshold, b.reopenAt.Format(time.RFC3339), b.lastCause)
 	}
-	return &scoring.Error{Type: scoring.ErrorCircuitOpen, Err: err}
+	return &scoring.Error{Type: scoring.ErrorCircuitOpen, NotSent: true, Err: err}
 }
 
 // record applies one call's result to the circuit.
@@ -296,10 +296,11 @@ func (b *Breaker) notify() {
 	}
 }
 
-// guardContextError types a caller's context error.
+// guardContextError types a caller's context error that ended a call
+// before it was sent.
 func guardContextError(err error) *scoring.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: err}
+		return &scoring.Error{Type: scoring.ErrorJudgeTimeout, NotSent: true, Err: err}
 	}
-	return &scoring.Error{Type: scoring.ErrorCanceled, Err: err}
+	return &scoring.Error{Type: scoring.ErrorCanceled, NotSent: true, Err: err}
 }

@@ -126,7 +126,7 @@ func (l *Limiter) Complete(ctx context.Context, req scoring.Request) (scoring.Re
 	estimate := l.EstimateTokens(req)
 	if l.cfg.TokensPerMinute > 0 && estimate > l.cfg.TokensPerMinute {
 		l.count(func(s *LimiterStats) { s.Rejected++ })
-		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorBudgetExceeded, Err: fmt.Errorf(
+		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf(
 			"request needs about %d tokens, more than tokens_per_minute %d", estimate, l.cfg.TokensPerMinute)}
 	}
 	charge, prevSlot, wait := l.reserve(estimate)
@@ -196,7 +196,7 @@ func (l *Limiter) prune(now time.Time) {
 
 func (l *Limiter) wait(ctx context.Context, d time.Duration) error {
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		return &scoring.Error{Type: scoring.ErrorBudgetExceeded, Err: fmt.Errorf(
+		return &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf(
 			"judge budget frees up in %s, after the deadline: %w", d, context.DeadlineExceeded)}
 	}
 	select {
@@ -205,9 +205,9 @@ func (l *Limiter) wait(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		err := ctx.Err()
 		if errors.Is(err, context.DeadlineExceeded) {
-			return &scoring.Error{Type: scoring.ErrorBudgetExceeded, Err: fmt.Errorf("waiting for judge budget: %w", err)}
+			return &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf("waiting for judge budget: %w", err)}
 		}
-		return &scoring.Error{Type: scoring.ErrorCanceled, Err: fmt.Errorf("waiting for judge budget: %w", err)}
+		return &scoring.Error{Type: scoring.ErrorCanceled, NotSent: true, Err: fmt.Errorf("waiting for judge budget: %w", err)}
 	}
 }
 

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,9 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // StructuredOutputs selects how the judge is made to answer in JSON.
@@ -71,7 +71,12 @@ type Config struct {
 	// HTTPClient carries TLS, proxy and timeout settings (nil: a plain client).
 	HTTPClient *http.Client
 	// Headers are set on every request, after the authentication header.
+	// Their values are treated as secrets and never appear in errors.
 	Headers map[string]string
+	// Secrets are more values that must never appear in errors, such as
+	// headers HTTPClient adds on its own. The API key, Headers values and
+	// the password and query values of BaseURL are always scrubbed.
+	Secrets []string
 	// MaxTokens caps the reply (0: not sent). Sent as max_tokens, or as
 	// max_completion_tokens for reasoning models (o1, o3, o4, gpt-5).
 	MaxTokens int
@@ -96,11 +101,20 @@ type Config struct {
 	MaxResponseBytes int64
 }
 
-// Judge is a Judge on an OpenAI-compatible chat completions endpoint.
-// It is safe for concurrent use.
+// Judge is a scoring.Judge on an OpenAI-compatible chat completions
+// endpoint. It is safe for concurrent use.
+//
+// It speaks the wire format with net/http and encoding/json rather than
+// through an SDK: the judge must send temperature 0 (a zero value SDKs
+// omit), needs the HTTP status and Retry-After of every failure, and reads
+// a bounded body. go-openai gave none of these without rewriting its
+// request bodies and passing the status back through a context value, and
+// the one endpoint used is a handful of JSON fields.
 type Judge struct {
-	client          *openai.Client
+	client          *http.Client
 	cfg             Config
+	url             string // the chat completions URL
+	scrub           *redact.SecretScrubber
 	reasoning       bool
 	sendTemperature bool
 	// mode is the structured output mode in use; in auto it only ever
@@ -114,12 +128,18 @@ var modeOrder = []StructuredOutputs{StructuredOutputsJSONSchema, StructuredOutpu
 
 // NewJudge validates cfg and returns a judge.
 func NewJudge(cfg Config) (*Judge, error) {
+	secrets := append([]string{cfg.APIKey}, redact.URLSecrets(cfg.BaseURL)...)
+	for _, v := range cfg.Headers {
+		secrets = append(secrets, v)
+	}
+	scrub := redact.NewSecretScrubber(append(secrets, cfg.Secrets...)...)
 	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	base = strings.TrimSuffix(base, "/chat/completions")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("judge endpoint %q: want an http or https URL", cfg.BaseURL)
+		return nil, fmt.Errorf("judge endpoint %q: want an http or https URL", redact.ScrubURL(cfg.BaseURL))
 	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions")
+	u.RawPath = ""
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("judge model is required")
 	}
@@ -127,34 +147,26 @@ func NewJudge(cfg Config) (*Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.StructuredOutputs = base, mode
+	cfg.BaseURL, cfg.StructuredOutputs = u.String(), mode
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, fmt.Errorf("judge max tokens %d: must not be negative", cfg.MaxTokens)
 	}
-	httpClient := cfg.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
 	}
-
-	var oc openai.ClientConfig
 	if cfg.Azure {
-		oc = openai.DefaultAzureConfig(cfg.APIKey, base)
-		oc.APIVersion = cfg.AzureAPIVersion
-		if oc.APIVersion == "" {
-			oc.APIVersion = DefaultAzureAPIVersion
-		}
 		// The configured model is the deployment name, used as given.
-		oc.AzureModelMapperFunc = func(model string) string { return model }
-	} else {
-		oc = openai.DefaultConfig(cfg.APIKey)
-		oc.BaseURL = base
+		u = u.JoinPath("openai", "deployments", cfg.Model)
+		q := u.Query()
+		q.Set("api-version", cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion))
+		u.RawQuery = q.Encode()
 	}
-	oc.HTTPClient = &judgeTransport{client: httpClient, headers: cfg.Headers, maxBody: cfg.MaxResponseBytes}
+	u = u.JoinPath("chat", "completions")
 
-	j := &Judge{client: openai.NewClientWithConfig(oc), cfg: cfg, reasoning: isReasoningModel(cfg.Model)}
+	j := &Judge{client: cfg.HTTPClient, cfg: cfg, url: u.String(), scrub: scrub, reasoning: isReasoningModel(cfg.Model)}
 	j.sendTemperature = !j.reasoning && !cfg.OmitTemperature
 	start := StructuredOutputsJSONSchema
 	if mode != StructuredOutputsAuto {
@@ -164,7 +176,8 @@ func NewJudge(cfg Config) (*Judge, error) {
 	return j, nil
 }
 
-// Endpoint returns the normalised base URL.
+// Endpoint returns the normalised base URL, as configured: it may hold
+// secrets, so log redact.ScrubURL(Endpoint()).
 func (j *Judge) Endpoint() string { return j.cfg.BaseURL }
 
 // StructuredOutputs returns the mode now in use: the configured one, or
@@ -175,19 +188,22 @@ func (j *Judge) StructuredOutputs() StructuredOutputs {
 
 // Complete sends req and returns the first choice. A reply cut at the
 // token limit is returned with FinishReason "length"; the caller decides.
-// Failures are *Error.
+// Failures are *scoring.Error.
 func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
 	if len(req.Messages) == 0 {
-		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, Err: errors.New("request has no messages")}
+		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, NotSent: true, Err: errors.New("request has no messages")}
 	}
 	retries := 0
 	for {
 		idx := j.mode.Load()
 		mode := modeOrder[idx]
-		creq, withFormat := j.buildRequest(req, mode)
+		body, withFormat, err := j.buildRequest(req, mode)
+		if err != nil {
+			return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, NotSent: true, Err: err}
+		}
 		var out scoring.Response
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
-			r, f := j.attempt(ctx, actx, creq, withFormat)
+			r, f := j.attempt(ctx, actx, body, withFormat)
 			out = r
 			return f
 		})
@@ -206,14 +222,57 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// buildRequest turns req into the wire request for mode and says whether it
-// carries a response_format.
-func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) (openai.ChatCompletionRequest, bool) {
-	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+// chatRequest is the wire form of a chat completions request.
+type chatRequest struct {
+	Model               string            `json:"model"`
+	Messages            []scoring.Message `json:"messages"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	MaxTokens           int               `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
+	Seed                *int              `json:"seed,omitempty"`
+	ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"` // json_schema or json_object
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// chatResponse is the part of a chat completion the judge reads.
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// errorResponse is an OpenAI error body.
+type errorResponse struct {
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// buildRequest encodes req for mode and says whether it carries a
+// response_format.
+func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) ([]byte, bool, error) {
+	creq := chatRequest{Model: j.cfg.Model, Messages: req.Messages, Seed: j.cfg.Seed}
+	if j.sendTemperature {
+		creq.Temperature = new(float64)
 	}
-	creq := openai.ChatCompletionRequest{Model: j.cfg.Model, Seed: j.cfg.Seed}
 	if j.reasoning {
 		creq.MaxCompletionTokens = j.cfg.MaxTokens
 	} else {
@@ -224,22 +283,18 @@ func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) (opena
 	case !hasSchema:
 		// Nothing to enforce.
 	case mode == StructuredOutputsJSONSchema:
-		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
-			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
-				Name:   req.Schema.Name,
-				Strict: true,
-				Schema: req.Schema.Schema,
-			},
-		}
+		creq.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: req.Schema.Name, Strict: true, Schema: req.Schema.Schema}}
 	default:
 		if mode == StructuredOutputsJSONObject {
-			creq.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
+			creq.ResponseFormat = &responseFormat{Type: "json_object"}
 		}
-		msgs = withSchemaInstruction(msgs, req.Schema)
+		creq.Messages = withSchemaInstruction(req.Messages, req.Schema)
 	}
-	creq.Messages = msgs
-	return creq, creq.ResponseFormat != nil
+	body, err := json.Marshal(creq)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding judge request: %w", err)
+	}
+	return body, creq.ResponseFormat != nil, nil
 }
 
 // SchemaInstruction is the sentence that spells a schema out when the
@@ -255,118 +310,130 @@ func SchemaInstruction(s *scoring.Schema) string {
 
 // withSchemaInstruction appends the schema to the last system message, or
 // adds a final system message when there is none. msgs is not modified.
-func withSchemaInstruction(msgs []openai.ChatCompletionMessage, s *scoring.Schema) []openai.ChatCompletionMessage {
-	out := append([]openai.ChatCompletionMessage(nil), msgs...)
+func withSchemaInstruction(msgs []scoring.Message, s *scoring.Schema) []scoring.Message {
+	out := append([]scoring.Message(nil), msgs...)
 	instr := SchemaInstruction(s)
 	for i := len(out) - 1; i >= 0; i-- {
-		if out[i].Role == openai.ChatMessageRoleSystem {
+		if out[i].Role == "system" {
 			out[i].Content = strings.TrimRight(out[i].Content, "\n") + "\n\n" + instr
 			return out
 		}
 	}
-	return append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: instr})
+	return append(out, scoring.Message{Role: "system", Content: instr})
 }
 
 // attempt makes one HTTP call. callerCtx tells the caller's deadline apart
 // from the attempt's own.
-func (j *Judge) attempt(callerCtx, actx context.Context, creq openai.ChatCompletionRequest, withFormat bool) (scoring.Response, *attemptFailure) {
-	info := &attemptInfo{temperatureZero: j.sendTemperature}
-	resp, err := j.client.CreateChatCompletion(context.WithValue(actx, attemptInfoKey{}, info), creq)
+func (j *Judge) attempt(callerCtx, actx context.Context, body []byte, withFormat bool) (scoring.Response, *attemptFailure) {
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, j.url, bytes.NewReader(body))
 	if err != nil {
-		return scoring.Response{}, j.classify(callerCtx, actx, err, info, withFormat)
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: errors.New(j.scrub.Scrub(err.Error()))}}
 	}
-	if len(resp.Choices) == 0 {
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("judge reply has no choices")}}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	switch {
+	case j.cfg.APIKey == "":
+	case j.cfg.Azure:
+		hreq.Header.Set("api-key", j.cfg.APIKey)
+	default:
+		hreq.Header.Set("Authorization", "Bearer "+j.cfg.APIKey)
 	}
-	c := resp.Choices[0]
+	for k, v := range j.cfg.Headers {
+		hreq.Header.Set(k, v)
+	}
+	resp, err := j.client.Do(hreq)
+	if err != nil {
+		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, j.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
+	}
+	if int64(len(data)) > j.cfg.MaxResponseBytes {
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: resp.StatusCode,
+			Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return scoring.Response{}, j.statusFailure(resp, data, withFormat)
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: resp.StatusCode,
+			Err: fmt.Errorf("judge reply is not a chat completion: %s", j.bounded(err.Error()))}}
+	}
+	if len(cr.Choices) == 0 {
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: resp.StatusCode, Err: errors.New("judge reply has no choices")}}
+	}
+	c := cr.Choices[0]
 	content := c.Message.Content
 	if content == "" && c.Message.Refusal != "" {
 		content = c.Message.Refusal
 	}
 	return scoring.Response{
 		Content:          content,
-		FinishReason:     string(c.FinishReason),
-		PromptTokens:     resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens,
+		FinishReason:     c.FinishReason,
+		PromptTokens:     cr.Usage.PromptTokens,
+		CompletionTokens: cr.Usage.CompletionTokens,
 	}, nil
 }
 
-// classify types a failed attempt and decides whether it is retried.
-func (j *Judge) classify(callerCtx, actx context.Context, err error, info *attemptInfo, withFormat bool) *attemptFailure {
+// statusFailure types a reply with an error status. The message holds
+// only the endpoint's own error.message, scrubbed and bounded, never the
+// raw body: endpoints and proxies echo the request in error bodies, and
+// that is the evaluated text and the headers that carry the credentials.
+func (j *Judge) statusFailure(resp *http.Response, body []byte, withFormat bool) *attemptFailure {
+	status := resp.StatusCode
+	var er errorResponse
+	_ = json.Unmarshal(body, &er) // a body that is not an OpenAI error leaves the message empty
+	msg := cmp.Or(j.bounded(er.Error.Message), http.StatusText(status), "unknown status")
+	retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), j.cfg.Retry.clock())
+	newErr := func(t scoring.ErrorType) *scoring.Error {
+		return &scoring.Error{Type: t, Status: status, RetryAfter: retryAfter, Err: fmt.Errorf("judge returned HTTP %d: %s", status, msg)}
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		return &attemptFailure{retryable: true, retryAfter: retryAfter, err: newErr(scoring.ErrorJudgeRateLimited)}
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return &attemptFailure{err: newErr(scoring.ErrorJudgeAuth)}
+	case status == http.StatusRequestTimeout:
+		return &attemptFailure{retryable: true, err: newErr(scoring.ErrorJudgeTimeout)}
+	case status >= 500:
+		f := &attemptFailure{retryable: true, err: newErr(scoring.ErrorJudgeUnavailable)}
+		if status == http.StatusServiceUnavailable {
+			f.retryAfter = retryAfter
+		}
+		return f
+	default:
+		refused := withFormat && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && mentionsResponseFormat(msg)
+		return &attemptFailure{formatRefused: refused, err: newErr(scoring.ErrorJudgeBadRequest)}
+	}
+}
+
+// transportFailure types a call that got no complete reply.
+func (j *Judge) transportFailure(callerCtx, actx context.Context, err error) *attemptFailure {
 	if callerCtx.Err() != nil {
 		return &attemptFailure{err: contextError(callerCtx, callerCtx.Err())}
 	}
-	msg := j.describe(err)
+	msg := j.bounded(err.Error())
 	if actx.Err() != nil {
 		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: fmt.Errorf("judge attempt timed out: %s", msg)}}
-	}
-	if errors.Is(err, errResponseTooLarge) {
-		return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
-	}
-	status := info.status
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &apiErr):
-		status = max(status, apiErr.HTTPStatusCode)
-		msg = j.redact(apiErr.Message)
-	case errors.As(err, &reqErr):
-		status = max(status, reqErr.HTTPStatusCode)
-		msg = j.redact(strings.TrimSpace(string(reqErr.Body)))
-	}
-	if status >= 400 {
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		e := fmt.Errorf("judge returned HTTP %d: %s", status, msg)
-		switch {
-		case status == http.StatusTooManyRequests:
-			return &attemptFailure{retryable: true, retryAfter: info.retryAfter(j.cfg.Retry), err: &scoring.Error{Type: scoring.ErrorJudgeRateLimited, Err: e}}
-		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeAuth, Err: e}}
-		case status == http.StatusRequestTimeout:
-			return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: e}}
-		case status >= 500:
-			f := &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: e}}
-			if status == http.StatusServiceUnavailable {
-				f.retryAfter = info.retryAfter(j.cfg.Retry)
-			}
-			return f
-		default:
-			refused := withFormat && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && mentionsResponseFormat(msg)
-			return &attemptFailure{formatRefused: refused, err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: e}}
-		}
-	}
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
-		return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Err: fmt.Errorf("judge reply is not a chat completion: %s", msg)}}
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New(msg)}}
 	}
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
-	}
-	// Anything else was refused before it was sent.
-	return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: errors.New(msg)}}
+	return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
 }
 
-// maxErrorText bounds how much of a judge's error body goes into an error.
-const maxErrorText = 512
+// maxErrorText bounds how much text from the endpoint goes into an error.
+const maxErrorText = 256
 
-// describe renders err without the API key and without huge bodies.
-func (j *Judge) describe(err error) string { return j.redact(err.Error()) }
-
-// redact removes the API key from s and bounds its length.
-func (j *Judge) redact(s string) string {
-	if j.cfg.APIKey != "" {
-		s = strings.ReplaceAll(s, j.cfg.APIKey, "[REDACTED]")
-	}
+// bounded scrubs every known secret from s and bounds its length.
+func (j *Judge) bounded(s string) string {
+	s = j.scrub.Scrub(strings.TrimSpace(s))
 	if len(s) > maxErrorText {
-		s = s[:maxErrorText] + "...(truncated)"
+		s = strings.ToValidUTF8(s[:maxErrorText], "") + "...(truncated)"
 	}
 	return s
 }
@@ -392,8 +459,8 @@ func modeIndex(m StructuredOutputs) int {
 	return 0
 }
 
-// isReasoningModel mirrors go-openai's list of models that reject
-// temperature and max_tokens.
+// isReasoningModel reports whether model is one of the reasoning models
+// that reject temperature and max_tokens.
 func isReasoningModel(model string) bool {
 	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
 		if strings.HasPrefix(model, p) {
@@ -402,98 +469,3 @@ func isReasoningModel(model string) bool {
 	}
 	return false
 }
-
-// attemptInfo passes per-attempt details between the judge and its
-// transport through the request context.
-type attemptInfo struct {
-	temperatureZero bool
-	status          int
-	retryAfterRaw   string
-}
-
-type attemptInfoKey struct{}
-
-func (a *attemptInfo) retryAfter(p RetryPolicy) time.Duration {
-	now := time.Now
-	if p.now != nil {
-		now = p.now
-	}
-	return parseRetryAfter(a.retryAfterRaw, now())
-}
-
-// errResponseTooLarge ends the read of a reply over MaxResponseBytes.
-var errResponseTooLarge = errors.New("judge reply exceeds the size limit")
-
-// judgeTransport sits between go-openai and the caller's client: it adds
-// headers and temperature 0 (which go-openai omits as a zero value),
-// records the status and Retry-After, and caps the body read.
-type judgeTransport struct {
-	client  *http.Client
-	headers map[string]string
-	maxBody int64
-}
-
-func (t *judgeTransport) Do(req *http.Request) (*http.Response, error) {
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
-	}
-	info, _ := req.Context().Value(attemptInfoKey{}).(*attemptInfo)
-	if info != nil && info.temperatureZero && req.Body != nil {
-		if err := addTemperatureZero(req); err != nil {
-			return nil, err
-		}
-	}
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if info != nil {
-		info.status = resp.StatusCode
-		info.retryAfterRaw = resp.Header.Get("Retry-After")
-	}
-	resp.Body = &limitedBody{rc: resp.Body, left: t.maxBody}
-	return resp, nil
-}
-
-// addTemperatureZero puts "temperature":0 first in the JSON body.
-func addTemperatureZero(req *http.Request) error {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return fmt.Errorf("reading judge request body: %w", err)
-	}
-	if len(body) > 1 && body[0] == '{' && !bytes.Contains(body, []byte(`"temperature":`)) {
-		sep := ","
-		if bytes.HasPrefix(bytes.TrimSpace(body[1:]), []byte("}")) {
-			sep = ""
-		}
-		body = append([]byte(`{"temperature":0`+sep), body[1:]...)
-	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return nil
-}
-
-// limitedBody fails a read that goes past left bytes.
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return 0, errResponseTooLarge
-	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		return n, errResponseTooLarge
-	}
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -364,9 +365,12 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 		name  string
 		reply scoringtest.Reply
 		want  scoring.ErrorType
+		// shown is the part of the body the error shows, scrubbed; a body
+		// that is not an OpenAI error is never shown.
+		shown string
 	}{
-		{"401 echoing the key", scoringtest.Status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`","type":"invalid_request_error"}}`), scoring.ErrorJudgeAuth},
-		{"500 plain body with the key", scoringtest.Status(500, "upstream said Bearer "+testKey), scoring.ErrorJudgeUnavailable},
+		{"401 echoing the key", scoringtest.Status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`","type":"invalid_request_error"}}`), scoring.ErrorJudgeAuth, "Incorrect API key provided: [REDACTED]"},
+		{"500 plain body with the key", scoringtest.Status(500, "upstream said Bearer "+testKey), scoring.ErrorJudgeUnavailable, "HTTP 500: Internal Server Error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,7 +381,8 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 			requireErrorType(t, err, tt.want)
 			assert.NotContains(t, err.Error(), testKey)
 			assert.NotContains(t, errors.Unwrap(err).Error(), testKey)
-			assert.Contains(t, err.Error(), "[REDACTED]")
+			assert.Contains(t, err.Error(), tt.shown)
+			assert.NotContains(t, err.Error(), "upstream said")
 			assert.Equal(t, "Bearer "+testKey, srv.Calls()[0].Header.Get("Authorization"), "the key is still sent")
 		})
 	}
@@ -546,4 +551,75 @@ func TestOmitTemperature(t *testing.T) {
 	assert.Nil(t, r.Seed, "no seed unless configured")
 	require.NotNil(t, r.MaxTokens)
 	assert.Equal(t, 300, *r.MaxTokens)
+}
+
+// TestEchoingJudgeLeaksNoSecretOrPrompt: an endpoint that echoes the whole
+// request (headers, URL, body) in its error reply must not get any
+// configured secret or the evaluated text into the error.
+func TestEchoingJudgeLeaksNoSecretOrPrompt(t *testing.T) {
+	const (
+		headerSecret = "AZ-HEADER-SECRET-42"
+		urlPassword  = "URL-PASSWORD-77"
+		queryKey     = "QUERY-KEY-99"
+		extraSecret  = "CLIENT-HEADER-SECRET-5"
+	)
+	prompt := "Cats are better than dogs." // in opinionsRequest
+	plainEcho := func(status int) func(scoringtest.Call) scoringtest.Reply {
+		return func(c scoringtest.Call) scoringtest.Reply {
+			return scoringtest.Status(status, fmt.Sprintf("rejected %s?%s %v %s", c.Path, c.RawQuery, c.Header, c.Body))
+		}
+	}
+	for _, status := range []int{400, 401, 403, 404, 429, 500, 503} {
+		for name, echo := range map[string]func(int) func(scoringtest.Call) scoringtest.Reply{"json": scoringtest.Echo, "plain": plainEcho} {
+			t.Run(name+" "+http.StatusText(status), func(t *testing.T) {
+				srv := scoringtest.New(t)
+				srv.Handle(echo(status))
+				base := strings.Replace(srv.URL, "http://", "http://judge:"+urlPassword+"@", 1) + "?api-key=" + queryKey
+				j, _ := newTestJudge(t, base, func(c *Config) {
+					c.Headers = map[string]string{"api-key": headerSecret}
+					c.Secrets = []string{extraSecret}
+					c.Retry.MaxAttempts = 1
+				})
+				_, err := j.Complete(context.Background(), opinionsRequest())
+				require.Error(t, err)
+				calls := srv.Calls()
+				require.Len(t, calls, 1)
+				require.Contains(t, string(calls[0].Body), prompt, "the echo carries the prompt")
+				require.Equal(t, headerSecret, calls[0].Header.Get("api-key"), "the header is still sent")
+				require.Equal(t, "api-key="+queryKey, calls[0].RawQuery, "the query is still sent")
+				var e *scoring.Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, status, e.Status)
+				for _, leak := range []string{testKey, headerSecret, urlPassword, queryKey, prompt, "Cats", calls[0].Header.Get("Authorization")} {
+					assert.NotContains(t, err.Error(), leak)
+				}
+			})
+		}
+	}
+}
+
+func TestErrorCarriesStatusAndRetryAfter(t *testing.T) {
+	tests := []struct {
+		name       string
+		reply      scoringtest.Reply
+		status     int
+		retryAfter time.Duration
+	}{
+		{"429 with Retry-After", scoringtest.Status(429, "").WithRetryAfter("7"), 429, 7 * time.Second},
+		{"503 with Retry-After", scoringtest.Status(503, "").WithRetryAfter("2"), 503, 2 * time.Second},
+		{"401 without", scoringtest.Status(401, ""), 401, 0},
+		{"hang-up has no status", scoringtest.Hangup(), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			srv.Script(scoringtest.AnyStep, tt.reply)
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.Retry.MaxAttempts = 1 })
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			var e *scoring.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tt.status, e.Status)
+			assert.Equal(t, tt.retryAfter, e.RetryAfter)
+		})
+	}
 }

@@ -49,6 +49,14 @@ type RetryPolicy struct {
 	now    func() time.Time
 }
 
+// clock returns the current time on the policy's clock.
+func (p RetryPolicy) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
 // withDefaults fills zero fields.
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxAttempts <= 0 {

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"cmp"
+	"encoding/base64"
 	"net/url"
 	"slices"
 	"strings"
@@ -52,8 +53,8 @@ func (s *SecretScrubber) Scrub(text string) string {
 }
 
 // URLSecrets returns the secrets written into an endpoint URL: the
-// userinfo password and every query value. It returns nothing for a URL
-// that does not parse.
+// userinfo password, the Basic credentials an HTTP client makes of it,
+// and every query value. It returns nothing for a URL that does not parse.
 func URLSecrets(rawURL string) []string {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
 	if err != nil {
@@ -61,7 +62,8 @@ func URLSecrets(rawURL string) []string {
 	}
 	var out []string
 	if pw, ok := u.User.Password(); ok {
-		out = append(out, pw)
+		basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw))
+		out = append(out, pw, basic)
 	}
 	for _, vs := range u.Query() {
 		out = append(out, vs...)

@@ -36,7 +36,7 @@ func TestURLSecretsAndScrubURL(t *testing.T) {
 		secrets       []string
 	}{
 		{"https://api.openai.com/v1", "https://api.openai.com/v1", nil},
-		{"http://user:hunter22@judge:8080/v1", "http://user:[REDACTED]@judge:8080/v1", []string{"hunter22"}},
+		{"http://user:hunter22@judge:8080/v1", "http://user:[REDACTED]@judge:8080/v1", []string{"hunter22", "dXNlcjpodW50ZXIyMg=="}},
 		{"https://x.azure.com/v1?api-key=QKEY-999&api-version=2024-10-21", "https://x.azure.com/v1?api-key=[REDACTED]&api-version=[REDACTED]", []string{"QKEY-999", "2024-10-21"}},
 		{"http://user@judge/v1", "http://user@judge/v1", nil},
 		{"http://bad host/%zz", "[REDACTED]", nil},
