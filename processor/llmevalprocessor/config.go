@@ -131,6 +131,17 @@ type JudgeConfig struct {
 	JudgeSettings           `mapstructure:",squash"`
 }
 
+// secrets returns every secret the judge configuration holds: the API key,
+// every header value (any header may carry a credential, e.g. Azure's
+// api-key), and the password and query values of the endpoint URL.
+func (jc JudgeConfig) secrets() []string {
+	out := append([]string{string(jc.APIKey)}, redact.URLSecrets(jc.Endpoint)...)
+	for _, v := range jc.Headers.Iter {
+		out = append(out, string(v))
+	}
+	return out
+}
+
 // JudgeSettings are the judge keys that are not HTTP client settings.
 type JudgeSettings struct {
 	// APIKey is sent as a bearer token. It is never logged or written out.

@@ -7,10 +7,12 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // judgeHooks connects the judge to the processor: telemetry callbacks, the
@@ -40,6 +42,11 @@ type judgeHooks struct {
 // everything so that a hit costs no call, no budget and no breaker slot.
 func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) ([]scoring.Scorer, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
+	if len(redact.URLSecrets(cfg.Judge.Endpoint)) > 0 {
+		// The HTTP client's spans record url.full as written, query values
+		// included; an endpoint that carries secrets gets no client spans.
+		set.TracerProvider = nooptrace.NewTracerProvider()
+	}
 	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), set)
 	if err != nil {
 		return nil, fmt.Errorf("judge HTTP client: %w", err)
@@ -57,6 +64,7 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 		Seed:              cfg.Judge.Seed,
 		StructuredOutputs: mode,
 		Retry:             cfg.Judge.Retry.policy(),
+		Secrets:           cfg.Judge.secrets(), // headers are set by client, not by the judge
 	}
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // scorerBuilder makes one scorer per configured entry, in config order.
@@ -53,8 +53,9 @@ type llmEvalProcessor struct {
 	runCtx  context.Context
 	cancel  context.CancelFunc
 
-	cache   *guard.Cache // nil when cache.enabled is false
-	circuit atomic.Int64 // circuit breaker state, as circuitStateValue
+	secrets *redact.SecretScrubber // the judge's secrets, scrubbed from output
+	cache   *guard.Cache           // nil when cache.enabled is false
+	circuit atomic.Int64           // circuit breaker state, as circuitStateValue
 
 	heldNow  atomic.Int64 // spans held (not yet forwarded)
 	stopping atomic.Bool  // results arriving now are dropped
@@ -72,6 +73,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		now:          time.Now,
 		evalTimeout:  cfg.Judge.Timeout,
 		held:         make(map[*heldSpan]struct{}),
+		secrets:      redact.NewSecretScrubber(cfg.Judge.secrets()...),
 	}
 	if p.evalTimeout <= 0 {
 		p.evalTimeout = defaultJudgeTimeout
@@ -107,13 +109,8 @@ func (p *llmEvalProcessor) observeQueue(_ context.Context, o metric.Int64Observe
 	return nil
 }
 
-// redact removes the API key from text written out or logged.
-func (p *llmEvalProcessor) redact(s string) string {
-	if key := string(p.cfg.Judge.APIKey); key != "" && strings.Contains(s, key) {
-		return strings.ReplaceAll(s, key, "[REDACTED]")
-	}
-	return s
-}
+// redact removes every configured secret from text written out or logged.
+func (p *llmEvalProcessor) redact(s string) string { return p.secrets.Scrub(s) }
 
 // circuitChanged follows the judge circuit breaker for telemetry.
 func (p *llmEvalProcessor) circuitChanged(_, to guard.BreakerState, cause error) {

@@ -2,7 +2,8 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"regexp"
+	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -14,13 +15,14 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // telemetry records the processor's own metrics and rate-limits its logs.
 type telemetry struct {
 	tb       *metadata.TelemetryBuilder
 	logger   *zap.Logger
-	endpoint string
+	endpoint string // with the URL's secrets replaced
 	redact   func(string) string
 
 	// Attribute sets known in advance, so hot paths do not allocate.
@@ -34,7 +36,7 @@ type telemetry struct {
 	seen   map[string]bool // failure kinds already logged at Warn
 }
 
-func newTelemetry(set processor.Settings, cfg *Config, redact func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -48,8 +50,8 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	t := &telemetry{
 		tb:           tb,
 		logger:       set.Logger,
-		endpoint:     cfg.Judge.Endpoint,
-		redact:       redact,
+		endpoint:     redact.ScrubURL(cfg.Judge.Endpoint),
+		redact:       scrub,
 		verdictAttrs: map[string]map[scoring.Label]metric.MeasurementOption{},
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
@@ -116,9 +118,6 @@ func (t *telemetry) observeGuards(cache *guard.Cache, circuit *atomic.Int64) err
 	})
 }
 
-// httpStatusRE finds the status code in a judge error message.
-var httpStatusRE = regexp.MustCompile(`HTTP (\d{3})`)
-
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
 func (t *telemetry) circuitChanged(ctx context.Context, to guard.BreakerState, cause error, cb CircuitBreakerConfig) {
@@ -134,10 +133,8 @@ func (t *telemetry) circuitChanged(ctx context.Context, to guard.BreakerState, c
 	switch to {
 	case guard.BreakerSuspended:
 		status := "401/403"
-		if cause != nil {
-			if m := httpStatusRE.FindStringSubmatch(cause.Error()); m != nil {
-				status = m[1]
-			}
+		if se, ok := errors.AsType[*scoring.Error](cause); ok && se.Status != 0 {
+			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
 			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
@@ -203,6 +200,9 @@ func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
 		if r.result.Truncated && u.LLMCalls > 0 {
 			t.tb.ProcessorLlmEvalInputsTruncated.Add(ctx, 1, opt)
 		}
+	}
+	if u.NotSent > 0 {
+		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.scorer))
 	}
 	if u.LLMCalls > 0 {
 		opt := t.scorerOpt(r.scorer)
