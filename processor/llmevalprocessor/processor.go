@@ -166,7 +166,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			var take []int // indexes of spans moved out, increasing
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if genai.Classify(rs.Resource(), ss.Scope(), span) != genai.KindGeneration {
+				if genai.Classify(rs.Resource(), span) != genai.KindGeneration {
 					continue
 				}
 				selected++
@@ -217,7 +217,7 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // the span stays in the batch: not scorable (annotated in place), queue
 // full, or the processor not running.
 func (p *llmEvalProcessor) hold(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
-	gen := genai.Read(ss.Scope(), span)
+	gen := genai.Read(span)
 
 	p.mu.Lock()
 	if !p.started || p.closed {

@@ -8,7 +8,7 @@ import (
 
 // readOpenInference reads llm.input_messages.N.message.* and
 // llm.output_messages.N.message.* (and the legacy llm.prompts / llm.choices).
-func readOpenInference(_ pcommon.Map, idx *indexedAttrs) extraction {
+func readOpenInference(idx *indexedAttrs) extraction {
 	x := extraction{convention: ConventionOpenInference}
 	if es := idx.get(prefixOIInput); len(es) > 0 {
 		x.input, x.hasInput = oiMessages(es, "user"), true
