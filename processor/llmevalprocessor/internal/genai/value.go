@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/internal/lenientjson"
 )
 
 const (
@@ -57,7 +59,7 @@ func decodeTextOpt(s string, keepCut bool) (any, bool) {
 	if t == "" || (t[0] != '[' && t[0] != '{') {
 		return s, false
 	}
-	v, partial, ok := parseLenientJSON(t, keepCut)
+	v, partial, ok := lenientjson.Parse(t, keepCut)
 	if !ok {
 		return s, false
 	}

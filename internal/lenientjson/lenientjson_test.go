@@ -1,15 +1,15 @@
-package genai
+package lenientjson
 
 import (
 	"encoding/json"
-	"strconv"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
-func TestParseLenientJSON(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name        string
 		in          string
@@ -32,10 +32,11 @@ func TestParseLenientJSON(t *testing.T) {
 		{"prose after brackets is not json", `[1] is the first footnote`, false, nil, false, false},
 		{"empty array is complete", `[]`, false, []any{}, false, true},
 		{"only an opening bracket", `[`, false, []any{}, true, false},
+		{"trailing commas", `{"a":[1,2,],}`, false, map[string]any{"a": []any{json.Number("1"), json.Number("2")}}, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, partial, ok := parseLenientJSON(tt.in, tt.keepCut)
+			got, partial, ok := Parse(tt.in, tt.keepCut)
 			assert.Equal(t, tt.wantOK, ok, "ok")
 			if tt.wantOK {
 				assert.Equal(t, tt.want, got)
@@ -45,34 +46,35 @@ func TestParseLenientJSON(t *testing.T) {
 	}
 }
 
-func TestParseLenientJSONDepth(t *testing.T) {
+func TestParseDepth(t *testing.T) {
 	deep := strings.Repeat("[", 100000)
-	assert.NotPanics(t, func() { parseLenientJSON(deep, true) })
+	assert.NotPanics(t, func() { Parse(deep, true) })
 }
 
-func TestClipBoundsAndRepairs(t *testing.T) {
-	long := strings.Repeat("é", maxFieldBytes) // 2 bytes each
-	got := clip(long)
-	assert.LessOrEqual(t, len(got), maxFieldBytes)
-	assert.True(t, strings.HasSuffix(got, "é"), "cut on a rune boundary")
-	assert.Equal(t, "a\uFFFDb", clip("a\xffb"))
-}
-
-func TestIndexedBounds(t *testing.T) {
-	attrs := map[string]any{
-		"gen_ai.prompt.99999999999.content": "index too large",
-		"gen_ai.prompt.x.content":           "no index",
-		"gen_ai.prompt.3":                   "no suffix",
+func TestPrefix(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    any
+		wantN   int
+		wantErr error
+	}{
+		{"value then prose", `{"a":1} and more`, map[string]any{"a": json.Number("1")}, 7, nil},
+		{"trailing comma", `["x",]`, []any{"x"}, 6, nil},
+		{"cut short", `{"a":[1,2`, nil, 0, ErrTruncated},
+		{"not json", `{'a':1}`, nil, 0, ErrSyntax},
+		{"mismatched bracket", `{"a":[1}`, nil, 0, ErrSyntax},
 	}
-	for i := 0; i < 3*maxItems; i++ {
-		attrs["gen_ai.completion."+itoa(i)+".content"] = "c" + itoa(i)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n, err := Prefix(tt.in)
+			if tt.wantErr != nil {
+				assert.True(t, errors.Is(err, tt.wantErr), "err = %v, want %v", err, tt.wantErr)
+				return
+			}
+			assert.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantN, n)
+		})
 	}
-	attrs["gen_ai.completion.0.role"] = "assistant"
-	span := newSpan(t, "openai.chat", attrs)
-	idx := collectIndexed(span.Attributes())
-	assert.Empty(t, idx.get(prefixPrompt))
-	assert.Len(t, idx.get(prefixCompletion), maxItems)
-	assert.Equal(t, "c0", read(span).Output, "the first choice is read")
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
