@@ -19,7 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// These tests run the real scorers through NewOpenAIJudge against the fake
+// These tests run the real scorers through openai.NewJudge against the fake
 // judge server over HTTP: prompts, structured outputs, parsing, re-asks,
 // retries and usage as a caller sees them.
 

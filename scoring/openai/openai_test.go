@@ -478,7 +478,7 @@ func TestLengthFinishAndUsageReturned(t *testing.T) {
 	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30}, resp)
 }
 
-func TestNewOpenAIJudgeValidates(t *testing.T) {
+func TestNewJudgeValidates(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config

@@ -146,7 +146,7 @@ func TestRedactUserPatterns(t *testing.T) {
 	}
 }
 
-func TestNewRedactorRejectsBadConfig(t *testing.T) {
+func TestNewRejectsBadConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
