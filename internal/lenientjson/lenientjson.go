@@ -22,17 +22,16 @@ var (
 	ErrSyntax    = errors.New("json: invalid syntax")
 )
 
-// Parse decodes JSON text as far as it goes. Telemetry SDKs cut
-// long attribute values at a length limit, often mid-string, so a value that
-// ends early is kept with everything read up to the cut (including the prefix
-// of a cut string) and reported as partial. On a syntax error the element
-// being read is dropped and the elements before it are kept. ok is false when
-// nothing usable was read: the caller should then treat the text as plain text.
-// keepCut says whether a string cut by the end of the input is kept as its
-// prefix (for an answer, read as far as it goes) or dropped (for a prompt,
-// where a cut turn would be mistaken for the whole question).
+// Parse decodes JSON text as far as it goes. Telemetry SDKs cut long
+// attribute values at a length limit, often mid-string, so a value that ends
+// early is kept with everything read up to the cut. On a syntax error the
+// element being read is dropped and the elements before it are kept. ok is
+// false when nothing usable was read: the caller should then treat the text
+// as plain text. keepCut says whether a string cut by the end of the input is
+// kept as its prefix (for an answer, read as far as it goes) or dropped (for
+// a prompt, where a cut turn would be mistaken for the whole question).
 // Numbers come back as json.Number so that ids survive re-encoding exactly.
-func Parse(s string, keepCut bool) (v any, partial, ok bool) {
+func Parse(s string, keepCut bool) (v any, ok bool) {
 	p := lenientParser{s: s, keepCut: keepCut}
 	p.skipSpace()
 	v, err := p.value(0)
@@ -41,13 +40,13 @@ func Parse(s string, keepCut bool) (v any, partial, ok bool) {
 		p.skipSpace()
 		if p.i < len(p.s) {
 			// Text after the value: prose that happens to start with a bracket.
-			return nil, false, false
+			return nil, false
 		}
-		return v, false, true
+		return v, true
 	case errors.Is(err, ErrTruncated):
-		return v, true, !isEmptyContainer(v)
+		return v, !isEmptyContainer(v)
 	default:
-		return v, true, v != nil && !isEmptyContainer(v)
+		return v, v != nil && !isEmptyContainer(v)
 	}
 }
 

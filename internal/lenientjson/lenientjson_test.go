@@ -11,36 +11,34 @@ import (
 
 func TestParse(t *testing.T) {
 	tests := []struct {
-		name        string
-		in          string
-		keepCut     bool
-		want        any
-		wantPartial bool
-		wantOK      bool
+		name    string
+		in      string
+		keepCut bool
+		want    any
+		wantOK  bool
 	}{
 		{"complete", `[{"a":"x","n":1.5,"b":true,"z":null}]`, false,
-			[]any{map[string]any{"a": "x", "n": json.Number("1.5"), "b": true, "z": nil}}, false, true},
-		{"escapes and surrogates", `["a\"b\\c\n\u00e9\ud83d\ude00"]`, false, []any{"a\"b\\c\né😀"}, false, true},
-		{"cut between elements", `[{"a":"x"},{"a":"y"},`, false, []any{map[string]any{"a": "x"}, map[string]any{"a": "y"}}, true, true},
-		{"cut string dropped", `[{"a":"x"},{"a":"yy`, false, []any{map[string]any{"a": "x"}, map[string]any{}}, true, true},
-		{"cut string kept", `[{"a":"x"},{"a":"yy`, true, []any{map[string]any{"a": "x"}, map[string]any{"a": "yy"}}, true, true},
-		{"cut inside escape", `["ab\u00`, true, []any{"ab"}, true, true},
-		{"cut in key", `{"a":1,"bb`, false, map[string]any{"a": json.Number("1")}, true, true},
-		{"cut literal", `[1,tr`, false, []any{json.Number("1")}, true, true},
-		{"syntax error keeps earlier elements", `[{"a":1},{'b':2}]`, false, []any{map[string]any{"a": json.Number("1")}}, true, true},
-		{"python repr is not json", `[{'role': 'user'}]`, false, nil, true, false},
-		{"prose after brackets is not json", `[1] is the first footnote`, false, nil, false, false},
-		{"empty array is complete", `[]`, false, []any{}, false, true},
-		{"only an opening bracket", `[`, false, []any{}, true, false},
-		{"trailing commas", `{"a":[1,2,],}`, false, map[string]any{"a": []any{json.Number("1"), json.Number("2")}}, false, true},
+			[]any{map[string]any{"a": "x", "n": json.Number("1.5"), "b": true, "z": nil}}, true},
+		{"escapes and surrogates", `["a\"b\\c\n\u00e9\ud83d\ude00"]`, false, []any{"a\"b\\c\né😀"}, true},
+		{"cut between elements", `[{"a":"x"},{"a":"y"},`, false, []any{map[string]any{"a": "x"}, map[string]any{"a": "y"}}, true},
+		{"cut string dropped", `[{"a":"x"},{"a":"yy`, false, []any{map[string]any{"a": "x"}, map[string]any{}}, true},
+		{"cut string kept", `[{"a":"x"},{"a":"yy`, true, []any{map[string]any{"a": "x"}, map[string]any{"a": "yy"}}, true},
+		{"cut inside escape", `["ab\u00`, true, []any{"ab"}, true},
+		{"cut in key", `{"a":1,"bb`, false, map[string]any{"a": json.Number("1")}, true},
+		{"cut literal", `[1,tr`, false, []any{json.Number("1")}, true},
+		{"syntax error keeps earlier elements", `[{"a":1},{'b':2}]`, false, []any{map[string]any{"a": json.Number("1")}}, true},
+		{"python repr is not json", `[{'role': 'user'}]`, false, nil, false},
+		{"prose after brackets is not json", `[1] is the first footnote`, false, nil, false},
+		{"empty array is complete", `[]`, false, []any{}, true},
+		{"only an opening bracket", `[`, false, []any{}, false},
+		{"trailing commas", `{"a":[1,2,],}`, false, map[string]any{"a": []any{json.Number("1"), json.Number("2")}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, partial, ok := Parse(tt.in, tt.keepCut)
+			got, ok := Parse(tt.in, tt.keepCut)
 			assert.Equal(t, tt.wantOK, ok, "ok")
 			if tt.wantOK {
 				assert.Equal(t, tt.want, got)
-				assert.Equal(t, tt.wantPartial, partial, "partial")
 			}
 		})
 	}

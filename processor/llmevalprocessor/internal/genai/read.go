@@ -35,7 +35,6 @@ type extraction struct {
 	context    []string
 	hasInput   bool // the convention's input attributes are present, even if empty
 	hasOutput  bool
-	partial    bool // some JSON was cut short
 }
 
 // Read extracts the generation from a span Classify called KindGeneration.
