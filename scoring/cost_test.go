@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -63,9 +64,9 @@ func BenchmarkEvaluationCost(b *testing.B) {
 		for _, m := range modes {
 			b.Run(name+"/"+m.name, func(b *testing.B) {
 				srv := scoringtest.New(b)
-				j, err := scoring.NewOpenAIJudge(scoring.OpenAIConfig{
+				j, err := openai.NewJudge(openai.Config{
 					BaseURL: srv.URL, Model: "judge-model", HTTPClient: srv.Client(),
-					StructuredOutputs: scoring.StructuredOutputsJSONSchema,
+					StructuredOutputs: openai.StructuredOutputsJSONSchema,
 				})
 				if err != nil {
 					b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -43,7 +44,7 @@ func TestIntegrationCriteriaFaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := scoringtest.New(t)
 			srv.Script(scoring.SchemaCriteriaScore, tt.replies...)
-			s, err := scoring.NewCriteria(cfg, newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil), scoring.Options{OmitReason: true})
+			s, err := scoring.NewCriteria(cfg, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil), scoring.Options{OmitReason: true})
 			require.NoError(t, err)
 			ctx := context.Background()
 			if tt.timeout > 0 {
@@ -72,7 +73,7 @@ func TestIntegrationCriteriaFaults(t *testing.T) {
 // judge: each keeps its name and its own prompt.
 func TestIntegrationCriteriaSideBySide(t *testing.T) {
 	srv := scoringtest.New(t)
-	j := newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil)
+	j := newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil)
 	a, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "concise", Criteria: "The response is short."}, j, scoring.Options{OmitReason: true})
 	require.NoError(t, err)
 	b, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "on_topic", Criteria: "The response stays on topic.", Verdict: scoring.CriteriaBinary}, j, scoring.Options{OmitReason: true})

@@ -9,7 +9,7 @@
 // Instructions it had to follow. New returns a Scorer by name; its Score
 // method turns a Case into a Result:
 //
-//	judge := ... // any Judge; the OpenAI-compatible one in this package, or your own
+//	judge := ... // any Judge: openai.NewJudge (package scoring/openai), or your own
 //	s, err := scoring.New(scoring.Hallucination, judge, scoring.Options{})
 //	if err != nil {
 //		return err // unknown name or bad option
@@ -104,9 +104,10 @@
 // built from the verdicts, and Result.ReasonErr (also Steps.ReasonError)
 // reports the failure.
 //
-// Result.Usage counts every judge call, re-asks included, their tokens,
-// and in Retries the attempts the judge retried behind them (structured
-// output fallbacks are in neither). With
+// Result.Usage counts every judge call sent, re-asks included, their
+// tokens, and in Retries the attempts the judge retried behind them
+// (structured output fallbacks are in neither); calls a guard refused are
+// in NotSent, not in LLMCalls. With
 // Options.ReasonMode set to ReasonSummary the reason is composed from the
 // verdicts' reasons without a judge call; Options.OmitReason skips it.
 // Trivial cases (empty output, no opinions or claims, not scorable) get a

@@ -1,6 +1,9 @@
 package scoring
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // ErrorType classifies why an evaluation failed. Its values are written as
 // error.type on evaluation results.
@@ -25,7 +28,17 @@ const (
 type Error struct {
 	Type ErrorType
 	Step string // pipeline step that failed, if any
-	Err  error
+	// Status is the judge's HTTP status when it answered with one (0 when
+	// the failure had no reply, e.g. a timeout or a refused connection).
+	Status int
+	// RetryAfter is the wait the judge asked for in a Retry-After header,
+	// 0 when it gave none.
+	RetryAfter time.Duration
+	// NotSent says the request never reached the judge: a guard refused
+	// it (circuit open, no rate budget) or its context ended while it
+	// waited. Such a call costs nothing and is not counted in LLMCalls.
+	NotSent bool
+	Err     error
 }
 
 func (e *Error) Error() string {

@@ -15,10 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// These tests run the real scorers through NewOpenAIJudge against the fake
+// These tests run the real scorers through openai.NewJudge against the fake
 // judge server over HTTP: prompts, structured outputs, parsing, re-asks,
 // retries and usage as a caller sees them.
 
@@ -29,7 +30,7 @@ const (
 )
 
 // fastRetry keeps retry waits to a few milliseconds.
-var fastRetry = scoring.RetryPolicy{
+var fastRetry = openai.RetryPolicy{
 	InitialBackoff: time.Millisecond,
 	MaxBackoff:     3 * time.Millisecond,
 	MaxRetryAfter:  2 * time.Millisecond,
@@ -169,9 +170,9 @@ func expected(scorer string, scale float64, verdicts []string) float64 {
 	return float64(yes) * scale / float64(counted)
 }
 
-func newIntegrationJudge(t *testing.T, srv *scoringtest.Server, mode scoring.StructuredOutputs, mutate func(*scoring.OpenAIConfig)) *scoring.OpenAIJudge {
+func newIntegrationJudge(t *testing.T, srv *scoringtest.Server, mode openai.StructuredOutputs, mutate func(*openai.Config)) *openai.Judge {
 	t.Helper()
-	cfg := scoring.OpenAIConfig{
+	cfg := openai.Config{
 		BaseURL:           srv.URL,
 		APIKey:            "sk-integration-secret",
 		Model:             "judge-model",
@@ -182,7 +183,7 @@ func newIntegrationJudge(t *testing.T, srv *scoringtest.Server, mode scoring.Str
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	j, err := scoring.NewOpenAIJudge(cfg)
+	j, err := openai.NewJudge(cfg)
 	require.NoError(t, err)
 	return j
 }
@@ -219,15 +220,15 @@ func TestIntegrationPassFailPerMode(t *testing.T) {
 	refusal := scoringtest.Status(http.StatusBadRequest,
 		`{"error":{"message":"Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.","type":"invalid_request_error"}}`)
 	modes := []struct {
-		mode       scoring.StructuredOutputs
+		mode       openai.StructuredOutputs
 		refuse     bool   // the server refuses json_schema once (auto falls back)
 		wantFormat string // response_format type of the answered calls
 	}{
-		{mode: scoring.StructuredOutputsJSONSchema, wantFormat: "json_schema"},
-		{mode: scoring.StructuredOutputsJSONObject, wantFormat: "json_object"},
-		{mode: scoring.StructuredOutputsOff, wantFormat: ""},
-		{mode: scoring.StructuredOutputsAuto, wantFormat: "json_schema"},
-		{mode: scoring.StructuredOutputsAuto, refuse: true, wantFormat: "json_object"},
+		{mode: openai.StructuredOutputsJSONSchema, wantFormat: "json_schema"},
+		{mode: openai.StructuredOutputsJSONObject, wantFormat: "json_object"},
+		{mode: openai.StructuredOutputsOff, wantFormat: ""},
+		{mode: openai.StructuredOutputsAuto, wantFormat: "json_schema"},
+		{mode: openai.StructuredOutputsAuto, refuse: true, wantFormat: "json_object"},
 	}
 	outcomes := []struct {
 		name      string
@@ -327,8 +328,8 @@ func TestIntegrationPassFailPerMode(t *testing.T) {
 	}
 }
 
-func nonAuto(m scoring.StructuredOutputs) string {
-	if m == scoring.StructuredOutputsOff {
+func nonAuto(m openai.StructuredOutputs) string {
+	if m == openai.StructuredOutputsOff {
 		return ""
 	}
 	return string(m)
@@ -342,7 +343,7 @@ func TestIntegrationStepsShapes(t *testing.T) {
 		t.Run(f.scorer, func(t *testing.T) {
 			srv := scoringtest.New(t)
 			f.script(srv, "Because.", "yes", "no")
-			res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil), scoring.Options{}).
+			res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil), scoring.Options{}).
 				Score(context.Background(), f.c)
 			require.NoError(t, res.Err)
 			switch f.scorer {
@@ -392,7 +393,7 @@ func TestIntegrationTolerantParsing(t *testing.T) {
 				}
 				srv.Script(f.analyze, text(w.wrap(f.analyzeReply("yes", "no"))))
 				srv.Script(scoring.SchemaReason, text(w.wrap(`{"reason": "Tolerated."}`)))
-				res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, scoring.StructuredOutputsOff, nil), scoring.Options{}).
+				res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, openai.StructuredOutputsOff, nil), scoring.Options{}).
 					Score(context.Background(), f.c)
 				require.NoError(t, res.Err)
 				assert.Equal(t, expected(f.scorer, 1, []string{"yes", "no"}), res.Score)
@@ -409,7 +410,7 @@ func TestIntegrationTolerantParsing(t *testing.T) {
 			}
 			srv.Script(f.analyze, ok(f.analyzeReply(raw...)))
 			srv.Script(scoring.SchemaReason, ok(`{"reason": "Normalised."}`))
-			res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONObject, nil), scoring.Options{}).
+			res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONObject, nil), scoring.Options{}).
 				Score(context.Background(), f.c)
 			require.NoError(t, res.Err)
 			assert.Equal(t, expected(f.scorer, 1, []string{"yes", "no"}), res.Score)
@@ -490,7 +491,7 @@ func TestIntegrationReask(t *testing.T) {
 				srv := scoringtest.New(t)
 				tt.script(f, srv)
 				w := tt.want(f)
-				res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil), scoring.Options{}).
+				res := newScorer(t, f.scorer, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil), scoring.Options{}).
 					Score(context.Background(), f.c)
 				assert.Equal(t, w.label, res.Label)
 				if w.errType != "" {
@@ -611,13 +612,13 @@ func TestIntegrationJudgeFailures(t *testing.T) {
 			srv.Script(f.preprocess, tt.first...)
 			srv.Script(f.analyze, ok(f.analyzeReply("yes", "yes")))
 			srv.Script(scoring.SchemaReason, ok(`{"reason": "Both opinions are biased."}`))
-			var j *scoring.OpenAIJudge
+			var j *openai.Judge
 			if tt.refused {
-				j = newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, func(c *scoring.OpenAIConfig) {
+				j = newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, func(c *openai.Config) {
 					c.BaseURL = "http://" + closedAddr(t) + "/v1"
 				})
 			} else {
-				j = newIntegrationJudge(t, srv, scoring.StructuredOutputsJSONSchema, nil)
+				j = newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil)
 			}
 			ctx := context.Background()
 			if tt.timeout > 0 {

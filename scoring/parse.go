@@ -1,12 +1,13 @@
 package scoring
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/llm-eval/llm_eval/internal/lenientjson"
 )
 
 // Canonical verdicts. Every verdict the judge returns is reduced to one of
@@ -59,8 +60,9 @@ var errIncompleteJSON = errors.New("the JSON in the reply is incomplete: it was 
 const maxJSONCandidates = 16
 
 // extractJSON finds the JSON value in a judge reply. It tolerates code
-// fences, prose before and after the JSON, and trailing commas. It tries
-// each opening bracket in turn and returns the first value that decodes.
+// fences, prose before and after the JSON, and trailing commas (the shared
+// lenient scanner reads them). It tries each opening bracket in turn and
+// returns the first value that decodes.
 func extractJSON(reply string) (any, error) {
 	text := unfence(reply)
 	var firstErr error
@@ -71,20 +73,13 @@ func extractJSON(reply string) (any, error) {
 			break
 		}
 		i += start
-		end, ok := matchBracket(text, i)
-		if !ok {
-			if firstErr == nil {
-				firstErr = errIncompleteJSON
-			}
-			start = i + 1
-			continue
-		}
-		dec := json.NewDecoder(bytes.NewReader(stripTrailingCommas(text[i:end])))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		v, _, err := lenientjson.Prefix(text[i:])
+		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("the reply is not valid JSON: %w", err)
+				if errors.Is(err, lenientjson.ErrTruncated) {
+					firstErr = errIncompleteJSON
+				}
 			}
 			start = i + 1
 			continue
@@ -116,81 +111,6 @@ func unfence(s string) string {
 		return s
 	}
 	return body
-}
-
-// matchBracket returns the index just past the bracket closing the one at
-// s[open], skipping brackets inside JSON strings. It reports false when
-// the brackets never balance or do not match.
-func matchBracket(s string, open int) (int, bool) {
-	var stack []byte
-	inString, escaped := false, false
-	for i := open; i < len(s); i++ {
-		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{':
-			stack = append(stack, '}')
-		case '[':
-			stack = append(stack, ']')
-		case '}', ']':
-			if len(stack) == 0 || stack[len(stack)-1] != c {
-				return 0, false
-			}
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				return i + 1, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// stripTrailingCommas removes commas that directly precede a closing
-// bracket, outside strings.
-func stripTrailingCommas(s string) []byte {
-	out := make([]byte, 0, len(s))
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			out = append(out, c)
-			continue
-		}
-		if c == '"' {
-			inString = true
-		}
-		if c == ',' {
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-				j++
-			}
-			if j < len(s) && (s[j] == '}' || s[j] == ']') {
-				continue
-			}
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // listField returns the list a step's reply carries under field. It also

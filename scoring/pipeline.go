@@ -73,7 +73,8 @@ func reaskText(problem error) string {
 }
 
 // call makes one judge call and adds its cost to the result's usage,
-// whether or not it succeeded.
+// whether or not it succeeded. A call a guard refused counts as NotSent,
+// not as an LLM call.
 func (e *evaluation) call(step string, schema *Schema, msgs []Message) (Response, error) {
 	if err := e.ctx.Err(); err != nil {
 		return Response{}, judgeError(e.ctx, step, err)
@@ -81,13 +82,17 @@ func (e *evaluation) call(step string, schema *Schema, msgs []Message) (Response
 	req := Request{Messages: slices.Clone(msgs), Schema: schemaFor(schema), Step: step}
 	start := e.s.now()
 	resp, err := safeComplete(e.ctx, e.s.judge, req)
-	e.res.Usage.Add(Usage{
+	u := Usage{
 		LLMCalls:         1,
 		PromptTokens:     resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens,
 		Retries:          resp.Retries,
 		Latency:          e.s.now().Sub(start),
-	})
+	}
+	if te, ok := errors.AsType[*Error](err); ok && te.NotSent {
+		u.LLMCalls, u.NotSent = 0, 1
+	}
+	e.res.Usage.Add(u)
 	if err != nil {
 		return resp, judgeError(e.ctx, step, err)
 	}

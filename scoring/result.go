@@ -47,6 +47,9 @@ type Usage struct {
 	// (429, 5xx, timeouts); they are not in LLMCalls.
 	Retries int           `json:"retries"`
 	Latency time.Duration `json:"latency_ns"`
+	// NotSent counts the calls that never reached the judge (circuit
+	// open, no rate budget); they are not in LLMCalls.
+	NotSent int `json:"not_sent_calls,omitempty"`
 }
 
 // Add accumulates another call's usage into u.
@@ -56,6 +59,7 @@ func (u *Usage) Add(o Usage) {
 	u.CompletionTokens += o.CompletionTokens
 	u.Retries += o.Retries
 	u.Latency += o.Latency
+	u.NotSent += o.NotSent
 }
 
 // Steps holds each pipeline step's result in the shapes of the reference

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 )
 
 func TestDemoJudgeLabelsEveryReason(t *testing.T) {
@@ -30,7 +31,7 @@ func TestDemoJudgeLabelsEveryReason(t *testing.T) {
 		}
 	})
 
-	judge, err := scoring.NewOpenAIJudge(scoring.OpenAIConfig{
+	judge, err := openai.NewJudge(openai.Config{
 		BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "demo", HTTPClient: http.DefaultClient,
 	})
 	require.NoError(t, err)

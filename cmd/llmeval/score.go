@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 )
 
 const (
@@ -122,7 +123,7 @@ Flags:`)
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (required)")
 	fs.StringVar(&f.model, "model", "", "judge model, or Azure deployment name (required)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the judge API key")
-	fs.StringVar(&f.structuredOutputs, "structured-outputs", string(scoring.StructuredOutputsAuto), "auto, json_schema, json_object or off")
+	fs.StringVar(&f.structuredOutputs, "structured-outputs", string(openai.StructuredOutputsAuto), "auto, json_schema, json_object or off")
 	fs.Var(&f.threshold, "threshold", "pass/fail threshold (default: half the scale)")
 	fs.Float64Var(&f.scale, "scale", 1, "maximum score")
 	fs.BoolVar(&f.strict, "strict", false, "binary scores (0 or scale) and the strictest threshold")
@@ -185,7 +186,7 @@ Flags:`)
 	if explicitKeyEnv && apiKey == "" {
 		return usageError(stderr, "--api-key-env: environment variable %s is empty or unset", f.apiKeyEnv)
 	}
-	mode, err := scoring.ParseStructuredOutputs(f.structuredOutputs)
+	mode, err := openai.ParseStructuredOutputs(f.structuredOutputs)
 	if err != nil {
 		return usageError(stderr, "--structured-outputs: %v", err)
 	}
@@ -196,7 +197,7 @@ Flags:`)
 		}
 	}
 
-	judge, err := scoring.NewOpenAIJudge(scoring.OpenAIConfig{
+	judge, err := openai.NewJudge(openai.Config{
 		BaseURL:           f.endpoint,
 		APIKey:            apiKey,
 		Model:             f.model,

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // Structured output modes of the judge.
@@ -88,8 +90,8 @@ type RetryConfig struct {
 }
 
 // policy is the library's retry policy for these settings.
-func (rc RetryConfig) policy() scoring.RetryPolicy {
-	return scoring.RetryPolicy{
+func (rc RetryConfig) policy() openai.RetryPolicy {
+	return openai.RetryPolicy{
 		MaxAttempts:    rc.MaxAttempts,
 		InitialBackoff: rc.InitialBackoff,
 		MaxBackoff:     rc.MaxBackoff,
@@ -131,6 +133,17 @@ type CircuitBreakerConfig struct {
 type JudgeConfig struct {
 	confighttp.ClientConfig `mapstructure:",squash"`
 	JudgeSettings           `mapstructure:",squash"`
+}
+
+// secrets returns every secret the judge configuration holds: the API key,
+// every header value (any header may carry a credential, e.g. Azure's
+// api-key), and the password and query values of the endpoint URL.
+func (jc JudgeConfig) secrets() []string {
+	out := append([]string{string(jc.APIKey)}, redact.URLSecrets(jc.Endpoint)...)
+	for _, v := range jc.Headers.Iter {
+		out = append(out, string(v))
+	}
+	return out
 }
 
 // JudgeSettings are the judge keys that are not HTTP client settings.
@@ -425,11 +438,6 @@ func (cb CircuitBreakerConfig) validate() []error {
 }
 
 // redactor compiles the redaction settings; the error names the bad entry.
-func (rc RedactionConfig) redactor() (*scoring.Redactor, error) {
-	r, err := scoring.NewRedactor(scoring.RedactionConfig{Builtin: rc.Builtin, Patterns: rc.Patterns})
-	if err != nil {
-		// The library prefixes "redaction: "; the caller adds the key.
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "redaction: "))
-	}
-	return r, nil
+func (rc RedactionConfig) redactor() (*redact.Redactor, error) {
+	return redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
 }

@@ -12,6 +12,9 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // Defaults of the configuration.
@@ -49,15 +52,15 @@ func createDefaultConfig() component.Config {
 				StructuredOutputs: defaultStructuredOutputs,
 				MaxConcurrency:    defaultMaxConcurrency,
 				CircuitBreaker: CircuitBreakerConfig{
-					FailureThreshold:  scoring.DefaultFailureThreshold,
-					OpenDuration:      scoring.DefaultOpenDuration,
-					AuthRetryInterval: scoring.DefaultAuthRetryInterval,
+					FailureThreshold:  guard.DefaultFailureThreshold,
+					OpenDuration:      guard.DefaultOpenDuration,
+					AuthRetryInterval: guard.DefaultAuthRetryInterval,
 				},
 				Retry: RetryConfig{
-					MaxAttempts:    scoring.DefaultMaxAttempts,
-					InitialBackoff: scoring.DefaultInitialBackoff,
-					MaxBackoff:     scoring.DefaultMaxBackoff,
-					MaxRetryAfter:  scoring.DefaultMaxRetryAfter,
+					MaxAttempts:    openai.DefaultMaxAttempts,
+					InitialBackoff: openai.DefaultInitialBackoff,
+					MaxBackoff:     openai.DefaultMaxBackoff,
+					MaxRetryAfter:  openai.DefaultMaxRetryAfter,
 				},
 			},
 		},
@@ -67,7 +70,7 @@ func createDefaultConfig() component.Config {
 		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
 		MaxInputChars: defaultMaxInputChars,
 		LateResults:   lateResultsVerdicts,
-		Redaction:     RedactionConfig{Builtin: scoring.RedactionBuiltins()},
+		Redaction:     RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),
 			defaultScorerConfig(scoring.Hallucination),

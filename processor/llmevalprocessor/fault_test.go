@@ -101,11 +101,17 @@ func newFaultRig(t *testing.T, judge *scoringtest.Server, cfg *Config, attempts 
 // in came out exactly once.
 func (r *faultRig) send(output string) pcommon.Map {
 	r.t.Helper()
+	return r.sendInput("Who should we hire?", output)
+}
+
+// sendInput is send with the user's input given.
+func (r *faultRig) sendInput(input, output string) pcommon.Map {
+	r.t.Helper()
 	before := r.sink.SpanCount()
 	b := newBatch()
 	tid := randomTraceID()
 	other := b.other(tid)
-	id := b.generation(tid, "Who should we hire?", output)
+	id := b.generation(tid, input, output)
 	r.consume(b.td)
 	r.waitSpans(before + 2)
 	r.waitIdle()

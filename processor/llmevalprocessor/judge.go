@@ -7,8 +7,12 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // judgeHooks connects the judge to the processor: telemetry callbacks and
@@ -16,7 +20,7 @@ import (
 type judgeHooks struct {
 	onRetry func()
 	// onBreakerState is called once per circuit breaker transition.
-	onBreakerState func(from, to scoring.BreakerState, cause error)
+	onBreakerState func(from, to guard.BreakerState, cause error)
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
@@ -26,8 +30,8 @@ type judgeHooks struct {
 // which telemetry observes.
 type judgeSet struct {
 	scorers []scoring.Scorer
-	breaker *scoring.Breaker // nil when the scorers have no judge (tests)
-	cache   *scoring.Cache   // nil when cache.enabled is false
+	breaker *guard.Breaker // nil when the scorers have no judge (tests)
+	cache   *guard.Cache   // nil when cache.enabled is false
 }
 
 // newJudge builds the judge client from the confighttp settings, the
@@ -45,15 +49,20 @@ type judgeSet struct {
 // everything so that a hit costs no call, no budget and no breaker slot.
 func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
+	if len(redact.URLSecrets(cfg.Judge.Endpoint)) > 0 {
+		// The HTTP client's spans record url.full as written, query values
+		// included; an endpoint that carries secrets gets no client spans.
+		set.TracerProvider = nooptrace.NewTracerProvider()
+	}
 	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), set)
 	if err != nil {
 		return judgeSet{}, fmt.Errorf("judge HTTP client: %w", err)
 	}
-	mode, err := scoring.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
+	mode, err := openai.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
 	if err != nil {
 		return judgeSet{}, err
 	}
-	oc := scoring.OpenAIConfig{
+	oc := openai.Config{
 		BaseURL:           cfg.Judge.Endpoint,
 		APIKey:            string(cfg.Judge.APIKey),
 		Model:             cfg.Judge.Model,
@@ -62,20 +71,21 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		Seed:              cfg.Judge.Seed,
 		StructuredOutputs: mode,
 		Retry:             cfg.Judge.Retry.policy(),
+		Secrets:           cfg.Judge.secrets(), // headers are set by client, not by the judge
 	}
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
 	}
-	openAI, err := scoring.NewOpenAIJudge(oc)
+	openAI, err := openai.NewJudge(oc)
 	if err != nil {
 		return judgeSet{}, err
 	}
-	limiter := scoring.NewLimiter(openAI, scoring.LimiterConfig{
+	limiter := guard.NewLimiter(openAI, guard.LimiterConfig{
 		RequestsPerMinute: cfg.Judge.RequestsPerMinute,
 		TokensPerMinute:   cfg.Judge.TokensPerMinute,
 	})
 	cb := cfg.Judge.CircuitBreaker
-	breaker := scoring.NewBreaker(limiter, scoring.BreakerConfig{
+	breaker := guard.NewBreaker(limiter, guard.BreakerConfig{
 		FailureThreshold:  cb.FailureThreshold,
 		OpenDuration:      cb.OpenDuration,
 		AuthRetryInterval: cb.AuthRetryInterval,
@@ -85,7 +95,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 
 	js := judgeSet{breaker: breaker}
 	if cfg.Cache.Enabled {
-		js.cache, err = scoring.NewCache(scoring.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
+		js.cache, err = guard.NewCache(guard.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("cache: %w", err)
 		}

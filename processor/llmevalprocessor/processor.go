@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // judgeBuilder makes the judge and one scorer per configured entry at
@@ -35,6 +35,7 @@ type llmEvalProcessor struct {
 	now        func() time.Time
 	out        *spanOutput
 	store      *evalStore
+	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
@@ -46,6 +47,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		buildJudge: build,
 		sampler:    newTraceSampler(cfg.Sampling.Percentage),
 		now:        time.Now,
+		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
 	}
 	tel, err := newTelemetry(set, cfg, p.redact, p.observeHeld, p.observeQueue)
 	if err != nil {
@@ -67,13 +69,8 @@ func (p *llmEvalProcessor) observeQueue(_ context.Context, o metric.Int64Observe
 	return nil
 }
 
-// redact removes the API key from text written out or logged.
-func (p *llmEvalProcessor) redact(s string) string {
-	if key := string(p.cfg.Judge.APIKey); key != "" && strings.Contains(s, key) {
-		return strings.ReplaceAll(s, key, "[REDACTED]")
-	}
-	return s
-}
+// redact removes every configured secret from text written out or logged.
+func (p *llmEvalProcessor) redact(s string) string { return p.secrets.Scrub(s) }
 
 // Capabilities reports that spans are modified (annotated, moved out).
 func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
@@ -148,7 +145,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			var take []int // indexes of spans moved out, increasing
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if genai.Classify(rs.Resource(), ss.Scope(), span) != genai.KindGeneration {
+				if genai.Classify(rs.Resource(), span) != genai.KindGeneration {
 					continue
 				}
 				selected++
@@ -199,7 +196,7 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // when the span stays in the batch: not scorable or not admitted (queue
 // full, shut down: marked as such), or the processor not started.
 func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
-	gen := genai.Read(ss.Scope(), span)
+	gen := genai.Read(span)
 	if gen.Missing != "" {
 		p.annotateNotScorable(ctx, span, gen)
 		return false

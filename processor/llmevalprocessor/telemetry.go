@@ -2,7 +2,8 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"regexp"
+	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,13 +15,15 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // telemetry records the processor's own metrics and rate-limits its logs.
 type telemetry struct {
 	tb       *metadata.TelemetryBuilder
 	logger   *zap.Logger
-	endpoint string
+	endpoint string // with the URL's secrets replaced
 	redact   func(string) string
 	breaker  CircuitBreakerConfig
 	// itemAttrs identify this processor on the item counts, as
@@ -32,13 +35,13 @@ type telemetry struct {
 	scorerAttrs  map[string]metric.MeasurementOption
 	tokenAttrs   map[string][2]metric.MeasurementOption // prompt, completion
 	reasonAttrs  map[string]metric.MeasurementOption
-	stateAttrs   map[scoring.BreakerState]metric.MeasurementOption
+	stateAttrs   map[guard.BreakerState]metric.MeasurementOption
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 }
 
-func newTelemetry(set processor.Settings, cfg *Config, redact func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -52,8 +55,8 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		endpoint: cfg.Judge.Endpoint,
-		redact:   redact,
+		endpoint: redact.ScrubURL(cfg.Judge.Endpoint),
+		redact:   scrub,
 		breaker:  cfg.Judge.CircuitBreaker,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
@@ -62,7 +65,7 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
 		reasonAttrs:  map[string]metric.MeasurementOption{},
-		stateAttrs:   map[scoring.BreakerState]metric.MeasurementOption{},
+		stateAttrs:   map[guard.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
 	}
 	for _, sc := range cfg.Scorers {
@@ -80,20 +83,20 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError} {
 		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
-	for _, st := range []scoring.BreakerState{scoring.BreakerClosed, scoring.BreakerHalfOpen, scoring.BreakerOpen, scoring.BreakerSuspended} {
+	for _, st := range []guard.BreakerState{guard.BreakerClosed, guard.BreakerHalfOpen, guard.BreakerOpen, guard.BreakerSuspended} {
 		t.stateAttrs[st] = metric.WithAttributeSet(attribute.NewSet(attribute.String("state", string(st))))
 	}
 	return t, nil
 }
 
 // circuitStateValue is the gauge value of a breaker state.
-func circuitStateValue(s scoring.BreakerState) int64 {
+func circuitStateValue(s guard.BreakerState) int64 {
 	switch s {
-	case scoring.BreakerHalfOpen:
+	case guard.BreakerHalfOpen:
 		return 1
-	case scoring.BreakerOpen:
+	case guard.BreakerOpen:
 		return 2
-	case scoring.BreakerSuspended:
+	case guard.BreakerSuspended:
 		return 3
 	}
 	return 0
@@ -101,12 +104,12 @@ func circuitStateValue(s scoring.BreakerState) int64 {
 
 // circuitStater is the circuit breaker as telemetry sees it.
 type circuitStater interface {
-	State() scoring.BreakerState
+	State() guard.BreakerState
 }
 
 // cacheStater is the result cache as telemetry sees it.
 type cacheStater interface {
-	Stats() scoring.CacheStats
+	Stats() guard.CacheStats
 }
 
 // observeJudge registers the observers of the circuit breaker and of the
@@ -136,12 +139,9 @@ func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error
 	})
 }
 
-// httpStatusRE finds the status code in a judge error message.
-var httpStatusRE = regexp.MustCompile(`HTTP (\d{3})`)
-
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
-func (t *telemetry) circuitChanged(_, to scoring.BreakerState, cause error) {
+func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 	ctx, cb := context.Background(), t.breaker
 	opt, ok := t.stateAttrs[to]
 	if !ok {
@@ -153,19 +153,17 @@ func (t *telemetry) circuitChanged(_, to scoring.BreakerState, cause error) {
 		fields = append(fields, zap.String("error", t.redact(cause.Error())))
 	}
 	switch to {
-	case scoring.BreakerSuspended:
+	case guard.BreakerSuspended:
 		status := "401/403"
-		if cause != nil {
-			if m := httpStatusRE.FindStringSubmatch(cause.Error()); m != nil {
-				status = m[1]
-			}
+		if se, ok := errors.AsType[*scoring.Error](cause); ok && se.Status != 0 {
+			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
 			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
-	case scoring.BreakerOpen:
+	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
 			"; spans pass through unscored", fields...)
-	case scoring.BreakerHalfOpen:
+	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
 	default:
 		t.logger.Info("judge circuit closed: evaluation resumed", fields...)
@@ -243,6 +241,9 @@ func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
 		if r.result.Truncated && u.LLMCalls > 0 {
 			t.tb.ProcessorLlmEvalInputsTruncated.Add(ctx, 1, opt)
 		}
+	}
+	if u.NotSent > 0 {
+		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.scorer))
 	}
 	if u.LLMCalls > 0 {
 		opt := t.scorerOpt(r.scorer)

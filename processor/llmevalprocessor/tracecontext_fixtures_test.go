@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
@@ -34,7 +33,7 @@ func indexBatch(ix *tracecontext.Index, td ptrace.Traces) (gens, agents []ptrace
 					TraceID: span.TraceID(), SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
 					Start: span.StartTimestamp(), End: span.EndTimestamp(),
 				}
-				switch genai.Classify(rs.Resource(), ss.Scope(), span) {
+				switch genai.Classify(rs.Resource(), span) {
 				case genai.KindContext:
 					src := genai.ReadContext(span)
 					s.Role, s.Texts = src.Role, src.Texts
@@ -106,14 +105,14 @@ func TestTraceContextFixtures(t *testing.T) {
 				require.Len(t, agents, 1)
 
 				gen := gens[0]
-				read := genai.Read(pcommon.NewInstrumentationScope(), gen)
+				read := genai.Read(gen)
 				assert.Empty(t, read.Context, "the generation span itself carries no context")
 				assert.Equal(t, shape.question, read.Input)
 				got := ix.ContextFor(gen.TraceID(), gen.SpanID(), gen.ParentSpanID(), gen.EndTimestamp(), tracecontext.ScopeSiblings)
 				assert.Equal(t, shape.want, got)
 
 				agent := agents[0]
-				ar := genai.ReadAgent(pcommon.NewInstrumentationScope(), agent)
+				ar := genai.ReadAgent(agent)
 				assert.Equal(t, shape.question, ar.Input)
 				assert.Equal(t, shape.answer, ar.Output)
 				assert.Empty(t, ar.Missing)

@@ -1,6 +1,9 @@
 package scoringtest
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 type replyKind int
 
@@ -102,4 +105,21 @@ func (r Reply) WithTrickle(chunk int, every time.Duration) Reply {
 func (r Reply) WithUsage(promptTokens, completionTokens int) Reply {
 	r.promptTokens, r.completionTokens = promptTokens, completionTokens
 	return r
+}
+
+// Echo answers every call with status and an OpenAI error body that
+// echoes the whole request, as some proxies and servers do: every header,
+// the path and query, and the body. The error.message itself is generic.
+// Use it with Server.Handle to test that no secret and no evaluated text
+// reaches an error.
+func Echo(status int) func(Call) Reply {
+	return func(c Call) Reply {
+		echo, _ := json.Marshal(map[string]any{
+			"error":   map[string]string{"message": "request rejected", "type": "invalid_request_error"},
+			"headers": c.Header,
+			"url":     c.Path + "?" + c.RawQuery,
+			"body":    string(c.Body),
+		})
+		return Status(status, string(echo))
+	}
 }

@@ -3,7 +3,6 @@ package genai
 import (
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -71,8 +70,8 @@ func IsAgent(span ptrace.Span) bool {
 // {"output": ...}, {"answer": ...}), as LangChain chains record them.
 // Context is only what the span itself carries; the trace's retrieval and
 // tool results come from the trace context index.
-func ReadAgent(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
-	g = Read(scope, span)
+func ReadAgent(span ptrace.Span) (g Generation) {
+	g = Read(span)
 	if g.Missing == MissingUnreadable {
 		return g
 	}
@@ -84,20 +83,20 @@ func ReadAgent(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generati
 	attrs := span.Attributes()
 	if g.Input == "" {
 		if v, ok := attrs.Get("pydantic_ai.all_messages"); ok {
-			d, _ := decoded(v)
+			d := decoded(v)
 			g.Input = lastUserText(parseMessages(d, "user"))
 		}
 	}
 	if g.Input == "" {
 		if v, ok := attrs.Get("traceloop.entity.input"); ok {
-			d, _ := decoded(v)
+			d := decoded(v)
 			g.Input = entityInput(d)
 		}
 	}
 	if g.Output == "" {
 		for _, k := range [...]string{"final_result", "traceloop.entity.output"} {
 			if v, ok := attrs.Get(k); ok {
-				d, _ := decodedOutput(v)
+				d := decodedOutput(v)
 				if s := unwrapText(d, outputKeys); s != "" {
 					g.Output = s
 					break
@@ -167,9 +166,9 @@ func unwrapJSONText(s string, keys []string) string {
 	if !strings.HasPrefix(t, "{") {
 		return s
 	}
-	d, partial := decodeText(t)
+	d := decodeText(t)
 	m, ok := d.(map[string]any)
-	if !ok || partial {
+	if !ok {
 		return s
 	}
 	for _, k := range keys {

@@ -28,7 +28,7 @@ type signals struct {
 // Classify says what a span is. It is called for every span of every batch,
 // so it makes one pass over the span's attributes, looks at a key only when
 // its first byte can start a key of interest, and allocates nothing.
-func Classify(resource pcommon.Resource, _ pcommon.InstrumentationScope, span ptrace.Span) Kind {
+func Classify(resource pcommon.Resource, span ptrace.Span) Kind {
 	var s signals
 	for k, v := range span.Attributes().All() {
 		if len(k) < 11 {

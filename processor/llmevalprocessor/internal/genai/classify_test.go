@@ -65,7 +65,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := pcommon.NewResource()
 			require.NoError(t, res.Attributes().FromRaw(tt.resource))
-			got := Classify(res, pcommon.NewInstrumentationScope(), newSpan(t, tt.spanName, tt.attrs))
+			got := Classify(res, newSpan(t, tt.spanName, tt.attrs))
 			assert.Equal(t, tt.want, got, "got %s", got)
 		})
 	}
@@ -78,7 +78,6 @@ func BenchmarkClassify(b *testing.B) {
 	res.Attributes().PutStr("deployment.environment.name", "prod")
 	res.Attributes().PutStr("host.name", "node-7")
 	res.Attributes().PutStr("telemetry.sdk.language", "go")
-	scope := pcommon.NewInstrumentationScope()
 	spans := map[string]map[string]any{
 		"http_server": {
 			"http.request.method":       "GET",
@@ -110,7 +109,7 @@ func BenchmarkClassify(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				Classify(res, scope, span)
+				Classify(res, span)
 			}
 		})
 	}

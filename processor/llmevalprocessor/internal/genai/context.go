@@ -14,22 +14,22 @@ import (
 func spanContext(attrs pcommon.Map, idx *indexedAttrs) []string {
 	var out []string
 	if v, ok := attrs.Get("gen_ai.retrieval.documents"); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		out = appendUnique(out, documentTexts(d)...)
 	}
 	if v, ok := attrs.Get("gen_ai.memory.records"); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		out = appendUnique(out, documentTexts(d)...)
 	}
 	if v, ok := attrs.Get("gen_ai.tool.call.result"); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		out = appendUnique(out, stringify(d))
 	}
 	for _, e := range idx.get(prefixOIDocs) {
 		out = appendUnique(out, field(e.fields, "document.content"))
 	}
 	if v, ok := attrs.Get("llm.prompt_template.variables"); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		if m, ok := d.(map[string]any); ok {
 			for k, val := range m {
 				if isContextVariable(k) {

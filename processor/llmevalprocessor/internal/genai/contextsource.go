@@ -63,23 +63,23 @@ func ReadContext(span ptrace.Span) (src ContextSource) {
 	idx := collectIndexed(attrs)
 	src.Texts = spanContext(attrs, idx)
 	if v, ok := attrs.Get(attrRetrieverResults); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		src.Texts = appendUnique(src.Texts, documentTexts(d)...)
 	}
 	for _, k := range [...]string{"ai.toolCall.result", "ai.toolCall.output"} {
 		if v, ok := attrs.Get(k); ok {
-			d, _ := decoded(v)
+			d := decoded(v)
 			src.Texts = appendUnique(src.Texts, resultTexts(d)...)
 		}
 	}
 	if v, ok := attrs.Get("traceloop.entity.output"); ok {
-		d, _ := decoded(v)
+		d := decoded(v)
 		src.Texts = appendUnique(src.Texts, resultTexts(d)...)
 	}
 	if len(src.Texts) == 0 && isOpenInferenceKind(attrs, "TOOL", "RETRIEVER") {
 		// A tool or retriever that recorded only its raw output.
 		if v, ok := attrs.Get("output.value"); ok {
-			d, _ := decoded(v)
+			d := decoded(v)
 			src.Texts = appendUnique(src.Texts, resultTexts(d)...)
 		}
 	}

@@ -258,7 +258,7 @@ func TestReadAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := ReadAgent(pcommon.NewInstrumentationScope(), newSpan(t, "x", tt.attrs))
+			g := ReadAgent(newSpan(t, "x", tt.attrs))
 			assert.Equal(t, tt.input, g.Input)
 			assert.Equal(t, tt.output, g.Output)
 			assert.Equal(t, tt.missing, g.Missing)
@@ -295,7 +295,7 @@ func FuzzReadContext(f *testing.F) {
 		span.Attributes().PutEmptySlice("gen_ai.retrieval.documents").AppendEmpty().SetStr(docs)
 		span.Attributes().PutEmptyMap("gen_ai.tool.call.result").PutStr(key, result)
 		checkSource(t, ReadContext(span))
-		g := ReadAgent(pcommon.NewInstrumentationScope(), fuzzSpan(map[string]string{
+		g := ReadAgent(fuzzSpan(map[string]string{
 			"input.value": docs, "output.value": output, "final_result": result, "traceloop.entity.input": value,
 		}))
 		checkGeneration(t, g)

@@ -27,7 +27,7 @@ func TestReadEvents(t *testing.T) {
 				Convention: ConventionGenAIEvents, Input: "Capital of France?",
 				Conversation:       "system: Be terse.\nuser: Capital of France?",
 				Output:             "Paris.",
-				SystemInstructions: []string{"Be terse."}, Choices: 1,
+				SystemInstructions: []string{"Be terse."},
 			},
 		},
 		{
@@ -48,7 +48,7 @@ func TestReadEvents(t *testing.T) {
 				Conversation: "system: You are kind.\nuser: Weather?\n" +
 					`assistant: [tool call weather({"city":"Rome"})]` + "\ntool: sunny, 25C",
 				Output: "It is sunny in Rome.", Context: []string{"sunny, 25C"},
-				SystemInstructions: []string{"You are kind."}, Choices: 2,
+				SystemInstructions: []string{"You are kind."},
 			},
 		},
 		{
@@ -60,7 +60,7 @@ func TestReadEvents(t *testing.T) {
 					"tool_calls": `[{"id":"c","type":"function","function":{"name":"weather","arguments":"{}"}}]`})
 			},
 			want: Generation{Convention: ConventionGenAIEvents, Input: "Weather?", Conversation: "user: Weather?",
-				Missing: MissingToolCalls, Choices: 1},
+				Missing: MissingToolCalls},
 		},
 		{
 			name: "operation details event with structured values",
@@ -74,7 +74,7 @@ func TestReadEvents(t *testing.T) {
 				})
 			},
 			want: Generation{Convention: ConventionGenAIEvents, Input: "Who wrote Hamlet?", Conversation: "user: Who wrote Hamlet?",
-				Output: "Shakespeare.", SystemInstructions: []string{"Cite sources."}, Choices: 1},
+				Output: "Shakespeare.", SystemInstructions: []string{"Cite sources."}},
 		},
 	}
 	for _, tt := range tests {
@@ -124,7 +124,7 @@ func TestReadOpenInference(t *testing.T) {
 				Output:             "6",
 				Context:            []string{"Multiplication table", "doc A", "doc B"},
 				SystemInstructions: []string{"You are a math tutor."},
-				Model:              "gpt-4o-mini", Choices: 2,
+				Model:              "gpt-4o-mini",
 			},
 		},
 		{
@@ -137,7 +137,7 @@ func TestReadOpenInference(t *testing.T) {
 				"llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": `{"a":23,"b":87}`,
 			},
 			want: Generation{Convention: ConventionOpenInference, Input: "What is 23*87?", Conversation: "user: What is 23*87?",
-				Missing: MissingToolCalls, Choices: 1},
+				Missing: MissingToolCalls},
 		},
 		{
 			name: "redacted input",
@@ -148,7 +148,7 @@ func TestReadOpenInference(t *testing.T) {
 				"llm.output_messages.0.message.content": "answer",
 			},
 			want: Generation{Convention: ConventionOpenInference, Input: "__REDACTED__", Conversation: "user: __REDACTED__",
-				Output: "answer", Missing: MissingRedacted, Choices: 1},
+				Output: "answer", Missing: MissingRedacted},
 		},
 		{
 			name: "raw json input and plain output",
@@ -158,7 +158,7 @@ func TestReadOpenInference(t *testing.T) {
 				"output.value":     "Hello!",
 				"output.mime_type": "text/plain",
 			},
-			want: Generation{Convention: ConventionOpenInference, Input: "Hi there", Conversation: "user: Hi there", Output: "Hello!", Choices: 1},
+			want: Generation{Convention: ConventionOpenInference, Input: "Hi there", Conversation: "user: Hi there", Output: "Hello!"},
 		},
 		{
 			name: "raw openai response json",
@@ -168,7 +168,7 @@ func TestReadOpenInference(t *testing.T) {
 				"output.mime_type": "application/json",
 			},
 			want: Generation{Convention: ConventionOpenInference, Input: "plain question", Conversation: "user: plain question",
-				Output: "plain answer", Choices: 1},
+				Output: "plain answer"},
 		},
 		{
 			name: "raw json of unknown shape is judged as text",
@@ -177,7 +177,7 @@ func TestReadOpenInference(t *testing.T) {
 				"output.value": `{"answer":"a"}`,
 			},
 			want: Generation{Convention: ConventionOpenInference, Input: `{"query":"q"}`, Conversation: `user: {"query":"q"}`,
-				Output: `{"answer":"a"}`, Choices: 1},
+				Output: `{"answer":"a"}`},
 		},
 	}
 	for _, tt := range tests {
@@ -216,7 +216,7 @@ func TestReadOpenLLMetry(t *testing.T) {
 				Conversation:       "system: You are a poet.\nuser: A haiku about rain",
 				Output:             "Soft rain on the roof",
 				SystemInstructions: []string{"You are a poet."},
-				Model:              "gpt-3.5-turbo", ResponseID: "chatcmpl-7", Choices: 2,
+				Model:              "gpt-3.5-turbo", ResponseID: "chatcmpl-7",
 			},
 		},
 		{
@@ -234,7 +234,7 @@ func TestReadOpenLLMetry(t *testing.T) {
 			},
 			want: Generation{Convention: ConventionOpenLLMetry, Input: "Weather in Paris?",
 				Conversation: "user: Weather in Paris?\ntool: rainy", Context: []string{"rainy"},
-				Missing: MissingToolCalls, Choices: 1},
+				Missing: MissingToolCalls},
 		},
 		{
 			name: "content filter",
@@ -246,7 +246,7 @@ func TestReadOpenLLMetry(t *testing.T) {
 				"gen_ai.completion.0.finish_reason": "content_filter",
 			},
 			want: Generation{Convention: ConventionOpenLLMetry, Input: "bad", Conversation: "user: bad",
-				Output: "FILTERED", Missing: MissingFiltered, Choices: 1},
+				Output: "FILTERED", Missing: MissingFiltered},
 		},
 	}
 	for _, tt := range tests {
@@ -281,7 +281,7 @@ func TestReadVercel(t *testing.T) {
 					`assistant: [tool call lookup({"q":"x"})]` + "\n" + `tool: {"found":"a red car"}`,
 				Output: "Une voiture rouge.", Context: []string{`{"found":"a red car"}`},
 				SystemInstructions: []string{"Reply in French."},
-				Model:              "gpt-4o", ResponseID: "resp-1", Choices: 1,
+				Model:              "gpt-4o", ResponseID: "resp-1",
 			},
 		},
 		{
@@ -291,7 +291,7 @@ func TestReadVercel(t *testing.T) {
 				"ai.response.object": `{"name":"Ann","age":3}`,
 			},
 			want: Generation{Convention: ConventionVercel, Input: "Name: Ann, age 3", Conversation: "user: Name: Ann, age 3",
-				Output: `{"name":"Ann","age":3}`, SystemInstructions: []string{"Extract JSON."}, Choices: 1},
+				Output: `{"name":"Ann","age":3}`, SystemInstructions: []string{"Extract JSON."}},
 		},
 		{
 			name: "tool calls only",
@@ -302,7 +302,7 @@ func TestReadVercel(t *testing.T) {
 				"ai.response.finishReason": "tool-calls",
 			},
 			want: Generation{Convention: ConventionVercel, Input: "weather?", Conversation: "user: weather?",
-				Missing: MissingToolCalls, Choices: 1},
+				Missing: MissingToolCalls},
 		},
 	}
 	for _, tt := range tests {

@@ -31,15 +31,13 @@ func readEvents(events ptrace.SpanEventSlice) extraction {
 			details.merge(d)
 		case eventContentPrompt:
 			if v, ok := attrs.Get("gen_ai.prompt"); ok {
-				d, partial := decoded(v)
-				content.input = appendMessages(content.input, parseMessages(d, "user"))
-				content.hasInput, content.partial = true, content.partial || partial
+				content.input = appendMessages(content.input, parseMessages(decoded(v), "user"))
+				content.hasInput = true
 			}
 		case eventContentCompletion:
 			if v, ok := attrs.Get("gen_ai.completion"); ok {
-				d, partial := decodedOutput(v)
-				content.output = appendMessages(content.output, parseMessages(d, "assistant"))
-				content.hasOutput, content.partial = true, content.partial || partial
+				content.output = appendMessages(content.output, parseMessages(decodedOutput(v), "assistant"))
+				content.hasOutput = true
 			}
 		case eventChoice:
 			m := eventMessage(attrs, "assistant")
@@ -64,11 +62,9 @@ func readEvents(events ptrace.SpanEventSlice) extraction {
 func (x *extraction) merge(y extraction) {
 	if !x.hasInput && y.hasInput {
 		x.input, x.hasInput = y.input, true
-		x.partial = x.partial || y.partial
 	}
 	if !x.hasOutput && y.hasOutput {
 		x.output, x.hasOutput = y.output, true
-		x.partial = x.partial || y.partial
 	}
 	x.system = append(x.system, y.system...)
 }
@@ -113,10 +109,10 @@ func eventMessage(attrs pcommon.Map, role string) message {
 		}
 	}
 	if s, ok := raw["message"].(string); ok {
-		raw["message"], _ = decodeText(s)
+		raw["message"] = decodeText(s)
 	}
 	if s, ok := raw["tool_calls"].(string); ok {
-		raw["tool_calls"], _ = decodeText(s)
+		raw["tool_calls"] = decodeText(s)
 	}
 	if inner, ok := raw["message"].(map[string]any); ok {
 		decodeContentParts(inner)
@@ -148,7 +144,7 @@ func contentParts(s string) ([]any, bool) {
 	if !strings.HasPrefix(t, "[") {
 		return nil, false
 	}
-	d, _ := decodeText(t)
+	d := decodeText(t)
 	arr, ok := d.([]any)
 	if !ok || len(arr) == 0 {
 		return nil, false

@@ -51,13 +51,13 @@ func FuzzReadSemconv(f *testing.F) {
 		`[{"role":"assistant","parts":[{"type":"tool_call","name":"f","arguments":"{}"}],"finish_reason":"tool_call"}]`, "")
 	f.Fuzz(func(t *testing.T, in, out, sys string) {
 		span := fuzzSpan(map[string]string{attrInputMessages: in, attrOutputMessages: out, attrSystemInstructions: sys})
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), span))
+		checkGeneration(t, Read(span))
 		ev := ptrace.NewSpan()
 		e := ev.Events().AppendEmpty()
 		e.SetName(eventOperationDetails)
 		e.Attributes().PutStr(attrInputMessages, in)
 		e.Attributes().PutStr(attrOutputMessages, out)
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), ev))
+		checkGeneration(t, Read(ev))
 	})
 }
 
@@ -80,7 +80,7 @@ func FuzzReadEvents(f *testing.F) {
 		add("gen_ai.user.message", "content", content)
 		add("gen_ai.assistant.message", "tool_calls", message)
 		add(eventChoice, "message", message, "index", content, "message.content", content)
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), span))
+		checkGeneration(t, Read(span))
 	})
 }
 
@@ -97,7 +97,7 @@ func FuzzReadIndexed(f *testing.F) {
 		}
 		attrs["input.value"], attrs["output.value"] = v1, v3
 		attrs["llm.prompt_template.variables"] = v2
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), fuzzSpan(attrs)))
+		checkGeneration(t, Read(fuzzSpan(attrs)))
 	})
 }
 
@@ -111,9 +111,9 @@ func FuzzReadVercel(f *testing.F) {
 		span := fuzzSpan(map[string]string{
 			"ai.prompt.messages": messages, "ai.response.text": text, "ai.response.toolCalls": toolCalls,
 		})
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), span))
+		checkGeneration(t, Read(span))
 		outer := fuzzSpan(map[string]string{"ai.prompt": prompt, "ai.response.object": text})
-		checkGeneration(t, Read(pcommon.NewInstrumentationScope(), outer))
+		checkGeneration(t, Read(outer))
 	})
 }
 
@@ -125,7 +125,7 @@ func FuzzClassify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k, v, name string) {
 		span := fuzzSpan(map[string]string{k: v})
 		span.SetName(name)
-		k1 := Classify(pcommon.NewResource(), pcommon.NewInstrumentationScope(), span)
+		k1 := Classify(pcommon.NewResource(), span)
 		if k1 < KindOther || k1 > KindContext {
 			t.Fatalf("unknown kind %d", k1)
 		}

@@ -24,21 +24,6 @@ const (
 	KindContext                // retrieval, tool or memory span: its results are context for the trace
 )
 
-// String names the kind for logs and metrics.
-func (k Kind) String() string {
-	switch k {
-	case KindGeneration:
-		return "generation"
-	case KindAggregate:
-		return "aggregate"
-	case KindJudge:
-		return "judge"
-	case KindContext:
-		return "context"
-	}
-	return "other"
-}
-
 // Generation is what one generation span says.
 //
 // Output is the text of the first choice (lowest choice index). Reasoning
@@ -56,9 +41,4 @@ type Generation struct {
 	// Missing is set when the span has no usable content (absent,
 	// redacted, or only tool calls): the span is not scorable.
 	Missing string
-	// Partial is set when some content was cut short (for example JSON
-	// truncated by an attribute length limit) and was read as far as it went.
-	Partial bool
-	// Choices is the number of output choices seen; only the first is read.
-	Choices int
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -27,5 +26,5 @@ func addEvent(t testing.TB, span ptrace.Span, name string, attrs map[string]any)
 }
 
 func read(span ptrace.Span) Generation {
-	return Read(pcommon.NewInstrumentationScope(), span)
+	return Read(span)
 }

@@ -8,7 +8,7 @@ import (
 
 // readOpenInference reads llm.input_messages.N.message.* and
 // llm.output_messages.N.message.* (and the legacy llm.prompts / llm.choices).
-func readOpenInference(_ pcommon.Map, idx *indexedAttrs) extraction {
+func readOpenInference(idx *indexedAttrs) extraction {
 	x := extraction{convention: ConventionOpenInference}
 	if es := idx.get(prefixOIInput); len(es) > 0 {
 		x.input, x.hasInput = oiMessages(es, "user"), true
@@ -93,29 +93,25 @@ func textEntries(entries []indexedEntry, key, role string) []message {
 func readRawIO(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionOpenInference}
 	if v, ok := attrs.Get("input.value"); ok {
-		x.input, x.partial = rawMessages(v, attrString(attrs, "input.mime_type"), "user", false)
-		x.hasInput = true
+		x.input, x.hasInput = rawMessages(v, attrString(attrs, "input.mime_type"), "user", false), true
 	}
 	if v, ok := attrs.Get("output.value"); ok {
-		var partial bool
-		x.output, partial = rawMessages(v, attrString(attrs, "output.mime_type"), "assistant", true)
-		x.hasOutput, x.partial = true, x.partial || partial
+		x.output, x.hasOutput = rawMessages(v, attrString(attrs, "output.mime_type"), "assistant", true), true
 	}
 	return x
 }
 
-func rawMessages(v pcommon.Value, mime, role string, isOutput bool) ([]message, bool) {
+func rawMessages(v pcommon.Value, mime, role string, isOutput bool) []message {
 	raw := valueString(v)
 	if strings.HasPrefix(mime, "text/") && v.Type() == pcommon.ValueTypeStr {
-		return parseMessages(raw, role), false
+		return parseMessages(raw, role)
 	}
-	d, partial := decodedValue(v, isOutput)
-	msgs := parseMessages(d, role)
+	msgs := parseMessages(decodedValue(v, isOutput), role)
 	for _, m := range msgs {
 		if m.text() != "" || m.hasToolCalls() {
-			return msgs, partial
+			return msgs
 		}
 	}
 	// JSON of an unknown shape: judge the raw text.
-	return parseMessages(raw, role), false
+	return parseMessages(raw, role)
 }

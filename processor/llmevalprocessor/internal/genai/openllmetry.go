@@ -4,7 +4,7 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 
 // readOpenLLMetry reads the legacy indexed gen_ai.prompt.N.* and
 // gen_ai.completion.N.* attributes.
-func readOpenLLMetry(_ pcommon.Map, idx *indexedAttrs) extraction {
+func readOpenLLMetry(idx *indexedAttrs) extraction {
 	x := extraction{convention: ConventionOpenLLMetry}
 	if es := idx.get(prefixPrompt); len(es) > 0 {
 		x.input, x.hasInput = openLLMetryMessages(es, "user"), true

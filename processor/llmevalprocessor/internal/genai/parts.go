@@ -90,7 +90,7 @@ func parseMessages(v any, defaultRole string) []message {
 			}
 			if s, ok := e.(string); ok {
 				// An array element that is itself JSON text.
-				if d, _ := decodeText(s); d != nil {
+				if d := decodeText(s); d != nil {
 					e = d
 				}
 			}

@@ -35,7 +35,6 @@ type extraction struct {
 	context    []string
 	hasInput   bool // the convention's input attributes are present, even if empty
 	hasOutput  bool
-	partial    bool // some JSON was cut short
 }
 
 // Read extracts the generation from a span Classify called KindGeneration.
@@ -44,7 +43,7 @@ type extraction struct {
 // events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
 // SDK, raw OpenInference input.value/output.value.
 // It never panics, whatever the attributes hold.
-func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
+func Read(span ptrace.Span) (g Generation) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A bug here must not take the collector down: report the span unscorable.
@@ -56,14 +55,13 @@ func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
 	candidates := []func() extraction{
 		func() extraction { return readSemconv(attrs, ConventionGenAI) },
 		func() extraction { return readEvents(span.Events()) },
-		func() extraction { return readOpenInference(attrs, idx) },
-		func() extraction { return readOpenLLMetry(attrs, idx) },
+		func() extraction { return readOpenInference(idx) },
+		func() extraction { return readOpenLLMetry(idx) },
 		func() extraction { return readVercel(attrs) },
 		func() extraction { return readRawIO(attrs) },
 	}
 	var in, out *extraction
 	var system []string
-	var partial bool
 	for _, read := range candidates {
 		x := read()
 		if !x.hasInput && !x.hasOutput && len(x.system) == 0 {
@@ -71,12 +69,10 @@ func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
 		}
 		if in == nil && x.hasInput {
 			in = &x
-			partial = partial || x.partial
 		}
 		if out == nil && x.hasOutput {
 			xo := x
 			out = &xo
-			partial = partial || x.partial
 		}
 		system = append(system, x.system...)
 		if in != nil && out != nil {
@@ -88,7 +84,6 @@ func Read(scope pcommon.InstrumentationScope, span ptrace.Span) (g Generation) {
 	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
 		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
 	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
-	g.Partial = partial
 	g.clip()
 	return g
 }
@@ -131,7 +126,6 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 		if first, ok := firstChoice(out.output); ok {
 			g.Output = first.text()
 		}
-		g.Choices = len(out.output)
 	}
 }
 

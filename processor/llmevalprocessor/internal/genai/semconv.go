@@ -16,19 +16,13 @@ const (
 func readSemconv(attrs pcommon.Map, convention string) extraction {
 	x := extraction{convention: convention}
 	if v, ok := attrs.Get(attrInputMessages); ok {
-		d, partial := decoded(v)
-		x.input, x.hasInput = parseMessages(d, "user"), true
-		x.partial = x.partial || partial
+		x.input, x.hasInput = parseMessages(decoded(v), "user"), true
 	}
 	if v, ok := attrs.Get(attrOutputMessages); ok {
-		d, partial := decodedOutput(v)
-		x.output, x.hasOutput = parseMessages(d, "assistant"), true
-		x.partial = x.partial || partial
+		x.output, x.hasOutput = parseMessages(decodedOutput(v), "assistant"), true
 	}
 	if v, ok := attrs.Get(attrSystemInstructions); ok {
-		d, partial := decoded(v)
-		x.system = instructionTexts(d)
-		x.partial = x.partial || partial
+		x.system = instructionTexts(decoded(v))
 	}
 	return x
 }

@@ -37,7 +37,6 @@ func TestReadSemconv(t *testing.T) {
 				SystemInstructions: []string{"Answer only from the context.", "Be brief."},
 				Model:              "gpt-4o",
 				ResponseID:         "chatcmpl-1",
-				Choices:            1,
 			},
 		},
 		{
@@ -63,7 +62,6 @@ func TestReadSemconv(t *testing.T) {
 				Output:             "4",
 				SystemInstructions: []string{"You are a tutor."},
 				Model:              "claude-3",
-				Choices:            1,
 			},
 		},
 		{
@@ -74,7 +72,7 @@ func TestReadSemconv(t *testing.T) {
 				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"first"}],"finish_reason":"stop"},
 					{"role":"assistant","parts":[{"type":"text","content":"second"}],"finish_reason":"stop"}]`,
 			},
-			want: Generation{Convention: ConventionGenAI, Input: "hi", Conversation: "user: hi", Output: "first", Choices: 2},
+			want: Generation{Convention: ConventionGenAI, Input: "hi", Conversation: "user: hi", Output: "first"},
 		},
 		{
 			name: "tool call only",
@@ -83,7 +81,7 @@ func TestReadSemconv(t *testing.T) {
 				"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"weather?"}]}]`,
 				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"get_weather","arguments":{}}],"finish_reason":"tool_call"}]`,
 			},
-			want: Generation{Convention: ConventionGenAI, Input: "weather?", Conversation: "user: weather?", Missing: MissingToolCalls, Choices: 1},
+			want: Generation{Convention: ConventionGenAI, Input: "weather?", Conversation: "user: weather?", Missing: MissingToolCalls},
 		},
 		{
 			name: "redacted output",
@@ -91,7 +89,7 @@ func TestReadSemconv(t *testing.T) {
 				"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"q"}]}]`,
 				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"__REDACTED__"}],"finish_reason":"stop"}]`,
 			},
-			want: Generation{Convention: ConventionGenAI, Input: "q", Conversation: "user: q", Output: "__REDACTED__", Missing: MissingRedacted, Choices: 1},
+			want: Generation{Convention: ConventionGenAI, Input: "q", Conversation: "user: q", Output: "__REDACTED__", Missing: MissingRedacted},
 		},
 		{
 			name:  "no content captured",
@@ -104,7 +102,7 @@ func TestReadSemconv(t *testing.T) {
 				"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"tell me"}]},{"role":"user","parts":[{"type":"te`,
 				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"Once upon a ti`,
 			},
-			want: Generation{Convention: ConventionGenAI, Input: "tell me", Conversation: "user: tell me", Output: "Once upon a ti", Partial: true, Choices: 1},
+			want: Generation{Convention: ConventionGenAI, Input: "tell me", Conversation: "user: tell me", Output: "Once upon a ti"},
 		},
 		{
 			name: "python repr falls back to raw text",
@@ -113,7 +111,7 @@ func TestReadSemconv(t *testing.T) {
 				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"hello"}]}]`,
 			},
 			want: Generation{Convention: ConventionGenAI, Input: `[{'role': 'user', 'content': 'hi'}]`,
-				Conversation: `user: [{'role': 'user', 'content': 'hi'}]`, Output: "hello", Choices: 1},
+				Conversation: `user: [{'role': 'user', 'content': 'hi'}]`, Output: "hello"},
 		},
 	}
 	for _, tt := range tests {

@@ -17,7 +17,7 @@ type expected struct {
 }
 
 func gen(conv, input, conversation, output string, o ...func(*Generation)) Generation {
-	g := Generation{Convention: conv, Input: input, Conversation: conversation, Output: output, Choices: 1}
+	g := Generation{Convention: conv, Input: input, Conversation: conversation, Output: output}
 	for _, f := range o {
 		f(&g)
 	}
@@ -30,8 +30,6 @@ func model(m, id string) func(*Generation) {
 func system(s ...string) func(*Generation) { return func(g *Generation) { g.SystemInstructions = s } }
 func ctx(s ...string) func(*Generation)    { return func(g *Generation) { g.Context = s } }
 func missing(r string) func(*Generation)   { return func(g *Generation) { g.Missing = r } }
-func choices(n int) func(*Generation)      { return func(g *Generation) { g.Choices = n } }
-func partial() func(*Generation)           { return func(g *Generation) { g.Partial = true } }
 
 // TestConventionFiles reads every span of the OTLP/JSON files the processor
 // uses as golden-test inputs and checks what Classify and Read say.
@@ -69,7 +67,7 @@ func TestConventionFiles(t *testing.T) {
 			"chat gpt-4o": g(gen(ConventionGenAIEvents, "Weather in Rome?",
 				"system: You are a weather assistant.\nuser: Weather in Rome?\n"+`assistant: [tool call get_weather({"city":"Rome"})]`+"\ntool: Rome: sunny, 24°C",
 				"It is sunny in Rome, 24°C.", ctx("Rome: sunny, 24°C"), system("You are a weather assistant."),
-				model("gpt-4o", "chatcmpl-EVT1"), choices(2))),
+				model("gpt-4o", "chatcmpl-EVT1"))),
 			"chat gpt-4o-mini": g(gen(ConventionGenAIEvents, "Opposite of hot?", "user: Opposite of hot?", "Cold.",
 				system("Reply with a single word."), model("gpt-4o-mini", "chatcmpl-EVT2"))),
 		},
@@ -123,9 +121,9 @@ func TestConventionFiles(t *testing.T) {
 		},
 		"multiple_choices.json": {
 			"chat gpt-4o": g(gen(ConventionGenAI, "Suggest a name for a bakery.", "user: Suggest a name for a bakery.",
-				"Rise & Shine Bakery", model("gpt-4o", "chatcmpl-MULTI1"), choices(3))),
+				"Rise & Shine Bakery", model("gpt-4o", "chatcmpl-MULTI1"))),
 			"openai.chat": g(gen(ConventionOpenLLMetry, "One word for happy?", "user: One word for happy?", "Cheerful",
-				model("gpt-3.5-turbo", "chatcmpl-MULTI2"), choices(2))),
+				model("gpt-3.5-turbo", "chatcmpl-MULTI2"))),
 		},
 		"tool_call_only.json": {
 			"invoke_agent weather": aggregate,
@@ -138,7 +136,7 @@ func TestConventionFiles(t *testing.T) {
 		},
 		"truncated_json.json": {
 			"chat gpt-4o-mini": g(gen(ConventionGenAI, "Summarise the meeting notes.", "user: Summarise the meeting notes.",
-				"The team will ship", partial(), model("gpt-4o-mini", "chatcmpl-TRUNC1"))),
+				"The team will ship", model("gpt-4o-mini", "chatcmpl-TRUNC1"))),
 			"openai.chat": g(gen(ConventionOpenLLMetry, "[{'type': 'text', 'text': 'Hello there'}]",
 				"user: [{'type': 'text', 'text': 'Hello there'}]", "General Kenobi!", model("gpt-3.5-turbo", "chatcmpl-TRUNC2"))),
 			"chat gpt-4": g(gen(ConventionGenAIEvents, "[{'role': 'user', 'content': 'What is 2+2?'}]",
@@ -168,10 +166,10 @@ func TestConventionFiles(t *testing.T) {
 						want, ok := spans[span.Name()]
 						require.True(t, ok, "span %q has no expectation", span.Name())
 						seen++
-						kind := Classify(rs.Resource(), ss.Scope(), span)
+						kind := Classify(rs.Resource(), span)
 						require.Equal(t, want.kind, kind, "span %q classified %s", span.Name(), kind)
 						if kind == KindGeneration {
-							assert.Equal(t, want.gen, Read(ss.Scope(), span), "span %q", span.Name())
+							assert.Equal(t, want.gen, Read(span), "span %q", span.Name())
 						}
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/internal/lenientjson"
 )
 
 const (
@@ -20,48 +22,48 @@ const (
 
 // decoded turns an attribute value into plain Go values: a Str holding a JSON
 // array or object is parsed leniently, Map and Slice values are taken as they
-// are, anything else stays a scalar. partial reports JSON that was cut short;
-// a string cut by the end of such JSON is dropped.
-func decoded(v pcommon.Value) (out any, partial bool) {
+// are, anything else stays a scalar. JSON cut short is read as far as it
+// goes; a string cut by the end of such JSON is dropped.
+func decoded(v pcommon.Value) any {
 	return decodedValue(v, false)
 }
 
 // decodedOutput is decoded for model output: a string cut by the end of the
 // JSON is kept as far as it goes.
-func decodedOutput(v pcommon.Value) (out any, partial bool) {
+func decodedOutput(v pcommon.Value) any {
 	return decodedValue(v, true)
 }
 
-func decodedValue(v pcommon.Value, keepCut bool) (out any, partial bool) {
+func decodedValue(v pcommon.Value, keepCut bool) any {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		return decodeTextOpt(v.Str(), keepCut)
 	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
-		return v.AsRaw(), false
+		return v.AsRaw()
 	case pcommon.ValueTypeEmpty:
-		return nil, false
+		return nil
 	default:
-		return v.AsString(), false
+		return v.AsString()
 	}
 }
 
 // decodeText parses s as JSON when it looks like a JSON array or object and
 // otherwise returns s itself, so plain text and Python-repr strings pass as
 // raw text.
-func decodeText(s string) (any, bool) {
+func decodeText(s string) any {
 	return decodeTextOpt(s, false)
 }
 
-func decodeTextOpt(s string, keepCut bool) (any, bool) {
+func decodeTextOpt(s string, keepCut bool) any {
 	t := strings.TrimSpace(s)
 	if t == "" || (t[0] != '[' && t[0] != '{') {
-		return s, false
+		return s
 	}
-	v, partial, ok := parseLenientJSON(t, keepCut)
+	v, ok := lenientjson.Parse(t, keepCut)
 	if !ok {
-		return s, false
+		return s
 	}
-	return v, partial
+	return v
 }
 
 // attrString returns a string attribute, or the string form of a scalar one.

@@ -9,11 +9,10 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 func readVercel(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionVercel}
 	if v, ok := attrs.Get("ai.prompt.messages"); ok {
-		d, partial := decoded(v)
-		x.input, x.hasInput, x.partial = parseMessages(d, "user"), true, partial
+		x.input, x.hasInput = parseMessages(decoded(v), "user"), true
 	} else if v, ok := attrs.Get("ai.prompt"); ok {
-		d, partial := decoded(v)
-		x.hasInput, x.partial = true, partial
+		d := decoded(v)
+		x.hasInput = true
 		if m, ok := d.(map[string]any); ok {
 			// {"system": ..., "prompt": string|messages, "messages": [...]}
 			x.system = instructionTexts(m["system"])
@@ -37,7 +36,7 @@ func readVercel(attrs pcommon.Map) extraction {
 	for _, k := range [...]string{"ai.response.toolCalls", "ai.result.toolCalls"} {
 		if v, ok := attrs.Get(k); ok {
 			x.hasOutput = true
-			d, _ := decoded(v)
+			d := decoded(v)
 			out.parts = appendParts(out.parts, toolCallList(d))
 			break
 		}

@@ -37,6 +37,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalInputsTruncated          metric.Int64Counter
 	ProcessorLlmEvalJudgeCalls               metric.Int64Counter
 	ProcessorLlmEvalJudgeCallsPerEvaluation  metric.Int64Histogram
+	ProcessorLlmEvalJudgeCallsRefused        metric.Int64Counter
 	ProcessorLlmEvalJudgeCircuitState        metric.Int64ObservableGauge
 	ProcessorLlmEvalJudgeCircuitTransitions  metric.Int64Counter
 	ProcessorLlmEvalJudgeLatency             metric.Float64Histogram
@@ -210,15 +211,21 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_judge_calls",
-		metric.WithDescription("Calls made to the judge, by scorer. [Development]"),
+		metric.WithDescription("Requests sent to the judge, by scorer. Calls the circuit breaker or rate limiter refused are not sent and are counted in processor_llm_eval_judge_calls_refused. [Development]"),
 		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCallsPerEvaluation, err = builder.meter.Int64Histogram(
 		"otelcol_processor_llm_eval_judge_calls_per_evaluation",
-		metric.WithDescription("Judge calls made by one evaluation (0 for cache hits and calls the circuit breaker refused), by scorer. [Development]"),
+		metric.WithDescription("Judge requests sent by one evaluation (0 for cache hits and calls the circuit breaker refused), by scorer. [Development]"),
 		metric.WithUnit("{calls}"),
 		metric.WithExplicitBucketBoundaries([]float64{0, 1, 2, 3, 4, 5, 6, 8, 10}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCallsRefused, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_judge_calls_refused",
+		metric.WithDescription("Judge calls refused before they were sent (circuit open, rate budget exhausted), by scorer. [Development]"),
+		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCircuitState, err = builder.meter.Int64ObservableGauge(

@@ -133,7 +133,7 @@ func AssertEqualProcessorLlmEvalInputsTruncated(t *testing.T, tt *componenttest.
 func AssertEqualProcessorLlmEvalJudgeCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_calls",
-		Description: "Calls made to the judge, by scorer. [Development]",
+		Description: "Requests sent to the judge, by scorer. Calls the circuit breaker or rate limiter refused are not sent and are counted in processor_llm_eval_judge_calls_refused. [Development]",
 		Unit:        "{calls}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -149,7 +149,7 @@ func AssertEqualProcessorLlmEvalJudgeCalls(t *testing.T, tt *componenttest.Telem
 func AssertEqualProcessorLlmEvalJudgeCallsPerEvaluation(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_calls_per_evaluation",
-		Description: "Judge calls made by one evaluation (0 for cache hits and calls the circuit breaker refused), by scorer. [Development]",
+		Description: "Judge requests sent by one evaluation (0 for cache hits and calls the circuit breaker refused), by scorer. [Development]",
 		Unit:        "{calls}",
 		Data: metricdata.Histogram[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -157,6 +157,22 @@ func AssertEqualProcessorLlmEvalJudgeCallsPerEvaluation(t *testing.T, tt *compon
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_judge_calls_per_evaluation")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalJudgeCallsRefused(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_judge_calls_refused",
+		Description: "Judge calls refused before they were sent (circuit open, rate budget exhausted), by scorer. [Development]",
+		Unit:        "{calls}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_judge_calls_refused")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

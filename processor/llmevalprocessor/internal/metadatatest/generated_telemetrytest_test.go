@@ -46,6 +46,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalInputsTruncated.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCalls.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeCallsRefused.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeLatency.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeRetries.Add(context.Background(), 1)
@@ -83,6 +84,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCallsPerEvaluation(t, testTel,
 		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeCallsRefused(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCircuitState(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},

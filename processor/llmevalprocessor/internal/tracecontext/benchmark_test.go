@@ -120,7 +120,7 @@ func BenchmarkIndex(b *testing.B) {
 					spans := ss.Spans()
 					for k := 0; k < spans.Len(); k++ {
 						span := spans.At(k)
-						kind := genai.Classify(rs.Resource(), ss.Scope(), span)
+						kind := genai.Classify(rs.Resource(), span)
 						if stage == 0 {
 							continue
 						}

@@ -1,4 +1,4 @@
-package scoring
+package redact
 
 import (
 	"errors"
@@ -11,20 +11,20 @@ import (
 
 // Built-in redaction pattern names.
 const (
-	RedactEmail       = "email"
-	RedactPhone       = "phone"
-	RedactPaymentCard = "payment_card"
-	// RedactCustom names the matches of RedactionConfig.Patterns.
-	RedactCustom = "custom"
+	Email       = "email"
+	Phone       = "phone"
+	PaymentCard = "payment_card"
+	// Custom names the matches of Config.Patterns.
+	Custom = "custom"
 )
 
-// RedactionBuiltins returns the names of the built-in patterns.
-func RedactionBuiltins() []string {
-	return []string{RedactEmail, RedactPhone, RedactPaymentCard}
+// Builtins returns the names of the built-in patterns.
+func Builtins() []string {
+	return []string{Email, Phone, PaymentCard}
 }
 
-// RedactionConfig selects what a Redactor removes.
-type RedactionConfig struct {
+// Config selects what a Redactor removes.
+type Config struct {
 	// Builtin names built-in patterns: email, phone, payment_card.
 	Builtin []string
 	// Patterns are extra RE2 regular expressions; their matches are
@@ -67,26 +67,26 @@ var (
 	}
 )
 
-// NewRedactor compiles cfg. It fails on an unknown built-in name, an
+// New compiles cfg. It fails on an unknown built-in name, an
 // invalid pattern or a pattern that matches empty text, naming it, and
 // when cfg selects nothing at all.
-func NewRedactor(cfg RedactionConfig) (*Redactor, error) {
+func New(cfg Config) (*Redactor, error) {
 	if len(cfg.Builtin) == 0 && len(cfg.Patterns) == 0 {
-		return nil, errors.New("redaction: no built-in pattern or pattern selected")
+		return nil, errors.New("no built-in pattern or pattern selected")
 	}
 	for _, name := range cfg.Builtin {
-		if !slices.Contains(RedactionBuiltins(), name) {
-			return nil, fmt.Errorf("redaction: unknown built-in pattern %q (want one of %s)",
-				name, strings.Join(RedactionBuiltins(), ", "))
+		if !slices.Contains(Builtins(), name) {
+			return nil, fmt.Errorf("unknown built-in pattern %q (want one of %s)",
+				name, strings.Join(Builtins(), ", "))
 		}
 	}
 	r := &Redactor{}
 	// Fixed order: e-mails first (their digits must not be taken for
 	// phones), cards before phones (Luhn-checked, more specific).
 	builtins := []redactRule{
-		{name: RedactEmail, find: redactFindEmails},
-		{name: RedactPaymentCard, find: redactFindCards},
-		{name: RedactPhone, find: redactFindPhones},
+		{name: Email, find: redactFindEmails},
+		{name: PaymentCard, find: redactFindCards},
+		{name: Phone, find: redactFindPhones},
 	}
 	for _, b := range builtins {
 		if slices.Contains(cfg.Builtin, b.name) {
@@ -96,12 +96,12 @@ func NewRedactor(cfg RedactionConfig) (*Redactor, error) {
 	for i, p := range cfg.Patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("redaction: pattern %d %q: %w", i, p, err)
+			return nil, fmt.Errorf("pattern %d %q: %w", i, p, err)
 		}
 		if re.MatchString("") {
-			return nil, fmt.Errorf("redaction: pattern %d %q matches empty text", i, p)
+			return nil, fmt.Errorf("pattern %d %q matches empty text", i, p)
 		}
-		r.rules = append(r.rules, redactRule{name: RedactCustom, find: func(s string) [][2]int {
+		r.rules = append(r.rules, redactRule{name: Custom, find: func(s string) [][2]int {
 			var spans [][2]int
 			for _, loc := range re.FindAllStringIndex(s, -1) {
 				if loc[1] > loc[0] {

@@ -1,4 +1,4 @@
-package scoring
+package openai
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // fakeSleeper records waits instead of sleeping.
@@ -85,10 +87,10 @@ func TestRunStopsOnPermanentFailure(t *testing.T) {
 	calls := 0
 	n, f := p.run(context.Background(), nil, func(context.Context) *attemptFailure {
 		calls++
-		return &attemptFailure{err: &Error{Type: ErrorJudgeAuth, Err: errors.New("no")}}
+		return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeAuth, Err: errors.New("no")}}
 	})
 	require.NotNil(t, f)
-	assert.Equal(t, ErrorJudgeAuth, f.err.Type)
+	assert.Equal(t, scoring.ErrorJudgeAuth, f.err.Type)
 	assert.Equal(t, 1, calls)
 	assert.Equal(t, 0, n)
 	assert.Empty(t, fs.recorded())
@@ -102,7 +104,7 @@ func TestRunRetriesUntilSuccessAndReports(t *testing.T) {
 	n, f := p.run(context.Background(), func(retry int, err error, wait time.Duration) { told = append(told, retry) }, func(context.Context) *attemptFailure {
 		calls++
 		if calls < 3 {
-			return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeUnavailable, Err: errors.New("503")}}
+			return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("503")}}
 		}
 		return nil
 	})
@@ -119,9 +121,9 @@ func TestRunSleepInterruptedByContext(t *testing.T) {
 		return ctx.Err()
 	}}
 	n, f := p.run(ctx, nil, func(context.Context) *attemptFailure {
-		return &attemptFailure{retryable: true, err: &Error{Type: ErrorJudgeUnavailable, Err: errors.New("down")}}
+		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("down")}}
 	})
 	require.NotNil(t, f)
-	assert.Equal(t, ErrorCanceled, f.err.Type)
+	assert.Equal(t, scoring.ErrorCanceled, f.err.Type)
 	assert.Equal(t, 0, n)
 }

@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"context"
@@ -7,12 +7,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
-func guardTypedErr(t ErrorType) error { return &Error{Type: t, Err: errors.New("scripted")} }
+func guardTypedErr(t scoring.ErrorType) error {
+	return &scoring.Error{Type: t, Err: errors.New("scripted")}
+}
 
-func guardErrType(err error) ErrorType {
-	var e *Error
+func guardErrType(err error) scoring.ErrorType {
+	var e *scoring.Error
 	if errors.As(err, &e) {
 		return e.Type
 	}
@@ -21,7 +25,7 @@ func guardErrType(err error) ErrorType {
 
 // guardFailingJudge returns err on every call.
 func guardFailingJudge(err error) *guardJudge {
-	return &guardJudge{reply: func(context.Context, int, Request) (Response, error) { return Response{}, err }}
+	return &guardJudge{reply: func(context.Context, int, scoring.Request) (scoring.Response, error) { return scoring.Response{}, err }}
 }
 
 // guardSwitchJudge returns whatever error is set, nil for success.
@@ -33,10 +37,10 @@ type guardSwitchJudge struct {
 
 func newGuardSwitchJudge() *guardSwitchJudge {
 	j := &guardSwitchJudge{}
-	j.reply = func(context.Context, int, Request) (Response, error) {
+	j.reply = func(context.Context, int, scoring.Request) (scoring.Response, error) {
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		return Response{Content: "{}"}, j.err
+		return scoring.Response{Content: "{}"}, j.err
 	}
 	return j
 }
@@ -52,9 +56,9 @@ func TestBreakerOpensAfterConsecutiveFailures(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"unavailable", guardTypedErr(ErrorJudgeUnavailable)},
-		{"timeout", guardTypedErr(ErrorJudgeTimeout)},
-		{"rate limited", guardTypedErr(ErrorJudgeRateLimited)},
+		{"unavailable", guardTypedErr(scoring.ErrorJudgeUnavailable)},
+		{"timeout", guardTypedErr(scoring.ErrorJudgeTimeout)},
+		{"rate limited", guardTypedErr(scoring.ErrorJudgeRateLimited)},
 		{"untyped", errors.New("connection reset")},
 		{"deadline", fmt.Errorf("post: %w", context.DeadlineExceeded)},
 	} {
@@ -66,16 +70,16 @@ func TestBreakerOpensAfterConsecutiveFailures(t *testing.T) {
 				if b.State() != BreakerClosed {
 					t.Fatalf("state before failure %d = %s, want closed", i+1, b.State())
 				}
-				if _, err := b.Complete(t.Context(), Request{}); !errors.Is(err, tc.err) {
+				if _, err := b.Complete(t.Context(), scoring.Request{}); !errors.Is(err, tc.err) {
 					t.Fatalf("call %d error = %v, want the judge's", i+1, err)
 				}
 			}
 			if b.State() != BreakerOpen {
 				t.Fatalf("state after 3 failures = %s, want open", b.State())
 			}
-			_, err := b.Complete(t.Context(), Request{})
-			if guardErrType(err) != ErrorCircuitOpen || !errors.Is(err, ErrBreakerOpen) {
-				t.Fatalf("call while open: error %v, want %s", err, ErrorCircuitOpen)
+			_, err := b.Complete(t.Context(), scoring.Request{})
+			if guardErrType(err) != scoring.ErrorCircuitOpen || !errors.Is(err, ErrBreakerOpen) {
+				t.Fatalf("call while open: error %v, want %s", err, scoring.ErrorCircuitOpen)
 			}
 			if judge.Calls() != 3 {
 				t.Fatalf("judge calls = %d, want 3 (none while open)", judge.Calls())
@@ -85,15 +89,15 @@ func TestBreakerOpensAfterConsecutiveFailures(t *testing.T) {
 }
 
 func TestBreakerDefaultThresholdIsFive(t *testing.T) {
-	judge := guardFailingJudge(guardTypedErr(ErrorJudgeUnavailable))
+	judge := guardFailingJudge(guardTypedErr(scoring.ErrorJudgeUnavailable))
 	b := NewBreaker(judge, BreakerConfig{})
 	for range 4 {
-		_, _ = b.Complete(t.Context(), Request{})
+		_, _ = b.Complete(t.Context(), scoring.Request{})
 	}
 	if b.State() != BreakerClosed {
 		t.Fatalf("state after 4 failures = %s, want closed", b.State())
 	}
-	_, _ = b.Complete(t.Context(), Request{})
+	_, _ = b.Complete(t.Context(), scoring.Request{})
 	if b.State() != BreakerOpen {
 		t.Fatalf("state after 5 failures = %s, want open", b.State())
 	}
@@ -109,27 +113,27 @@ func TestBreakerNonEndpointErrors(t *testing.T) {
 		want BreakerState // after failure, err, failure with threshold 2
 	}{
 		{"success resets", nil, BreakerClosed},
-		{"parse error resets", guardTypedErr(ErrorJudgeParse), BreakerClosed},
-		{"bad request resets", guardTypedErr(ErrorJudgeBadRequest), BreakerClosed},
-		{"truncated resets", guardTypedErr(ErrorJudgeTruncated), BreakerClosed},
-		{"canceled is neutral", guardTypedErr(ErrorCanceled), BreakerOpen},
+		{"parse error resets", guardTypedErr(scoring.ErrorJudgeParse), BreakerClosed},
+		{"bad request resets", guardTypedErr(scoring.ErrorJudgeBadRequest), BreakerClosed},
+		{"truncated resets", guardTypedErr(scoring.ErrorJudgeTruncated), BreakerClosed},
+		{"canceled is neutral", guardTypedErr(scoring.ErrorCanceled), BreakerOpen},
 		{"context canceled is neutral", context.Canceled, BreakerOpen},
-		{"budget exceeded is neutral", guardTypedErr(ErrorBudgetExceeded), BreakerOpen},
+		{"budget exceeded is neutral", guardTypedErr(scoring.ErrorBudgetExceeded), BreakerOpen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			judge := newGuardSwitchJudge()
 			b := NewBreaker(judge, BreakerConfig{FailureThreshold: 2, Now: newGuardClock().Now})
-			judge.set(guardTypedErr(ErrorJudgeUnavailable))
-			_, _ = b.Complete(t.Context(), Request{})
+			judge.set(guardTypedErr(scoring.ErrorJudgeUnavailable))
+			_, _ = b.Complete(t.Context(), scoring.Request{})
 			for range 5 {
 				judge.set(tc.err)
-				_, _ = b.Complete(t.Context(), Request{})
+				_, _ = b.Complete(t.Context(), scoring.Request{})
 			}
 			if b.State() != BreakerClosed {
 				t.Fatalf("state after %v = %s, want closed", tc.err, b.State())
 			}
-			judge.set(guardTypedErr(ErrorJudgeUnavailable))
-			_, _ = b.Complete(t.Context(), Request{})
+			judge.set(guardTypedErr(scoring.ErrorJudgeUnavailable))
+			_, _ = b.Complete(t.Context(), scoring.Request{})
 			if b.State() != tc.want {
 				t.Fatalf("state = %s, want %s", b.State(), tc.want)
 			}
@@ -142,8 +146,8 @@ func guardOpenBreaker(t *testing.T, clk *guardClock, judge *guardSwitchJudge, cf
 	cfg.FailureThreshold = 1
 	cfg.Now = clk.Now
 	b := NewBreaker(judge, cfg)
-	judge.set(guardTypedErr(ErrorJudgeUnavailable))
-	_, _ = b.Complete(t.Context(), Request{})
+	judge.set(guardTypedErr(scoring.ErrorJudgeUnavailable))
+	_, _ = b.Complete(t.Context(), scoring.Request{})
 	if b.State() != BreakerOpen {
 		t.Fatalf("state = %s, want open", b.State())
 	}
@@ -157,9 +161,9 @@ func TestBreakerHalfOpensAfterOpenDuration(t *testing.T) {
 		want     BreakerState
 	}{
 		{"probe success closes", nil, BreakerClosed},
-		{"probe parse error closes", guardTypedErr(ErrorJudgeParse), BreakerClosed},
-		{"probe failure reopens", guardTypedErr(ErrorJudgeTimeout), BreakerOpen},
-		{"probe auth error suspends", guardTypedErr(ErrorJudgeAuth), BreakerSuspended},
+		{"probe parse error closes", guardTypedErr(scoring.ErrorJudgeParse), BreakerClosed},
+		{"probe failure reopens", guardTypedErr(scoring.ErrorJudgeTimeout), BreakerOpen},
+		{"probe auth error suspends", guardTypedErr(scoring.ErrorJudgeAuth), BreakerSuspended},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newGuardClock()
@@ -167,11 +171,11 @@ func TestBreakerHalfOpensAfterOpenDuration(t *testing.T) {
 			b := guardOpenBreaker(t, clk, judge, BreakerConfig{OpenDuration: 10 * time.Second})
 			judge.set(tc.probeErr)
 			clk.Advance(10*time.Second - time.Nanosecond)
-			if _, err := b.Complete(t.Context(), Request{}); guardErrType(err) != ErrorCircuitOpen {
+			if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 				t.Fatalf("call before OpenDuration: error %v, want circuit open", err)
 			}
 			clk.Advance(time.Nanosecond)
-			if _, err := b.Complete(t.Context(), Request{}); !errors.Is(err, tc.probeErr) {
+			if _, err := b.Complete(t.Context(), scoring.Request{}); !errors.Is(err, tc.probeErr) {
 				t.Fatalf("probe error = %v, want the judge's %v", err, tc.probeErr)
 			}
 			if judge.Calls() != 2 {
@@ -183,7 +187,7 @@ func TestBreakerHalfOpensAfterOpenDuration(t *testing.T) {
 			if tc.want == BreakerOpen {
 				// Re-opened for another full OpenDuration.
 				clk.Advance(5 * time.Second)
-				if _, err := b.Complete(t.Context(), Request{}); guardErrType(err) != ErrorCircuitOpen {
+				if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 					t.Fatalf("call after re-open: error %v, want circuit open", err)
 				}
 			}
@@ -197,15 +201,15 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 	b := guardOpenBreaker(t, clk, judge, BreakerConfig{})
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	judge.reply = func(context.Context, int, Request) (Response, error) {
+	judge.reply = func(context.Context, int, scoring.Request) (scoring.Response, error) {
 		close(entered)
 		<-release
-		return Response{Content: "{}"}, nil
+		return scoring.Response{Content: "{}"}, nil
 	}
 	clk.Advance(DefaultOpenDuration)
 	probeDone := make(chan error)
 	go func() {
-		_, err := b.Complete(context.Background(), Request{})
+		_, err := b.Complete(context.Background(), scoring.Request{})
 		probeDone <- err
 	}()
 	<-entered
@@ -213,7 +217,7 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 		t.Fatalf("state during probe = %s, want half_open", b.State())
 	}
 	for range 3 {
-		if _, err := b.Complete(t.Context(), Request{}); guardErrType(err) != ErrorCircuitOpen {
+		if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 			t.Fatalf("call during probe: error %v, want circuit open", err)
 		}
 	}
@@ -243,18 +247,18 @@ func TestBreakerAuthErrorSuspends(t *testing.T) {
 			changes = append(changes, fmt.Sprintf("%s->%s:%s", from, to, guardErrType(cause)))
 		},
 	})
-	judge.set(guardTypedErr(ErrorJudgeAuth))
-	_, _ = b.Complete(t.Context(), Request{})
+	judge.set(guardTypedErr(scoring.ErrorJudgeAuth))
+	_, _ = b.Complete(t.Context(), scoring.Request{})
 	if b.State() != BreakerSuspended {
 		t.Fatalf("state after one 401 = %s, want suspended", b.State())
 	}
 	judge.set(nil)
 	clk.Advance(DefaultOpenDuration) // an open circuit would probe now
-	if _, err := b.Complete(t.Context(), Request{}); guardErrType(err) != ErrorCircuitOpen {
+	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 		t.Fatalf("call while suspended: error %v, want circuit open", err)
 	}
 	clk.Advance(time.Hour - DefaultOpenDuration)
-	if _, err := b.Complete(t.Context(), Request{}); err != nil {
+	if _, err := b.Complete(t.Context(), scoring.Request{}); err != nil {
 		t.Fatalf("probe after AuthRetryInterval: %v", err)
 	}
 	if b.State() != BreakerClosed {
@@ -273,7 +277,7 @@ func TestBreakerAuthErrorSuspends(t *testing.T) {
 
 func TestBreakerOnStateChangeOncePerTransition(t *testing.T) {
 	clk := newGuardClock()
-	judge := guardFailingJudge(guardTypedErr(ErrorJudgeRateLimited))
+	judge := guardFailingJudge(guardTypedErr(scoring.ErrorJudgeRateLimited))
 	var b *Breaker
 	var changes []string
 	b = NewBreaker(judge, BreakerConfig{
@@ -285,10 +289,10 @@ func TestBreakerOnStateChangeOncePerTransition(t *testing.T) {
 		},
 	})
 	for range 10 {
-		_, _ = b.Complete(t.Context(), Request{})
+		_, _ = b.Complete(t.Context(), scoring.Request{})
 	}
 	clk.Advance(DefaultOpenDuration)
-	_, _ = b.Complete(t.Context(), Request{})
+	_, _ = b.Complete(t.Context(), scoring.Request{})
 	want := []string{
 		"closed->open:judge_rate_limited state=open",
 		"open->half_open: state=half_open",
@@ -308,20 +312,20 @@ func TestBreakerIgnoresStaleResults(t *testing.T) {
 		lateErr error
 	}{
 		{"late success", nil},
-		{"late failures", guardTypedErr(ErrorJudgeUnavailable)},
+		{"late failures", guardTypedErr(scoring.ErrorJudgeUnavailable)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newGuardClock()
 			const late = 3
 			release := make(chan struct{})
 			entered := make(chan struct{}, late)
-			judge := &guardJudge{reply: func(_ context.Context, call int, _ Request) (Response, error) {
+			judge := &guardJudge{reply: func(_ context.Context, call int, _ scoring.Request) (scoring.Response, error) {
 				if call <= late {
 					entered <- struct{}{}
 					<-release
-					return Response{Content: "{}"}, tc.lateErr
+					return scoring.Response{Content: "{}"}, tc.lateErr
 				}
-				return Response{}, guardTypedErr(ErrorJudgeUnavailable)
+				return scoring.Response{}, guardTypedErr(scoring.ErrorJudgeUnavailable)
 			}}
 			var transitions []string
 			b := NewBreaker(judge, BreakerConfig{FailureThreshold: 1, Now: clk.Now,
@@ -330,10 +334,10 @@ func TestBreakerIgnoresStaleResults(t *testing.T) {
 				}})
 			var wg sync.WaitGroup
 			for range late {
-				wg.Go(func() { _, _ = b.Complete(context.Background(), Request{}) })
+				wg.Go(func() { _, _ = b.Complete(context.Background(), scoring.Request{}) })
 				<-entered
 			}
-			_, _ = b.Complete(t.Context(), Request{}) // opens at t0
+			_, _ = b.Complete(t.Context(), scoring.Request{}) // opens at t0
 			clk.Advance(DefaultOpenDuration / 2)
 			close(release)
 			wg.Wait()
@@ -344,7 +348,7 @@ func TestBreakerIgnoresStaleResults(t *testing.T) {
 				t.Fatalf("transitions = %v, want one closed->open", transitions)
 			}
 			clk.Advance(DefaultOpenDuration / 2) // OpenDuration after the opening failure
-			_, _ = b.Complete(t.Context(), Request{})
+			_, _ = b.Complete(t.Context(), scoring.Request{})
 			if judge.Calls() != late+2 {
 				t.Fatalf("judge calls = %d, want a probe at OpenDuration after opening", judge.Calls())
 			}
@@ -360,20 +364,20 @@ func TestBreakerHonoursDoneContext(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := b.Complete(ctx, Request{}); guardErrType(err) != ErrorCanceled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled caller: error %v, want %s", err, ErrorCanceled)
+	if _, err := b.Complete(ctx, scoring.Request{}); guardErrType(err) != scoring.ErrorCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled caller: error %v, want %s", err, scoring.ErrorCanceled)
 	}
 	expired, cancel2 := context.WithDeadline(t.Context(), time.Unix(0, 0))
 	defer cancel2()
-	if _, err := b.Complete(expired, Request{}); guardErrType(err) != ErrorJudgeTimeout {
-		t.Fatalf("expired caller: error %v, want %s", err, ErrorJudgeTimeout)
+	if _, err := b.Complete(expired, scoring.Request{}); guardErrType(err) != scoring.ErrorJudgeTimeout {
+		t.Fatalf("expired caller: error %v, want %s", err, scoring.ErrorJudgeTimeout)
 	}
 	if judge.Calls() != 1 {
 		t.Fatalf("judge calls = %d, want 1", judge.Calls())
 	}
 	// The done callers did not use up the probe.
 	judge.set(nil)
-	if _, err := b.Complete(t.Context(), Request{}); err != nil {
+	if _, err := b.Complete(t.Context(), scoring.Request{}); err != nil {
 		t.Fatalf("probe: %v", err)
 	}
 	if b.State() != BreakerClosed {
@@ -387,13 +391,13 @@ func TestBreakerAbandonedProbe(t *testing.T) {
 	judge := newGuardSwitchJudge()
 	b := guardOpenBreaker(t, clk, judge, BreakerConfig{})
 	clk.Advance(DefaultOpenDuration)
-	judge.set(guardTypedErr(ErrorCanceled))
-	_, _ = b.Complete(t.Context(), Request{})
+	judge.set(guardTypedErr(scoring.ErrorCanceled))
+	_, _ = b.Complete(t.Context(), scoring.Request{})
 	if b.State() != BreakerHalfOpen {
 		t.Fatalf("state after abandoned probe = %s, want half_open", b.State())
 	}
 	judge.set(nil)
-	if _, err := b.Complete(t.Context(), Request{}); err != nil {
+	if _, err := b.Complete(t.Context(), scoring.Request{}); err != nil {
 		t.Fatalf("next probe: %v", err)
 	}
 	if b.State() != BreakerClosed {

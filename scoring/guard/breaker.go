@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // BreakerState is the state of a Breaker, reported for telemetry.
@@ -68,7 +70,7 @@ type BreakerConfig struct {
 // Wrap it outermost, NewBreaker(NewLimiter(judge, ...), ...), so that an
 // open circuit fails fast instead of first waiting for rate budget.
 type Breaker struct {
-	next Judge
+	next scoring.Judge
 	cfg  BreakerConfig
 
 	mu           sync.Mutex
@@ -89,7 +91,7 @@ type breakerTransition struct {
 }
 
 // NewBreaker returns a Breaker in front of next.
-func NewBreaker(next Judge, cfg BreakerConfig) *Breaker {
+func NewBreaker(next scoring.Judge, cfg BreakerConfig) *Breaker {
 	if cfg.FailureThreshold <= 0 {
 		cfg.FailureThreshold = DefaultFailureThreshold
 	}
@@ -128,14 +130,14 @@ func classifyBreakerOutcome(err error) breakerOutcome {
 	if err == nil {
 		return breakerHealthy
 	}
-	var e *Error
+	var e *scoring.Error
 	if errors.As(err, &e) {
 		switch e.Type {
-		case ErrorJudgeUnavailable, ErrorJudgeTimeout, ErrorJudgeRateLimited:
+		case scoring.ErrorJudgeUnavailable, scoring.ErrorJudgeTimeout, scoring.ErrorJudgeRateLimited:
 			return breakerFailure
-		case ErrorJudgeAuth:
+		case scoring.ErrorJudgeAuth:
 			return breakerAuth
-		case ErrorJudgeParse, ErrorJudgeBadRequest, ErrorJudgeTruncated:
+		case scoring.ErrorJudgeParse, scoring.ErrorJudgeBadRequest, scoring.ErrorJudgeTruncated:
 			return breakerHealthy
 		default: // canceled, budget exceeded, circuit open of an inner breaker, invalid case
 			return breakerNeutral
@@ -155,13 +157,13 @@ func classifyBreakerOutcome(err error) breakerOutcome {
 // it returns at once an *Error of type ErrorCircuitOpen. A caller whose ctx
 // is already done gets the context error (ErrorCanceled or
 // ErrorJudgeTimeout) without a call and without affecting the circuit.
-func (b *Breaker) Complete(ctx context.Context, req Request) (Response, error) {
+func (b *Breaker) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, guardContextError(err)
+		return scoring.Response{}, guardContextError(err)
 	}
 	gen, probe, err := b.admit()
 	if err != nil {
-		return Response{}, err
+		return scoring.Response{}, err
 	}
 	resp, callErr := b.next.Complete(ctx, req)
 	b.record(gen, probe, callErr)
@@ -205,7 +207,7 @@ func (b *Breaker) rejection() error {
 		err = fmt.Errorf("%w after %d consecutive failures (probe after %s): %v",
 			ErrBreakerOpen, b.cfg.FailureThreshold, b.reopenAt.Format(time.RFC3339), b.lastCause)
 	}
-	return &Error{Type: ErrorCircuitOpen, Err: err}
+	return &scoring.Error{Type: scoring.ErrorCircuitOpen, NotSent: true, Err: err}
 }
 
 // record applies one call's result to the circuit.
@@ -294,10 +296,11 @@ func (b *Breaker) notify() {
 	}
 }
 
-// guardContextError types a caller's context error.
-func guardContextError(err error) *Error {
+// guardContextError types a caller's context error that ended a call
+// before it was sent.
+func guardContextError(err error) *scoring.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Type: ErrorJudgeTimeout, Err: err}
+		return &scoring.Error{Type: scoring.ErrorJudgeTimeout, NotSent: true, Err: err}
 	}
-	return &Error{Type: ErrorCanceled, Err: err}
+	return &scoring.Error{Type: scoring.ErrorCanceled, NotSent: true, Err: err}
 }

@@ -1,8 +1,13 @@
-package genai
+// Package lenientjson decodes JSON that may be cut short, carry trailing
+// commas or be followed by more text: telemetry attributes cut at a length
+// limit and LLM judge replies. It is the one such scanner in the module;
+// the processor's span reader and the scoring library both use it.
+package lenientjson
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -11,22 +16,22 @@ import (
 // maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxJSONDepth = 128
 
+// Errors of Prefix.
 var (
-	errTruncated = errors.New("json: input ends early")
-	errSyntax    = errors.New("json: invalid syntax")
+	ErrTruncated = errors.New("json: input ends early")
+	ErrSyntax    = errors.New("json: invalid syntax")
 )
 
-// parseLenientJSON decodes JSON text as far as it goes. Telemetry SDKs cut
-// long attribute values at a length limit, often mid-string, so a value that
-// ends early is kept with everything read up to the cut (including the prefix
-// of a cut string) and reported as partial. On a syntax error the element
-// being read is dropped and the elements before it are kept. ok is false when
-// nothing usable was read: the caller should then treat the text as plain text.
-// keepCut says whether a string cut by the end of the input is kept as its
-// prefix (for an answer, read as far as it goes) or dropped (for a prompt,
-// where a cut turn would be mistaken for the whole question).
+// Parse decodes JSON text as far as it goes. Telemetry SDKs cut long
+// attribute values at a length limit, often mid-string, so a value that ends
+// early is kept with everything read up to the cut. On a syntax error the
+// element being read is dropped and the elements before it are kept. ok is
+// false when nothing usable was read: the caller should then treat the text
+// as plain text. keepCut says whether a string cut by the end of the input is
+// kept as its prefix (for an answer, read as far as it goes) or dropped (for
+// a prompt, where a cut turn would be mistaken for the whole question).
 // Numbers come back as json.Number so that ids survive re-encoding exactly.
-func parseLenientJSON(s string, keepCut bool) (v any, partial, ok bool) {
+func Parse(s string, keepCut bool) (v any, ok bool) {
 	p := lenientParser{s: s, keepCut: keepCut}
 	p.skipSpace()
 	v, err := p.value(0)
@@ -35,14 +40,32 @@ func parseLenientJSON(s string, keepCut bool) (v any, partial, ok bool) {
 		p.skipSpace()
 		if p.i < len(p.s) {
 			// Text after the value: prose that happens to start with a bracket.
-			return nil, false, false
+			return nil, false
 		}
-		return v, false, true
-	case errors.Is(err, errTruncated):
-		return v, true, !isEmptyContainer(v)
+		return v, true
+	case errors.Is(err, ErrTruncated):
+		return v, !isEmptyContainer(v)
 	default:
-		return v, true, v != nil && !isEmptyContainer(v)
+		return v, v != nil && !isEmptyContainer(v)
 	}
+}
+
+// Prefix reads the one JSON value at the start of s, ignoring what follows
+// it, and returns it with the number of bytes read. err is ErrTruncated when
+// s ends inside the value (the usual sign of a reply cut at a token limit)
+// and wraps ErrSyntax when the value is not JSON. Trailing commas before a
+// closing bracket are accepted.
+func Prefix(s string) (v any, n int, err error) {
+	p := lenientParser{s: s}
+	p.skipSpace()
+	v, err = p.value(0)
+	if err != nil {
+		if errors.Is(err, ErrSyntax) {
+			return nil, p.i, fmt.Errorf("%w at byte %d", ErrSyntax, p.i)
+		}
+		return nil, p.i, err
+	}
+	return v, p.i, nil
 }
 
 func isEmptyContainer(v any) bool {
@@ -74,15 +97,29 @@ func (p *lenientParser) skipSpace() {
 	}
 }
 
-// value reads one value. With errTruncated the returned value holds what was
-// read before the end; with errSyntax it holds what was complete before the
+// closes consumes close when it is the next byte after spaces: a trailing
+// comma, as LLMs write them.
+func (p *lenientParser) closes(close byte) bool {
+	j := p.i
+	for j < len(p.s) && (p.s[j] == ' ' || p.s[j] == '\t' || p.s[j] == '\n' || p.s[j] == '\r') {
+		j++
+	}
+	if j < len(p.s) && p.s[j] == close {
+		p.i = j + 1
+		return true
+	}
+	return false
+}
+
+// value reads one value. With ErrTruncated the returned value holds what was
+// read before the end; with ErrSyntax it holds what was complete before the
 // error (containers only; scalars are nil).
 func (p *lenientParser) value(depth int) (any, error) {
 	if p.i >= len(p.s) {
-		return nil, errTruncated
+		return nil, ErrTruncated
 	}
 	if depth > maxJSONDepth {
-		return nil, errSyntax
+		return nil, ErrSyntax
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
@@ -100,7 +137,7 @@ func (p *lenientParser) value(depth int) (any, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	default:
-		return nil, errSyntax
+		return nil, ErrSyntax
 	}
 }
 
@@ -112,9 +149,9 @@ func (p *lenientParser) literal(word string, v any) (any, error) {
 	}
 	if len(rest) < len(word) && strings.HasPrefix(word, rest) {
 		p.i = len(p.s)
-		return nil, errTruncated
+		return nil, ErrTruncated
 	}
-	return nil, errSyntax
+	return nil, ErrSyntax
 }
 
 func (p *lenientParser) number() (any, error) {
@@ -130,13 +167,13 @@ func (p *lenientParser) number() (any, error) {
 	n := json.Number(p.s[start:p.i])
 	if _, err := n.Float64(); err != nil {
 		if p.i == len(p.s) {
-			return nil, errTruncated
+			return nil, ErrTruncated
 		}
-		return nil, errSyntax
+		return nil, ErrSyntax
 	}
 	if p.i == len(p.s) {
 		// A number at the very end may have lost digits.
-		return n, errTruncated
+		return n, ErrTruncated
 	}
 	return n, nil
 }
@@ -147,7 +184,7 @@ func (p *lenientParser) array(depth int) (any, error) {
 	for {
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return out, errTruncated
+			return out, ErrTruncated
 		}
 		if p.s[p.i] == ']' {
 			p.i++
@@ -155,7 +192,7 @@ func (p *lenientParser) array(depth int) (any, error) {
 		}
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if errors.Is(err, errTruncated) && v != nil {
+			if errors.Is(err, ErrTruncated) && v != nil {
 				out = append(out, v)
 			}
 			return out, err
@@ -163,16 +200,19 @@ func (p *lenientParser) array(depth int) (any, error) {
 		out = append(out, v)
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return out, errTruncated
+			return out, ErrTruncated
 		}
 		switch p.s[p.i] {
 		case ',':
 			p.i++
+			if p.closes(']') {
+				return out, nil
+			}
 		case ']':
 			p.i++
 			return out, nil
 		default:
-			return out, errSyntax
+			return out, ErrSyntax
 		}
 	}
 }
@@ -183,7 +223,7 @@ func (p *lenientParser) object(depth int) (any, error) {
 	for {
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return out, errTruncated
+			return out, ErrTruncated
 		}
 		switch p.s[p.i] {
 		case '}':
@@ -191,7 +231,7 @@ func (p *lenientParser) object(depth int) (any, error) {
 			return out, nil
 		case '"':
 		default:
-			return out, errSyntax
+			return out, ErrSyntax
 		}
 		k, err := p.str()
 		if err != nil {
@@ -199,16 +239,16 @@ func (p *lenientParser) object(depth int) (any, error) {
 		}
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return out, errTruncated
+			return out, ErrTruncated
 		}
 		if p.s[p.i] != ':' {
-			return out, errSyntax
+			return out, ErrSyntax
 		}
 		p.i++
 		p.skipSpace()
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if errors.Is(err, errTruncated) && v != nil {
+			if errors.Is(err, ErrTruncated) && v != nil {
 				out[k.(string)] = v
 			}
 			return out, err
@@ -216,22 +256,25 @@ func (p *lenientParser) object(depth int) (any, error) {
 		out[k.(string)] = v
 		p.skipSpace()
 		if p.i >= len(p.s) {
-			return out, errTruncated
+			return out, ErrTruncated
 		}
 		switch p.s[p.i] {
 		case ',':
 			p.i++
+			if p.closes('}') {
+				return out, nil
+			}
 		case '}':
 			p.i++
 			return out, nil
 		default:
-			return out, errSyntax
+			return out, ErrSyntax
 		}
 	}
 }
 
 // str reads a string. A string cut by the end of input returns its prefix
-// with errTruncated.
+// with ErrTruncated.
 func (p *lenientParser) str() (any, error) {
 	p.i++ // opening quote
 	start := p.i
@@ -285,7 +328,7 @@ func (p *lenientParser) str() (any, error) {
 					return p.cut(b.String())
 				}
 				if !ok {
-					return nil, errSyntax
+					return nil, ErrSyntax
 				}
 				if utf16.IsSurrogate(r) {
 					if strings.HasPrefix(p.s[p.i:], `\u`) {
@@ -305,7 +348,7 @@ func (p *lenientParser) str() (any, error) {
 				}
 				b.WriteRune(r)
 			default:
-				return nil, errSyntax
+				return nil, ErrSyntax
 			}
 		default:
 			b.WriteByte(c)
@@ -318,9 +361,9 @@ func (p *lenientParser) str() (any, error) {
 // cut returns a string that the end of input cut short.
 func (p *lenientParser) cut(prefix string) (any, error) {
 	if !p.keepCut {
-		return nil, errTruncated
+		return nil, ErrTruncated
 	}
-	return prefix, errTruncated
+	return prefix, ErrTruncated
 }
 
 func (p *lenientParser) hex4() (r rune, ok, truncated bool) {

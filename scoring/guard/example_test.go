@@ -1,4 +1,4 @@
-package scoring_test
+package guard_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 )
 
 // downJudge is a judge endpoint that is down.
@@ -20,10 +21,10 @@ func (j *downJudge) Complete(context.Context, scoring.Request) (scoring.Response
 
 func ExampleBreaker() {
 	judge := &downJudge{}
-	b := scoring.NewBreaker(judge, scoring.BreakerConfig{
+	b := guard.NewBreaker(judge, guard.BreakerConfig{
 		FailureThreshold: 3,
 		OpenDuration:     30 * time.Second,
-		OnStateChange: func(from, to scoring.BreakerState, cause error) {
+		OnStateChange: func(from, to guard.BreakerState, cause error) {
 			fmt.Printf("judge circuit %s -> %s\n", from, to)
 		},
 	})
@@ -52,7 +53,7 @@ func (usageJudge) Complete(context.Context, scoring.Request) (scoring.Response, 
 
 func ExampleLimiter() {
 	// One limiter per judge, shared by every scorer using it.
-	l := scoring.NewLimiter(usageJudge{}, scoring.LimiterConfig{
+	l := guard.NewLimiter(usageJudge{}, guard.LimiterConfig{
 		RequestsPerMinute:        600, // one call every 100ms at most
 		TokensPerMinute:          200_000,
 		CompletionTokensEstimate: 256,
@@ -84,7 +85,7 @@ func (s *lengthScorer) Score(_ context.Context, c scoring.Case) scoring.Result {
 }
 
 func ExampleCache() {
-	cache, err := scoring.NewCache(scoring.CacheConfig{Size: 1000, TTL: time.Hour})
+	cache, err := guard.NewCache(guard.CacheConfig{Size: 1000, TTL: time.Hour})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -104,19 +105,4 @@ func ExampleCache() {
 	// first: 6 1 LLM call
 	// again: 6 0 LLM calls
 	// hits: 1 misses: 1 entries: 1
-}
-
-func ExampleRedactor() {
-	r, err := scoring.NewRedactor(scoring.RedactionConfig{
-		Builtin:  []string{scoring.RedactEmail, scoring.RedactPhone, scoring.RedactPaymentCard},
-		Patterns: []string{`\bEMP-\d{5}\b`},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	// Plug it into a scorer: scoring.Options{Redact: r.Redact}.
-	fmt.Println(r.Redact("Jo (EMP-40213, jo@example.com, +44 20 7946 0958) paid with 4111 1111 1111 1111 on 2024-01-15, order 98765432."))
-	// Output:
-	// Jo ([REDACTED:custom], [REDACTED:email], [REDACTED:phone]) paid with [REDACTED:payment_card] on 2024-01-15, order 98765432.
 }

@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"container/list"
@@ -9,6 +9,8 @@ import (
 	"hash"
 	"sync"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // CacheConfig sizes a Cache. Size and TTL are required.
@@ -72,14 +74,14 @@ type cacheKey [sha256.Size]byte
 
 type cacheEntry struct {
 	key     cacheKey
-	result  Result
+	result  scoring.Result
 	expires time.Time
 }
 
 // cacheCall is a scorer call in flight that identical calls wait for.
 type cacheCall struct {
 	done   chan struct{}
-	result Result
+	result scoring.Result
 	// retry tells waiters the leader gave up (its context ended or it
 	// panicked), so its result says nothing about the case.
 	retry bool
@@ -115,20 +117,20 @@ func (c *Cache) Stats() CacheStats {
 // change (threshold, scale, strict mode, reason mode, input cap...): both
 // are part of the key with s's name, PromptVersion and the case fields
 // sent to the judge (Input, Output, Context, Instructions; not Metadata).
-func (c *Cache) Wrap(s Scorer, model, optionsFingerprint string) Scorer {
+func (c *Cache) Wrap(s scoring.Scorer, model, optionsFingerprint string) scoring.Scorer {
 	return &cachedScorer{cache: c, next: s, model: model, fingerprint: optionsFingerprint}
 }
 
 type cachedScorer struct {
 	cache       *Cache
-	next        Scorer
+	next        scoring.Scorer
 	model       string
 	fingerprint string
 }
 
 func (s *cachedScorer) Name() string { return s.next.Name() }
 
-func (s *cachedScorer) Score(ctx context.Context, cs Case) Result {
+func (s *cachedScorer) Score(ctx context.Context, cs scoring.Case) scoring.Result {
 	key := s.key(cs)
 	c := s.cache
 	for {
@@ -153,7 +155,7 @@ func (s *cachedScorer) Score(ctx context.Context, cs Case) Result {
 		select {
 		case <-call.done:
 		case <-ctx.Done():
-			return Result{Scorer: s.Name(), Label: LabelError, Err: guardContextError(ctx.Err())}
+			return scoring.Result{Scorer: s.Name(), Label: scoring.LabelError, Err: guardContextError(ctx.Err())}
 		}
 		if call.retry {
 			continue
@@ -166,7 +168,7 @@ func (s *cachedScorer) Score(ctx context.Context, cs Case) Result {
 }
 
 // lead scores the case for itself and every identical call waiting on call.
-func (s *cachedScorer) lead(ctx context.Context, key cacheKey, call *cacheCall, cs Case) Result {
+func (s *cachedScorer) lead(ctx context.Context, key cacheKey, call *cacheCall, cs scoring.Case) scoring.Result {
 	c := s.cache
 	call.retry = true // until the scorer returns
 	defer func() {
@@ -180,37 +182,37 @@ func (s *cachedScorer) lead(ctx context.Context, key cacheKey, call *cacheCall, 
 	}()
 	r := s.next.Score(ctx, cs)
 	call.result = r
-	call.retry = r.Label == LabelError && ctx.Err() != nil
+	call.retry = r.Label == scoring.LabelError && ctx.Err() != nil
 	return r
 }
 
-func cacheableResult(r Result) bool {
+func cacheableResult(r scoring.Result) bool {
 	switch r.Label {
-	case LabelPass, LabelFail, LabelNotScorable:
+	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
 		return r.Err == nil
 	}
 	return false
 }
 
 // cacheFree returns a shared result with no cost of its own.
-func cacheFree(r Result) Result {
-	r.Usage = Usage{}
+func cacheFree(r scoring.Result) scoring.Result {
+	r.Usage = scoring.Usage{}
 	return r
 }
 
 // lookup returns a live stored result and marks it recently used. It
 // drops an expired one. c.mu must be held.
-func (c *Cache) lookup(key cacheKey) (Result, bool) {
+func (c *Cache) lookup(key cacheKey) (scoring.Result, bool) {
 	el, ok := c.entries[key]
 	if !ok {
-		return Result{}, false
+		return scoring.Result{}, false
 	}
 	e := el.Value.(*cacheEntry)
 	if !c.cfg.Now().Before(e.expires) {
 		c.lru.Remove(el)
 		delete(c.entries, key)
 		c.stats.Expirations++
-		return Result{}, false
+		return scoring.Result{}, false
 	}
 	c.lru.MoveToFront(el)
 	return e.result, true
@@ -218,7 +220,7 @@ func (c *Cache) lookup(key cacheKey) (Result, bool) {
 
 // store keeps a result, evicting the least recently used beyond Size.
 // c.mu must be held.
-func (c *Cache) store(key cacheKey, r Result) {
+func (c *Cache) store(key cacheKey, r scoring.Result) {
 	expires := c.cfg.Now().Add(c.cfg.TTL)
 	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
@@ -237,11 +239,11 @@ func (c *Cache) store(key cacheKey, r Result) {
 
 // key hashes everything that decides a result. Every field is length
 // prefixed so that no two different cases share a key by concatenation.
-func (s *cachedScorer) key(cs Case) cacheKey {
+func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 	h := sha256.New()
 	cacheWriteField(h, s.next.Name())
 	cacheWriteField(h, s.model)
-	cacheWriteField(h, PromptVersion)
+	cacheWriteField(h, scoring.PromptVersion)
 	cacheWriteField(h, s.fingerprint)
 	cacheWriteField(h, cs.Input)
 	cacheWriteField(h, cs.Output)

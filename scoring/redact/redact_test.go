@@ -1,4 +1,4 @@
-package scoring
+package redact
 
 import (
 	"strings"
@@ -8,9 +8,9 @@ import (
 
 func newAllRedactor(t testing.TB) *Redactor {
 	t.Helper()
-	r, err := NewRedactor(RedactionConfig{Builtin: RedactionBuiltins()})
+	r, err := New(Config{Builtin: Builtins()})
 	if err != nil {
-		t.Fatalf("NewRedactor: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return r
 }
@@ -111,14 +111,14 @@ func TestRedactSelectsBuiltinsByName(t *testing.T) {
 		builtin []string
 		want    string
 	}{
-		{[]string{RedactEmail}, "[REDACTED:email] 555-123-4567 4111111111111111"},
-		{[]string{RedactPhone}, "jo@x.org [REDACTED:phone] 4111111111111111"},
-		{[]string{RedactPaymentCard}, "jo@x.org 555-123-4567 [REDACTED:payment_card]"},
-		{[]string{RedactPhone, RedactEmail}, "[REDACTED:email] [REDACTED:phone] 4111111111111111"},
+		{[]string{Email}, "[REDACTED:email] 555-123-4567 4111111111111111"},
+		{[]string{Phone}, "jo@x.org [REDACTED:phone] 4111111111111111"},
+		{[]string{PaymentCard}, "jo@x.org 555-123-4567 [REDACTED:payment_card]"},
+		{[]string{Phone, Email}, "[REDACTED:email] [REDACTED:phone] 4111111111111111"},
 	} {
-		r, err := NewRedactor(RedactionConfig{Builtin: tc.builtin})
+		r, err := New(Config{Builtin: tc.builtin})
 		if err != nil {
-			t.Fatalf("NewRedactor(%v): %v", tc.builtin, err)
+			t.Fatalf("New(%v): %v", tc.builtin, err)
 		}
 		if got := r.Redact(in); got != tc.want {
 			t.Errorf("%v: got %q, want %q", tc.builtin, got, tc.want)
@@ -127,12 +127,12 @@ func TestRedactSelectsBuiltinsByName(t *testing.T) {
 }
 
 func TestRedactUserPatterns(t *testing.T) {
-	r, err := NewRedactor(RedactionConfig{
-		Builtin:  []string{RedactEmail},
+	r, err := New(Config{
+		Builtin:  []string{Email},
 		Patterns: []string{`\bACCT-\d{6}\b`, `(?i)secret project \w+`, `[A-Z]+`},
 	})
 	if err != nil {
-		t.Fatalf("NewRedactor: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	in := "acct ACCT-123456 of jo@x.org about Secret Project Falcon"
 	want := "acct [REDACTED:custom] of [REDACTED:email] about [REDACTED:custom]"
@@ -146,21 +146,21 @@ func TestRedactUserPatterns(t *testing.T) {
 	}
 }
 
-func TestNewRedactorRejectsBadConfig(t *testing.T) {
+func TestNewRejectsBadConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  RedactionConfig
+		cfg  Config
 		want string
 	}{
-		{"nothing selected", RedactionConfig{}, "no built-in pattern or pattern selected"},
-		{"unknown builtin", RedactionConfig{Builtin: []string{"email", "ssn"}}, `unknown built-in pattern "ssn"`},
-		{"invalid regex", RedactionConfig{Patterns: []string{`ok`, `a(b`}}, `pattern 1 "a(b"`},
-		{"empty match", RedactionConfig{Patterns: []string{`x*`}}, `pattern 0 "x*" matches empty text`},
+		{"nothing selected", Config{}, "no built-in pattern or pattern selected"},
+		{"unknown builtin", Config{Builtin: []string{"email", "ssn"}}, `unknown built-in pattern "ssn"`},
+		{"invalid regex", Config{Patterns: []string{`ok`, `a(b`}}, `pattern 1 "a(b"`},
+		{"empty match", Config{Patterns: []string{`x*`}}, `pattern 0 "x*" matches empty text`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := NewRedactor(tc.cfg)
+			r, err := New(tc.cfg)
 			if err == nil || r != nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("NewRedactor = %v, %v; want error containing %q", r, err, tc.want)
+				t.Fatalf("New = %v, %v; want error containing %q", r, err, tc.want)
 			}
 		})
 	}
@@ -169,9 +169,9 @@ func TestNewRedactorRejectsBadConfig(t *testing.T) {
 // A pattern that matches only empty text at some positions (\b) must not
 // insert markers.
 func TestRedactSkipsEmptyMatches(t *testing.T) {
-	r, err := NewRedactor(RedactionConfig{Patterns: []string{`\b`}})
+	r, err := New(Config{Patterns: []string{`\b`}})
 	if err != nil {
-		t.Fatalf("NewRedactor: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	if got := r.Redact("two words"); got != "two words" {
 		t.Fatalf("got %q", got)

@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"context"
@@ -9,31 +9,33 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // limiterRecorder is a judge that records when each call reached it (on
 // the fake clock) and reports a fixed usage.
 type limiterRecorder struct {
 	clk   *guardClock
-	usage func(req Request) (prompt, completion int)
+	usage func(req scoring.Request) (prompt, completion int)
 
 	mu     sync.Mutex
 	starts []time.Time
 	tokens []int
 }
 
-func (r *limiterRecorder) Complete(_ context.Context, req Request) (Response, error) {
+func (r *limiterRecorder) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
 	p, c := r.usage(req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.starts = append(r.starts, r.clk.Now())
 	r.tokens = append(r.tokens, p+c)
-	return Response{Content: "{}", PromptTokens: p, CompletionTokens: c}, nil
+	return scoring.Response{Content: "{}", PromptTokens: p, CompletionTokens: c}, nil
 }
 
 // limiterRunAll makes n concurrent calls and drives the fake clock until
 // all have returned, without sleeping.
-func limiterRunAll(t *testing.T, clk *guardClock, l *Limiter, n int, req Request) {
+func limiterRunAll(t *testing.T, clk *guardClock, l *Limiter, n int, req scoring.Request) {
 	t.Helper()
 	errs := make(chan error, n)
 	base := clk.marksNow()
@@ -81,9 +83,9 @@ func limiterMaxPerMinute(starts []time.Time, weights []int) int {
 func TestLimiterRequestsPerMinute(t *testing.T) {
 	clk := newGuardClock()
 	t0 := clk.Now()
-	rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return 10, 10 }}
+	rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return 10, 10 }}
 	l := NewLimiter(rec, LimiterConfig{RequestsPerMinute: 60, Now: clk.Now, After: clk.After})
-	limiterRunAll(t, clk, l, 150, Request{})
+	limiterRunAll(t, clk, l, 150, scoring.Request{})
 
 	ones := slices.Repeat([]int{1}, len(rec.starts))
 	if got := limiterMaxPerMinute(rec.starts, ones); got > 60 {
@@ -103,11 +105,11 @@ func TestLimiterRequestsPerMinute(t *testing.T) {
 
 func TestLimiterRequestIntervalRoundsUp(t *testing.T) {
 	clk := newGuardClock()
-	rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return 1, 1 }}
+	rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return 1, 1 }}
 	// 60s/7 is not a whole number of nanoseconds: 8 requests must not fit
 	// in one minute.
 	l := NewLimiter(rec, LimiterConfig{RequestsPerMinute: 7, Now: clk.Now, After: clk.After})
-	limiterRunAll(t, clk, l, 15, Request{})
+	limiterRunAll(t, clk, l, 15, scoring.Request{})
 	if got := limiterMaxPerMinute(rec.starts, slices.Repeat([]int{1}, 15)); got > 7 {
 		t.Fatalf("%d requests in one minute, want <= 7", got)
 	}
@@ -116,14 +118,14 @@ func TestLimiterRequestIntervalRoundsUp(t *testing.T) {
 func TestLimiterTokensPerMinute(t *testing.T) {
 	clk := newGuardClock()
 	t0 := clk.Now()
-	rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return 100, 100 }}
+	rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return 100, 100 }}
 	l := NewLimiter(rec, LimiterConfig{
 		TokensPerMinute:          1000,
 		CompletionTokensEstimate: 100,
 		Now:                      clk.Now,
 		After:                    clk.After,
 	})
-	req := Request{Messages: []Message{{Role: "user", Content: strings.Repeat("a", 400)}}}
+	req := scoring.Request{Messages: []scoring.Message{{Role: "user", Content: strings.Repeat("a", 400)}}}
 	if got := l.EstimateTokens(req); got != 200 {
 		t.Fatalf("estimate = %d, want 400/4 + 100", got)
 	}
@@ -150,7 +152,7 @@ func TestLimiterTokensPerMinute(t *testing.T) {
 // limiterStart makes one call and reports whether it went to the judge
 // without waiting for the clock; if it waits, the clock is advanced until
 // it is through. It returns how long the call waited.
-func limiterStart(t *testing.T, clk *guardClock, l *Limiter, req Request) time.Duration {
+func limiterStart(t *testing.T, clk *guardClock, l *Limiter, req scoring.Request) time.Duration {
 	t.Helper()
 	start := clk.Now()
 	base := clk.marksNow()
@@ -192,7 +194,7 @@ func TestLimiterReconcilesWithReportedUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newGuardClock()
-			rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return tc.reported, 0 }}
+			rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return tc.reported, 0 }}
 			l := NewLimiter(rec, LimiterConfig{
 				TokensPerMinute:          1000,
 				CompletionTokensEstimate: 600,
@@ -200,7 +202,7 @@ func TestLimiterReconcilesWithReportedUsage(t *testing.T) {
 				After:                    clk.After,
 			})
 			for i, wantWait := range tc.waits {
-				waited := limiterStart(t, clk, l, Request{})
+				waited := limiterStart(t, clk, l, scoring.Request{})
 				if (waited > 0) != wantWait {
 					t.Fatalf("call %d waited %s, want wait=%v", i, waited, wantWait)
 				}
@@ -212,9 +214,9 @@ func TestLimiterReconcilesWithReportedUsage(t *testing.T) {
 func TestLimiterRejectsRequestLargerThanBudget(t *testing.T) {
 	judge := &guardJudge{}
 	l := NewLimiter(judge, LimiterConfig{TokensPerMinute: 100, CompletionTokensEstimate: 50})
-	_, err := l.Complete(t.Context(), Request{Messages: []Message{{Content: strings.Repeat("x", 400)}}})
-	if guardErrType(err) != ErrorBudgetExceeded {
-		t.Fatalf("error = %v, want %s", err, ErrorBudgetExceeded)
+	_, err := l.Complete(t.Context(), scoring.Request{Messages: []scoring.Message{{Content: strings.Repeat("x", 400)}}})
+	if guardErrType(err) != scoring.ErrorBudgetExceeded {
+		t.Fatalf("error = %v, want %s", err, scoring.ErrorBudgetExceeded)
 	}
 	if judge.Calls() != 0 {
 		t.Fatalf("judge calls = %d, want 0", judge.Calls())
@@ -224,9 +226,9 @@ func TestLimiterRejectsRequestLargerThanBudget(t *testing.T) {
 func TestLimiterContextEndsWhileWaiting(t *testing.T) {
 	clk := newGuardClock()
 	t0 := clk.Now()
-	rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return 1, 1 }}
+	rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return 1, 1 }}
 	l := NewLimiter(rec, LimiterConfig{RequestsPerMinute: 1, Now: clk.Now, After: clk.After})
-	if waited := limiterStart(t, clk, l, Request{}); waited != 0 {
+	if waited := limiterStart(t, clk, l, scoring.Request{}); waited != 0 {
 		t.Fatalf("first call waited %s", waited)
 	}
 
@@ -234,25 +236,25 @@ func TestLimiterContextEndsWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := l.Complete(ctx, Request{})
+		_, err := l.Complete(ctx, scoring.Request{})
 		errc <- err
 	}()
 	clk.waitUntil(func(timers, _ int) bool { return timers == 1 })
 	cancel()
-	if err := <-errc; guardErrType(err) != ErrorCanceled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled waiter: error %v, want %s", err, ErrorCanceled)
+	if err := <-errc; guardErrType(err) != scoring.ErrorCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled waiter: error %v, want %s", err, scoring.ErrorCanceled)
 	}
 
 	// A deadline before the next slot fails at once.
 	dctx, dcancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer dcancel()
-	_, err := l.Complete(dctx, Request{})
-	if guardErrType(err) != ErrorBudgetExceeded || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("waiter past its deadline: error %v, want %s wrapping the deadline", err, ErrorBudgetExceeded)
+	_, err := l.Complete(dctx, scoring.Request{})
+	if guardErrType(err) != scoring.ErrorBudgetExceeded || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiter past its deadline: error %v, want %s wrapping the deadline", err, scoring.ErrorBudgetExceeded)
 	}
 
 	// Neither gave-up call kept its slot: the next call gets the one at +1m.
-	limiterStart(t, clk, l, Request{})
+	limiterStart(t, clk, l, scoring.Request{})
 	if len(rec.starts) != 2 || !rec.starts[1].Equal(t0.Add(time.Minute)) {
 		t.Fatalf("starts = %v, want the second at +1m", rec.starts)
 	}
@@ -263,10 +265,10 @@ func TestLimiterContextEndsWhileWaiting(t *testing.T) {
 
 func TestLimiterUnlimitedByDefault(t *testing.T) {
 	clk := newGuardClock()
-	rec := &limiterRecorder{clk: clk, usage: func(Request) (int, int) { return 1e6, 1e6 }}
+	rec := &limiterRecorder{clk: clk, usage: func(scoring.Request) (int, int) { return 1e6, 1e6 }}
 	l := NewLimiter(rec, LimiterConfig{Now: clk.Now, After: clk.After})
 	for range 100 {
-		if waited := limiterStart(t, clk, l, Request{}); waited != 0 {
+		if waited := limiterStart(t, clk, l, scoring.Request{}); waited != 0 {
 			t.Fatalf("unlimited call waited %s", waited)
 		}
 	}
@@ -277,11 +279,11 @@ func TestLimiterRefundsCallsNotMade(t *testing.T) {
 	clk := newGuardClock()
 	var refuse atomic.Bool
 	refuse.Store(true)
-	judge := &guardJudge{reply: func(context.Context, int, Request) (Response, error) {
+	judge := &guardJudge{reply: func(context.Context, int, scoring.Request) (scoring.Response, error) {
 		if refuse.Load() {
-			return Response{}, guardTypedErr(ErrorCircuitOpen)
+			return scoring.Response{}, guardTypedErr(scoring.ErrorCircuitOpen)
 		}
-		return Response{Content: "{}", PromptTokens: 400}, nil
+		return scoring.Response{Content: "{}", PromptTokens: 400}, nil
 	}}
 	l := NewLimiter(judge, LimiterConfig{
 		TokensPerMinute: 1000, CompletionTokensEstimate: 600, Now: clk.Now, After: clk.After,
@@ -290,7 +292,7 @@ func TestLimiterRefundsCallsNotMade(t *testing.T) {
 		base := clk.marksNow()
 		errc := make(chan error, 1)
 		go func() {
-			_, err := l.Complete(context.Background(), Request{})
+			_, err := l.Complete(context.Background(), scoring.Request{})
 			errc <- err
 			clk.mark()
 		}()
@@ -298,12 +300,12 @@ func TestLimiterRefundsCallsNotMade(t *testing.T) {
 		if len(errc) == 0 {
 			t.Fatalf("refused call %d waited for budget", i)
 		}
-		if err := <-errc; guardErrType(err) != ErrorCircuitOpen {
+		if err := <-errc; guardErrType(err) != scoring.ErrorCircuitOpen {
 			t.Fatalf("call %d: error %v, want circuit open", i, err)
 		}
 	}
 	refuse.Store(false)
-	if waited := limiterStart(t, clk, l, Request{}); waited != 0 {
+	if waited := limiterStart(t, clk, l, scoring.Request{}); waited != 0 {
 		t.Fatalf("call after refused calls waited %s", waited)
 	}
 }
@@ -318,22 +320,22 @@ func TestLimiterServesInArrivalOrder(t *testing.T) {
 	starts := map[int]time.Time{} // by estimated tokens
 	releaseFirst := make(chan struct{})
 	firstEntered := make(chan struct{})
-	judge := &guardJudge{reply: func(_ context.Context, call int, req Request) (Response, error) {
+	judge := &guardJudge{reply: func(_ context.Context, call int, req scoring.Request) (scoring.Response, error) {
 		mu.Lock()
 		starts[len(req.Messages[0].Content)/4+1] = clk.Now()
 		mu.Unlock()
 		if call == 1 {
 			close(firstEntered)
 			<-releaseFirst
-			return Response{Content: "{}", PromptTokens: 100}, nil // estimated 800
+			return scoring.Response{Content: "{}", PromptTokens: 100}, nil // estimated 800
 		}
-		return Response{Content: "{}"}, nil
+		return scoring.Response{Content: "{}"}, nil
 	}}
 	l := NewLimiter(judge, LimiterConfig{
 		TokensPerMinute: 1000, CompletionTokensEstimate: 1, Now: clk.Now, After: clk.After,
 	})
-	sized := func(tokens int) Request {
-		return Request{Messages: []Message{{Content: strings.Repeat("a", 4*(tokens-1))}}}
+	sized := func(tokens int) scoring.Request {
+		return scoring.Request{Messages: []scoring.Message{{Content: strings.Repeat("a", 4*(tokens-1))}}}
 	}
 	firstDone := make(chan struct{})
 	go func() { // at t0, in flight

@@ -1,4 +1,4 @@
-package scoring
+package openai
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Retry defaults, used for zero fields of RetryPolicy.
@@ -45,6 +47,14 @@ type RetryPolicy struct {
 	sleep  func(ctx context.Context, d time.Duration) error
 	jitter func() float64
 	now    func() time.Time
+}
+
+// clock returns the current time on the policy's clock.
+func (p RetryPolicy) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
 }
 
 // withDefaults fills zero fields.
@@ -89,7 +99,7 @@ func (p RetryPolicy) backoff(n int, retryAfter time.Duration) time.Duration {
 
 // attemptFailure is what one failed attempt tells the retry loop.
 type attemptFailure struct {
-	err        *Error
+	err        *scoring.Error
 	retryable  bool
 	retryAfter time.Duration // from the server, 0 if none
 	// formatRefused: the endpoint rejected the response_format sent.
@@ -134,11 +144,11 @@ func (p RetryPolicy) once(ctx context.Context, attempt func(ctx context.Context)
 }
 
 // contextError types the end of the caller's context.
-func contextError(ctx context.Context, err error) *Error {
+func contextError(ctx context.Context, err error) *scoring.Error {
 	if ctx.Err() == context.Canceled {
-		return &Error{Type: ErrorCanceled, Err: err}
+		return &scoring.Error{Type: scoring.ErrorCanceled, Err: err}
 	}
-	return &Error{Type: ErrorJudgeTimeout, Err: err}
+	return &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: err}
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // DefaultCompletionTokensEstimate is the completion size a Limiter charges
@@ -57,7 +59,7 @@ type LimiterStats struct {
 // than TokensPerMinute fails at once with ErrorBudgetExceeded. These types
 // are neutral to a Breaker: they say nothing about the endpoint.
 type Limiter struct {
-	next     Judge
+	next     scoring.Judge
 	cfg      LimiterConfig
 	interval time.Duration // between request starts; 0 when unlimited
 
@@ -74,7 +76,7 @@ type limiterCharge struct {
 }
 
 // NewLimiter returns a Limiter in front of next.
-func NewLimiter(next Judge, cfg LimiterConfig) *Limiter {
+func NewLimiter(next scoring.Judge, cfg LimiterConfig) *Limiter {
 	if cfg.CompletionTokensEstimate <= 0 {
 		cfg.CompletionTokensEstimate = DefaultCompletionTokensEstimate
 	}
@@ -104,7 +106,7 @@ func (l *Limiter) Stats() LimiterStats {
 // EstimateTokens is the charge a request gets before its reply: prompt
 // characters (messages and schema) / 4, rounded up, plus
 // CompletionTokensEstimate.
-func (l *Limiter) EstimateTokens(req Request) int {
+func (l *Limiter) EstimateTokens(req scoring.Request) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += utf8.RuneCountInString(m.Content)
@@ -117,21 +119,21 @@ func (l *Limiter) EstimateTokens(req Request) int {
 
 // Complete waits for budget, then calls the inner judge and replaces the
 // estimated token charge with the reported usage.
-func (l *Limiter) Complete(ctx context.Context, req Request) (Response, error) {
+func (l *Limiter) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, guardContextError(err)
+		return scoring.Response{}, guardContextError(err)
 	}
 	estimate := l.EstimateTokens(req)
 	if l.cfg.TokensPerMinute > 0 && estimate > l.cfg.TokensPerMinute {
 		l.count(func(s *LimiterStats) { s.Rejected++ })
-		return Response{}, &Error{Type: ErrorBudgetExceeded, Err: fmt.Errorf(
+		return scoring.Response{}, &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf(
 			"request needs about %d tokens, more than tokens_per_minute %d", estimate, l.cfg.TokensPerMinute)}
 	}
 	charge, prevSlot, wait := l.reserve(estimate)
 	if wait > 0 {
 		if err := l.wait(ctx, wait); err != nil {
 			l.cancel(charge, prevSlot)
-			return Response{}, err
+			return scoring.Response{}, err
 		}
 	}
 	l.count(func(s *LimiterStats) {
@@ -194,7 +196,7 @@ func (l *Limiter) prune(now time.Time) {
 
 func (l *Limiter) wait(ctx context.Context, d time.Duration) error {
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		return &Error{Type: ErrorBudgetExceeded, Err: fmt.Errorf(
+		return &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf(
 			"judge budget frees up in %s, after the deadline: %w", d, context.DeadlineExceeded)}
 	}
 	select {
@@ -203,9 +205,9 @@ func (l *Limiter) wait(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		err := ctx.Err()
 		if errors.Is(err, context.DeadlineExceeded) {
-			return &Error{Type: ErrorBudgetExceeded, Err: fmt.Errorf("waiting for judge budget: %w", err)}
+			return &scoring.Error{Type: scoring.ErrorBudgetExceeded, NotSent: true, Err: fmt.Errorf("waiting for judge budget: %w", err)}
 		}
-		return &Error{Type: ErrorCanceled, Err: fmt.Errorf("waiting for judge budget: %w", err)}
+		return &scoring.Error{Type: scoring.ErrorCanceled, NotSent: true, Err: fmt.Errorf("waiting for judge budget: %w", err)}
 	}
 }
 
@@ -231,16 +233,16 @@ func (l *Limiter) removeCharge(charge *limiterCharge) {
 // reconcile replaces the estimate with the usage the judge reported. A
 // failed call keeps its estimate (the endpoint may have spent the tokens)
 // unless the call was never made.
-func (l *Limiter) reconcile(charge *limiterCharge, resp Response, err error) {
+func (l *Limiter) reconcile(charge *limiterCharge, resp scoring.Response, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var e *Error
+	var e *scoring.Error
 	switch {
 	case err == nil:
 		if used := resp.PromptTokens + resp.CompletionTokens; used > 0 {
 			charge.tokens = used
 		}
-	case errors.As(err, &e) && e.Type == ErrorCircuitOpen:
+	case errors.As(err, &e) && e.Type == scoring.ErrorCircuitOpen:
 		l.removeCharge(charge)
 	}
 }

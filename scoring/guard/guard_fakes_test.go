@@ -1,9 +1,11 @@
-package scoring
+package guard
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // guardClock is a fake clock for the breaker, limiter and cache tests.
@@ -105,16 +107,16 @@ func (c *guardClock) waitUntil(cond func(timers, marks int) bool) {
 type guardJudge struct {
 	mu    sync.Mutex
 	calls int
-	reply func(ctx context.Context, call int, req Request) (Response, error)
+	reply func(ctx context.Context, call int, req scoring.Request) (scoring.Response, error)
 }
 
-func (j *guardJudge) Complete(ctx context.Context, req Request) (Response, error) {
+func (j *guardJudge) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
 	j.mu.Lock()
 	j.calls++
 	n := j.calls
 	j.mu.Unlock()
 	if j.reply == nil {
-		return Response{Content: "{}"}, nil
+		return scoring.Response{Content: "{}"}, nil
 	}
 	return j.reply(ctx, n, req)
 }
@@ -130,17 +132,17 @@ type guardScorer struct {
 	name  string
 	mu    sync.Mutex
 	calls int
-	score func(ctx context.Context, c Case) Result
+	score func(ctx context.Context, c scoring.Case) scoring.Result
 }
 
 func (s *guardScorer) Name() string { return s.name }
 
-func (s *guardScorer) Score(ctx context.Context, c Case) Result {
+func (s *guardScorer) Score(ctx context.Context, c scoring.Case) scoring.Result {
 	s.mu.Lock()
 	s.calls++
 	s.mu.Unlock()
 	if s.score == nil {
-		return Result{Scorer: s.name, Score: 0.25, Label: LabelPass, Usage: Usage{LLMCalls: 2, PromptTokens: 100}}
+		return scoring.Result{Scorer: s.name, Score: 0.25, Label: scoring.LabelPass, Usage: scoring.Usage{LLMCalls: 2, PromptTokens: 100}}
 	}
 	return s.score(ctx, c)
 }

@@ -1,9 +1,10 @@
-package scoring
+package openai
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -14,23 +15,24 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
 const testKey = "sk-test-SECRET-0123456789"
 
-var opinionsSchema = &Schema{Name: "bias_opinions", Schema: json.RawMessage(`{
+var opinionsSchema = &scoring.Schema{Name: "bias_opinions", Schema: json.RawMessage(`{
   "type": "object",
   "properties": {"opinions": {"type": "array", "items": {"type": "string"}}},
   "required": ["opinions"],
   "additionalProperties": false
 }`)}
 
-func opinionsRequest() Request {
-	return Request{
+func opinionsRequest() scoring.Request {
+	return scoring.Request{
 		Step:   "preprocess",
 		Schema: opinionsSchema,
-		Messages: []Message{
+		Messages: []scoring.Message{
 			{Role: "system", Content: "You list opinions."},
 			{Role: "user", Content: "<<<OUTPUT\n\"Cats are better than dogs.\"\nOUTPUT>>>"},
 		},
@@ -38,23 +40,23 @@ func opinionsRequest() Request {
 }
 
 // newTestJudge returns a judge on srv with a fake sleeper and jitter 1.
-func newTestJudge(t *testing.T, baseURL string, mutate func(*OpenAIConfig)) (*OpenAIJudge, *fakeSleeper) {
+func newTestJudge(t *testing.T, baseURL string, mutate func(*Config)) (*Judge, *fakeSleeper) {
 	t.Helper()
 	fs := &fakeSleeper{}
-	cfg := OpenAIConfig{BaseURL: baseURL, APIKey: testKey, Model: "judge-model"}
+	cfg := Config{BaseURL: baseURL, APIKey: testKey, Model: "judge-model"}
 	cfg.Retry.sleep = fs.sleep
 	cfg.Retry.jitter = func() float64 { return 1 }
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	j, err := NewOpenAIJudge(cfg)
+	j, err := NewJudge(cfg)
 	require.NoError(t, err)
 	return j, fs
 }
 
-func requireErrorType(t *testing.T, err error, want ErrorType) *Error {
+func requireErrorType(t *testing.T, err error, want scoring.ErrorType) *scoring.Error {
 	t.Helper()
-	var e *Error
+	var e *scoring.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, want, e.Type, "error: %v", err)
 	return e
@@ -88,7 +90,7 @@ func TestStructuredOutputModesOnTheWire(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			srv := scoringtest.New(t)
-			j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.StructuredOutputs = tt.mode })
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = tt.mode })
 			resp, err := j.Complete(context.Background(), opinionsRequest())
 			require.NoError(t, err)
 			assert.JSONEq(t, `{"opinions":["Cats are better than dogs."]}`, resp.Content, "default responder answers the step")
@@ -122,7 +124,7 @@ func TestStructuredOutputModesOnTheWire(t *testing.T) {
 
 func TestSchemaInstructionAddsSystemMessageWhenNone(t *testing.T) {
 	srv := scoringtest.New(t)
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.StructuredOutputs = StructuredOutputsOff })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = StructuredOutputsOff })
 	req := opinionsRequest()
 	req.Messages = req.Messages[1:]
 	_, err := j.Complete(context.Background(), req)
@@ -194,9 +196,9 @@ func TestAutoFallbackIsRememberedPerEndpoint(t *testing.T) {
 func TestFixedModeDoesNotFallBack(t *testing.T) {
 	srv := scoringtest.New(t)
 	srv.Handle(refusing("json_schema"))
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.StructuredOutputs = StructuredOutputsJSONSchema })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = StructuredOutputsJSONSchema })
 	_, err := j.Complete(context.Background(), opinionsRequest())
-	requireErrorType(t, err, ErrorJudgeBadRequest)
+	requireErrorType(t, err, scoring.ErrorJudgeBadRequest)
 	assert.Len(t, srv.Calls(), 1)
 }
 
@@ -222,10 +224,10 @@ func TestRetries(t *testing.T) {
 			srv := scoringtest.New(t)
 			srv.Script("bias_opinions", tt.faults...)
 			srv.Script("bias_opinions", scoringtest.JSON(`{"opinions":["ok"]}`))
-			var retried []ErrorType
-			j, fs := newTestJudge(t, srv.URL, func(c *OpenAIConfig) {
+			var retried []scoring.ErrorType
+			j, fs := newTestJudge(t, srv.URL, func(c *Config) {
 				c.OnRetry = func(_ int, err error, _ time.Duration) {
-					var e *Error
+					var e *scoring.Error
 					if errors.As(err, &e) {
 						retried = append(retried, e.Type)
 					}
@@ -246,12 +248,12 @@ func TestRetriesExhausted(t *testing.T) {
 	tests := []struct {
 		name  string
 		fault scoringtest.Reply
-		want  ErrorType
+		want  scoring.ErrorType
 	}{
-		{"429", scoringtest.Status(429, ""), ErrorJudgeRateLimited},
-		{"500", scoringtest.Status(500, ""), ErrorJudgeUnavailable},
-		{"503", scoringtest.Status(503, ""), ErrorJudgeUnavailable},
-		{"hangup", scoringtest.Hangup(), ErrorJudgeUnavailable},
+		{"429", scoringtest.Status(429, ""), scoring.ErrorJudgeRateLimited},
+		{"500", scoringtest.Status(500, ""), scoring.ErrorJudgeUnavailable},
+		{"503", scoringtest.Status(503, ""), scoring.ErrorJudgeUnavailable},
+		{"hangup", scoringtest.Hangup(), scoring.ErrorJudgeUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,19 +273,19 @@ func TestRetriesExhausted(t *testing.T) {
 func TestNoRetryOnClientErrors(t *testing.T) {
 	tests := []struct {
 		status int
-		want   ErrorType
+		want   scoring.ErrorType
 	}{
-		{400, ErrorJudgeBadRequest},
-		{401, ErrorJudgeAuth},
-		{403, ErrorJudgeAuth},
-		{404, ErrorJudgeBadRequest},
-		{422, ErrorJudgeBadRequest},
+		{400, scoring.ErrorJudgeBadRequest},
+		{401, scoring.ErrorJudgeAuth},
+		{403, scoring.ErrorJudgeAuth},
+		{404, scoring.ErrorJudgeBadRequest},
+		{422, scoring.ErrorJudgeBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(http.StatusText(tt.status), func(t *testing.T) {
 			srv := scoringtest.New(t)
 			srv.Script(scoringtest.AnyStep, scoringtest.Status(tt.status, `{"error":{"message":"nope","type":"x"}}`))
-			j, fs := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.StructuredOutputs = StructuredOutputsOff })
+			j, fs := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = StructuredOutputsOff })
 			_, err := j.Complete(context.Background(), opinionsRequest())
 			e := requireErrorType(t, err, tt.want)
 			assert.Contains(t, e.Error(), "nope", "the judge's message is kept")
@@ -300,7 +302,7 @@ func TestContextDeadlineBoundsRetries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := j.Complete(ctx, opinionsRequest())
-	requireErrorType(t, err, ErrorJudgeRateLimited)
+	requireErrorType(t, err, scoring.ErrorJudgeRateLimited)
 	assert.Empty(t, fs.recorded(), "a wait past the deadline is not started")
 	assert.Len(t, srv.Calls(), 1)
 }
@@ -312,7 +314,7 @@ func TestCallerDeadlineDuringCallIsTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := j.Complete(ctx, opinionsRequest())
-	e := requireErrorType(t, err, ErrorJudgeTimeout)
+	e := requireErrorType(t, err, scoring.ErrorJudgeTimeout)
 	assert.ErrorIs(t, e, context.DeadlineExceeded)
 	assert.Empty(t, fs.recorded())
 }
@@ -323,13 +325,13 @@ func TestCallerCancelIsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := j.Complete(ctx, opinionsRequest())
-	requireErrorType(t, err, ErrorCanceled)
+	requireErrorType(t, err, scoring.ErrorCanceled)
 }
 
 func TestAttemptTimeoutIsRetried(t *testing.T) {
 	srv := scoringtest.New(t)
 	srv.Script(scoringtest.AnyStep, scoringtest.JSON(`{"opinions":["slow"]}`).WithDelay(time.Minute), scoringtest.JSON(`{"opinions":["fast"]}`))
-	j, fs := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.Retry.AttemptTimeout = 20 * time.Millisecond })
+	j, fs := newTestJudge(t, srv.URL, func(c *Config) { c.Retry.AttemptTimeout = 20 * time.Millisecond })
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"opinions":["fast"]}`, resp.Content)
@@ -341,9 +343,9 @@ func TestHTTPClientTimeoutIsRetriedThenTimeout(t *testing.T) {
 	srv := scoringtest.New(t)
 	slow := scoringtest.JSON(`{}`).WithDelay(time.Minute)
 	srv.Script(scoringtest.AnyStep, slow, slow, slow)
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.HTTPClient = &http.Client{Timeout: 10 * time.Millisecond} })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.HTTPClient = &http.Client{Timeout: 10 * time.Millisecond} })
 	resp, err := j.Complete(context.Background(), opinionsRequest())
-	requireErrorType(t, err, ErrorJudgeTimeout)
+	requireErrorType(t, err, scoring.ErrorJudgeTimeout)
 	assert.Equal(t, 2, resp.Retries)
 }
 
@@ -353,7 +355,7 @@ func TestConnectionRefused(t *testing.T) {
 	closed.Close()
 	j, fs := newTestJudge(t, url, nil)
 	resp, err := j.Complete(context.Background(), opinionsRequest())
-	requireErrorType(t, err, ErrorJudgeUnavailable)
+	requireErrorType(t, err, scoring.ErrorJudgeUnavailable)
 	assert.Equal(t, 2, resp.Retries)
 	assert.Len(t, fs.recorded(), 2)
 }
@@ -362,10 +364,13 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply scoringtest.Reply
-		want  ErrorType
+		want  scoring.ErrorType
+		// shown is the part of the body the error shows, scrubbed; a body
+		// that is not an OpenAI error is never shown.
+		shown string
 	}{
-		{"401 echoing the key", scoringtest.Status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`","type":"invalid_request_error"}}`), ErrorJudgeAuth},
-		{"500 plain body with the key", scoringtest.Status(500, "upstream said Bearer "+testKey), ErrorJudgeUnavailable},
+		{"401 echoing the key", scoringtest.Status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`","type":"invalid_request_error"}}`), scoring.ErrorJudgeAuth, "Incorrect API key provided: [REDACTED]"},
+		{"500 plain body with the key", scoringtest.Status(500, "upstream said Bearer "+testKey), scoring.ErrorJudgeUnavailable, "HTTP 500: Internal Server Error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,7 +381,8 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 			requireErrorType(t, err, tt.want)
 			assert.NotContains(t, err.Error(), testKey)
 			assert.NotContains(t, errors.Unwrap(err).Error(), testKey)
-			assert.Contains(t, err.Error(), "[REDACTED]")
+			assert.Contains(t, err.Error(), tt.shown)
+			assert.NotContains(t, err.Error(), "upstream said")
 			assert.Equal(t, "Bearer "+testKey, srv.Calls()[0].Header.Get("Authorization"), "the key is still sent")
 		})
 	}
@@ -385,7 +391,7 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 func TestRequestParametersOnTheWire(t *testing.T) {
 	srv := scoringtest.New(t)
 	seed := 42
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) {
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) {
 		c.Headers = map[string]string{"X-Tenant": "team-a", "HTTP-Referer": "llm_eval"}
 		c.MaxTokens = 800
 		c.Seed = &seed
@@ -407,7 +413,7 @@ func TestRequestParametersOnTheWire(t *testing.T) {
 
 func TestReasoningModelParameters(t *testing.T) {
 	srv := scoringtest.New(t)
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.Model = "o3-mini"; c.MaxTokens = 500 })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.Model = "o3-mini"; c.MaxTokens = 500 })
 	_, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	r := srv.Calls()[0].Request
@@ -420,7 +426,7 @@ func TestReasoningModelParameters(t *testing.T) {
 func TestAzure(t *testing.T) {
 	srv := scoringtest.New(t)
 	base := strings.TrimSuffix(srv.URL, "/v1")
-	j, _ := newTestJudge(t, base, func(c *OpenAIConfig) { c.Azure = true; c.Model = "gpt-4o.judge" })
+	j, _ := newTestJudge(t, base, func(c *Config) { c.Azure = true; c.Model = "gpt-4o.judge" })
 	_, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	c := srv.Calls()[0]
@@ -434,19 +440,19 @@ func TestUnusableReplies(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply scoringtest.Reply
-		want  ErrorType
+		want  scoring.ErrorType
 		calls int
 	}{
-		{"oversized", scoringtest.Oversized(`{"opinions":[]}`, 64<<10), ErrorJudgeParse, 1},
-		{"garbage", scoringtest.Garbage(), ErrorJudgeParse, 1},
-		{"empty choices", scoringtest.EmptyChoices(), ErrorJudgeUnavailable, 1},
-		{"truncated every time", scoringtest.Truncated(`{"opinions":["a"]}`), ErrorJudgeUnavailable, 3},
+		{"oversized", scoringtest.Oversized(`{"opinions":[]}`, 64<<10), scoring.ErrorJudgeParse, 1},
+		{"garbage", scoringtest.Garbage(), scoring.ErrorJudgeParse, 1},
+		{"empty choices", scoringtest.EmptyChoices(), scoring.ErrorJudgeUnavailable, 1},
+		{"truncated every time", scoringtest.Truncated(`{"opinions":["a"]}`), scoring.ErrorJudgeUnavailable, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := scoringtest.New(t)
 			srv.Script(scoringtest.AnyStep, tt.reply, tt.reply, tt.reply)
-			j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.MaxResponseBytes = 16 << 10 })
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.MaxResponseBytes = 16 << 10 })
 			_, err := j.Complete(context.Background(), opinionsRequest())
 			requireErrorType(t, err, tt.want)
 			assert.Len(t, srv.Calls(), tt.calls)
@@ -457,7 +463,7 @@ func TestUnusableReplies(t *testing.T) {
 func TestReplyUnderLimitAndTrickledIsRead(t *testing.T) {
 	srv := scoringtest.New(t)
 	srv.Script(scoringtest.AnyStep, scoringtest.Oversized(`{"opinions":["x"]}`, 8<<10).WithTrickle(1024, time.Millisecond))
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.MaxResponseBytes = 16 << 10 })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.MaxResponseBytes = 16 << 10 })
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"opinions":["x"]}`, strings.TrimSpace(resp.Content))
@@ -469,24 +475,24 @@ func TestLengthFinishAndUsageReturned(t *testing.T) {
 	j, _ := newTestJudge(t, srv.URL, nil)
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err, "a reply cut at max tokens is returned, not an error")
-	assert.Equal(t, Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30}, resp)
+	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30}, resp)
 }
 
-func TestNewOpenAIJudgeValidates(t *testing.T) {
+func TestNewJudgeValidates(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  OpenAIConfig
+		cfg  Config
 		want string
 	}{
-		{"no endpoint", OpenAIConfig{Model: "m"}, "endpoint"},
-		{"bad scheme", OpenAIConfig{BaseURL: "ftp://x", Model: "m"}, "endpoint"},
-		{"no model", OpenAIConfig{BaseURL: "http://x/v1"}, "model"},
-		{"bad mode", OpenAIConfig{BaseURL: "http://x/v1", Model: "m", StructuredOutputs: "xml"}, "structured_outputs"},
-		{"negative max tokens", OpenAIConfig{BaseURL: "http://x/v1", Model: "m", MaxTokens: -1}, "max tokens"},
+		{"no endpoint", Config{Model: "m"}, "endpoint"},
+		{"bad scheme", Config{BaseURL: "ftp://x", Model: "m"}, "endpoint"},
+		{"no model", Config{BaseURL: "http://x/v1"}, "model"},
+		{"bad mode", Config{BaseURL: "http://x/v1", Model: "m", StructuredOutputs: "xml"}, "structured_outputs"},
+		{"negative max tokens", Config{BaseURL: "http://x/v1", Model: "m", MaxTokens: -1}, "max tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewOpenAIJudge(tt.cfg)
+			_, err := NewJudge(tt.cfg)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -505,8 +511,8 @@ func TestFullChatCompletionsURLAccepted(t *testing.T) {
 func TestEmptyRequestRejected(t *testing.T) {
 	srv := scoringtest.New(t)
 	j, _ := newTestJudge(t, srv.URL, nil)
-	_, err := j.Complete(context.Background(), Request{Step: "analyze"})
-	requireErrorType(t, err, ErrorJudgeBadRequest)
+	_, err := j.Complete(context.Background(), scoring.Request{Step: "analyze"})
+	requireErrorType(t, err, scoring.ErrorJudgeBadRequest)
 	assert.Empty(t, srv.Calls())
 }
 
@@ -537,7 +543,7 @@ func TestAutoFallbackUnderConcurrency(t *testing.T) {
 
 func TestOmitTemperature(t *testing.T) {
 	srv := scoringtest.New(t)
-	j, _ := newTestJudge(t, srv.URL, func(c *OpenAIConfig) { c.OmitTemperature = true; c.MaxTokens = 300 })
+	j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.OmitTemperature = true; c.MaxTokens = 300 })
 	_, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	r := srv.Calls()[0].Request
@@ -545,4 +551,75 @@ func TestOmitTemperature(t *testing.T) {
 	assert.Nil(t, r.Seed, "no seed unless configured")
 	require.NotNil(t, r.MaxTokens)
 	assert.Equal(t, 300, *r.MaxTokens)
+}
+
+// TestEchoingJudgeLeaksNoSecretOrPrompt: an endpoint that echoes the whole
+// request (headers, URL, body) in its error reply must not get any
+// configured secret or the evaluated text into the error.
+func TestEchoingJudgeLeaksNoSecretOrPrompt(t *testing.T) {
+	const (
+		headerSecret = "AZ-HEADER-SECRET-42"
+		urlPassword  = "URL-PASSWORD-77"
+		queryKey     = "QUERY-KEY-99"
+		extraSecret  = "CLIENT-HEADER-SECRET-5"
+	)
+	prompt := "Cats are better than dogs." // in opinionsRequest
+	plainEcho := func(status int) func(scoringtest.Call) scoringtest.Reply {
+		return func(c scoringtest.Call) scoringtest.Reply {
+			return scoringtest.Status(status, fmt.Sprintf("rejected %s?%s %v %s", c.Path, c.RawQuery, c.Header, c.Body))
+		}
+	}
+	for _, status := range []int{400, 401, 403, 404, 429, 500, 503} {
+		for name, echo := range map[string]func(int) func(scoringtest.Call) scoringtest.Reply{"json": scoringtest.Echo, "plain": plainEcho} {
+			t.Run(name+" "+http.StatusText(status), func(t *testing.T) {
+				srv := scoringtest.New(t)
+				srv.Handle(echo(status))
+				base := strings.Replace(srv.URL, "http://", "http://judge:"+urlPassword+"@", 1) + "?api-key=" + queryKey
+				j, _ := newTestJudge(t, base, func(c *Config) {
+					c.Headers = map[string]string{"api-key": headerSecret}
+					c.Secrets = []string{extraSecret}
+					c.Retry.MaxAttempts = 1
+				})
+				_, err := j.Complete(context.Background(), opinionsRequest())
+				require.Error(t, err)
+				calls := srv.Calls()
+				require.Len(t, calls, 1)
+				require.Contains(t, string(calls[0].Body), prompt, "the echo carries the prompt")
+				require.Equal(t, headerSecret, calls[0].Header.Get("api-key"), "the header is still sent")
+				require.Equal(t, "api-key="+queryKey, calls[0].RawQuery, "the query is still sent")
+				var e *scoring.Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, status, e.Status)
+				for _, leak := range []string{testKey, headerSecret, urlPassword, queryKey, prompt, "Cats", calls[0].Header.Get("Authorization")} {
+					assert.NotContains(t, err.Error(), leak)
+				}
+			})
+		}
+	}
+}
+
+func TestErrorCarriesStatusAndRetryAfter(t *testing.T) {
+	tests := []struct {
+		name       string
+		reply      scoringtest.Reply
+		status     int
+		retryAfter time.Duration
+	}{
+		{"429 with Retry-After", scoringtest.Status(429, "").WithRetryAfter("7"), 429, 7 * time.Second},
+		{"503 with Retry-After", scoringtest.Status(503, "").WithRetryAfter("2"), 503, 2 * time.Second},
+		{"401 without", scoringtest.Status(401, ""), 401, 0},
+		{"hang-up has no status", scoringtest.Hangup(), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			srv.Script(scoringtest.AnyStep, tt.reply)
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.Retry.MaxAttempts = 1 })
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			var e *scoring.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, tt.status, e.Status)
+			assert.Equal(t, tt.retryAfter, e.RetryAfter)
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package scoring
+package guard
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
-func cacheTestCase() Case {
-	return Case{
+func cacheTestCase() scoring.Case {
+	return scoring.Case{
 		Input:        "What is the capital of France?",
 		Output:       "Paris.",
 		Context:      []string{"France's capital is Paris."},
@@ -47,10 +49,10 @@ func TestNewCacheRejectsBadConfig(t *testing.T) {
 
 func TestCacheHitServesStoredResultForFree(t *testing.T) {
 	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
-	s := &guardScorer{name: Bias}
+	s := &guardScorer{name: scoring.Bias}
 	cached := c.Wrap(s, "gpt-4o-mini", "threshold=0.5")
-	if cached.Name() != Bias {
-		t.Fatalf("Name() = %q, want %q", cached.Name(), Bias)
+	if cached.Name() != scoring.Bias {
+		t.Fatalf("Name() = %q, want %q", cached.Name(), scoring.Bias)
 	}
 	first := cached.Score(t.Context(), cacheTestCase())
 	if first.Usage.LLMCalls != 2 {
@@ -60,7 +62,7 @@ func TestCacheHitServesStoredResultForFree(t *testing.T) {
 	if s.Calls() != 1 {
 		t.Fatalf("scorer calls = %d, want 1", s.Calls())
 	}
-	if hit.Usage != (Usage{}) {
+	if hit.Usage != (scoring.Usage{}) {
 		t.Fatalf("hit usage = %+v, want zero", hit.Usage)
 	}
 	if hit.Score != first.Score || hit.Label != first.Label || hit.Scorer != first.Scorer {
@@ -78,29 +80,29 @@ func TestCacheKey(t *testing.T) {
 		scorer  string
 		model   string
 		options string
-		edit    func(*Case)
+		edit    func(*scoring.Case)
 		wantHit bool
 	}{
 		{name: "identical", wantHit: true},
-		{name: "metadata is not sent to the judge", edit: func(c *Case) { c.Metadata = map[string]string{"trace_id": "b"} }, wantHit: true},
-		{name: "input", edit: func(c *Case) { c.Input += "?" }},
-		{name: "output", edit: func(c *Case) { c.Output = "Lyon." }},
-		{name: "context", edit: func(c *Case) { c.Context = append(c.Context, "more") }},
-		{name: "context split differently", edit: func(c *Case) { c.Context = []string{"France's capital ", "is Paris."} }},
-		{name: "context moved to instructions", edit: func(c *Case) {
+		{name: "metadata is not sent to the judge", edit: func(c *scoring.Case) { c.Metadata = map[string]string{"trace_id": "b"} }, wantHit: true},
+		{name: "input", edit: func(c *scoring.Case) { c.Input += "?" }},
+		{name: "output", edit: func(c *scoring.Case) { c.Output = "Lyon." }},
+		{name: "context", edit: func(c *scoring.Case) { c.Context = append(c.Context, "more") }},
+		{name: "context split differently", edit: func(c *scoring.Case) { c.Context = []string{"France's capital ", "is Paris."} }},
+		{name: "context moved to instructions", edit: func(c *scoring.Case) {
 			c.Context, c.Instructions = nil, append(c.Instructions, c.Context...)
 		}},
-		{name: "instructions", edit: func(c *Case) { c.Instructions = []string{"Answer in French"} }},
-		{name: "scorer", scorer: Hallucination},
+		{name: "instructions", edit: func(c *scoring.Case) { c.Instructions = []string{"Answer in French"} }},
+		{name: "scorer", scorer: scoring.Hallucination},
 		{name: "model", model: "gpt-4o"},
 		{name: "options", options: "threshold=0.7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
-			s := &guardScorer{name: Bias}
+			s := &guardScorer{name: scoring.Bias}
 			c.Wrap(s, "gpt-4o-mini", "threshold=0.5").Score(t.Context(), base)
 
-			name, model, options := Bias, "gpt-4o-mini", "threshold=0.5"
+			name, model, options := scoring.Bias, "gpt-4o-mini", "threshold=0.5"
 			if tc.scorer != "" {
 				name = tc.scorer
 			}
@@ -125,18 +127,18 @@ func TestCacheKey(t *testing.T) {
 
 func TestCacheStoresOnlyVerdicts(t *testing.T) {
 	for _, tc := range []struct {
-		result Result
+		result scoring.Result
 		stored bool
 	}{
-		{Result{Label: LabelPass, Score: 0}, true},
-		{Result{Label: LabelFail, Score: 1}, true},
-		{Result{Label: LabelNotScorable, Reason: "no context"}, true},
-		{Result{Label: LabelError, Err: guardTypedErr(ErrorJudgeUnavailable)}, false},
-		{Result{Label: LabelError, Err: guardTypedErr(ErrorJudgeParse)}, false},
+		{scoring.Result{Label: scoring.LabelPass, Score: 0}, true},
+		{scoring.Result{Label: scoring.LabelFail, Score: 1}, true},
+		{scoring.Result{Label: scoring.LabelNotScorable, Reason: "no context"}, true},
+		{scoring.Result{Label: scoring.LabelError, Err: guardTypedErr(scoring.ErrorJudgeUnavailable)}, false},
+		{scoring.Result{Label: scoring.LabelError, Err: guardTypedErr(scoring.ErrorJudgeParse)}, false},
 	} {
 		t.Run(string(tc.result.Label), func(t *testing.T) {
 			c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
-			s := &guardScorer{name: Bias, score: func(context.Context, Case) Result { return tc.result }}
+			s := &guardScorer{name: scoring.Bias, score: func(context.Context, scoring.Case) scoring.Result { return tc.result }}
 			cached := c.Wrap(s, "m", "")
 			cached.Score(t.Context(), cacheTestCase())
 			r := cached.Score(t.Context(), cacheTestCase())
@@ -153,7 +155,7 @@ func TestCacheStoresOnlyVerdicts(t *testing.T) {
 func TestCacheTTL(t *testing.T) {
 	clk := newGuardClock()
 	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Minute, Now: clk.Now})
-	s := &guardScorer{name: Bias}
+	s := &guardScorer{name: scoring.Bias}
 	cached := c.Wrap(s, "m", "")
 	cached.Score(t.Context(), cacheTestCase())
 	clk.Advance(time.Minute - time.Nanosecond)
@@ -173,11 +175,11 @@ func TestCacheTTL(t *testing.T) {
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := newGuardCache(t, CacheConfig{Size: 2, TTL: time.Hour})
-	s := &guardScorer{name: Bias}
+	s := &guardScorer{name: scoring.Bias}
 	cached := c.Wrap(s, "m", "")
 	score := func(input string) (hit bool) {
 		before := s.Calls()
-		cached.Score(t.Context(), Case{Input: input, Output: "o"})
+		cached.Score(t.Context(), scoring.Case{Input: input, Output: "o"})
 		return s.Calls() == before
 	}
 	score("a")
@@ -206,18 +208,18 @@ type coalesceFixture struct {
 	cache   *Cache
 	scorer  *guardScorer
 	release chan struct{}
-	results chan Result
+	results chan scoring.Result
 }
 
-func newCoalesceFixture(t *testing.T, leaderCtx context.Context, followers int, score func(ctx context.Context) Result) *coalesceFixture {
+func newCoalesceFixture(t *testing.T, leaderCtx context.Context, followers int, score func(ctx context.Context) scoring.Result) *coalesceFixture {
 	t.Helper()
-	f := &coalesceFixture{release: make(chan struct{}), results: make(chan Result, followers+1)}
+	f := &coalesceFixture{release: make(chan struct{}), results: make(chan scoring.Result, followers+1)}
 	f.cache = newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
 	var waiting sync.WaitGroup
 	waiting.Add(followers)
 	f.cache.onWait = waiting.Done
 	entered := make(chan struct{}, followers+1)
-	f.scorer = &guardScorer{name: Bias, score: func(ctx context.Context, _ Case) Result {
+	f.scorer = &guardScorer{name: scoring.Bias, score: func(ctx context.Context, _ scoring.Case) scoring.Result {
 		entered <- struct{}{}
 		<-f.release
 		return score(ctx)
@@ -234,14 +236,14 @@ func newCoalesceFixture(t *testing.T, leaderCtx context.Context, followers int, 
 
 func TestCacheCoalescesIdenticalCallsInFlight(t *testing.T) {
 	const followers = 7
-	f := newCoalesceFixture(t, context.Background(), followers, func(context.Context) Result {
-		return Result{Scorer: Bias, Score: 0.5, Label: LabelFail, Usage: Usage{LLMCalls: 3}}
+	f := newCoalesceFixture(t, context.Background(), followers, func(context.Context) scoring.Result {
+		return scoring.Result{Scorer: scoring.Bias, Score: 0.5, Label: scoring.LabelFail, Usage: scoring.Usage{LLMCalls: 3}}
 	})
 	close(f.release)
 	paid := 0
 	for range followers + 1 {
 		r := <-f.results
-		if r.Label != LabelFail || r.Score != 0.5 {
+		if r.Label != scoring.LabelFail || r.Score != 0.5 {
 			t.Fatalf("result = %+v, want the leader's", r)
 		}
 		paid += r.Usage.LLMCalls
@@ -259,12 +261,12 @@ func TestCacheCoalescesIdenticalCallsInFlight(t *testing.T) {
 
 // Errors are shared with calls waiting at the time but never stored.
 func TestCacheCoalescedErrorIsNotStored(t *testing.T) {
-	f := newCoalesceFixture(t, context.Background(), 2, func(context.Context) Result {
-		return Result{Scorer: Bias, Label: LabelError, Err: guardTypedErr(ErrorJudgeUnavailable)}
+	f := newCoalesceFixture(t, context.Background(), 2, func(context.Context) scoring.Result {
+		return scoring.Result{Scorer: scoring.Bias, Label: scoring.LabelError, Err: guardTypedErr(scoring.ErrorJudgeUnavailable)}
 	})
 	close(f.release)
 	for range 3 {
-		if r := <-f.results; guardErrType(r.Err) != ErrorJudgeUnavailable {
+		if r := <-f.results; guardErrType(r.Err) != scoring.ErrorJudgeUnavailable {
 			t.Fatalf("result = %+v, want the leader's error", r)
 		}
 	}
@@ -277,22 +279,22 @@ func TestCacheCoalescedErrorIsNotStored(t *testing.T) {
 // case: a waiting call scores the case itself.
 func TestCacheFollowerRetriesWhenLeaderGivesUp(t *testing.T) {
 	leaderCtx, cancel := context.WithCancel(t.Context())
-	f := newCoalesceFixture(t, leaderCtx, 1, func(ctx context.Context) Result {
+	f := newCoalesceFixture(t, leaderCtx, 1, func(ctx context.Context) scoring.Result {
 		if err := ctx.Err(); err != nil {
-			return Result{Scorer: Bias, Label: LabelError, Err: &Error{Type: ErrorCanceled, Err: err}}
+			return scoring.Result{Scorer: scoring.Bias, Label: scoring.LabelError, Err: &scoring.Error{Type: scoring.ErrorCanceled, Err: err}}
 		}
-		return Result{Scorer: Bias, Label: LabelPass}
+		return scoring.Result{Scorer: scoring.Bias, Label: scoring.LabelPass}
 	})
 	cancel()
 	go func() {
 		f.release <- struct{}{} // the leader returns canceled
 		f.release <- struct{}{} // the follower, now leading, scores
 	}()
-	labels := map[Label]int{}
+	labels := map[scoring.Label]int{}
 	for range 2 {
 		labels[(<-f.results).Label]++
 	}
-	if labels[LabelError] != 1 || labels[LabelPass] != 1 {
+	if labels[scoring.LabelError] != 1 || labels[scoring.LabelPass] != 1 {
 		t.Fatalf("labels = %v, want one error (leader) and one pass (follower)", labels)
 	}
 	if st := f.cache.Stats(); st.Misses != 2 || st.Coalesced != 0 || st.Entries != 1 {
@@ -304,34 +306,34 @@ func TestCacheFollowerContextEnds(t *testing.T) {
 	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	s := &guardScorer{name: Bias, score: func(context.Context, Case) Result {
+	s := &guardScorer{name: scoring.Bias, score: func(context.Context, scoring.Case) scoring.Result {
 		close(entered)
 		<-release
-		return Result{Scorer: Bias, Label: LabelPass}
+		return scoring.Result{Scorer: scoring.Bias, Label: scoring.LabelPass}
 	}}
 	cached := c.Wrap(s, "m", "")
-	leader := make(chan Result)
+	leader := make(chan scoring.Result)
 	go func() { leader <- cached.Score(context.Background(), cacheTestCase()) }()
 	<-entered
 
 	ctx, cancel := context.WithCancel(t.Context())
 	c.onWait = cancel // the follower's context ends as soon as it waits
 	r := cached.Score(ctx, cacheTestCase())
-	if r.Label != LabelError || guardErrType(r.Err) != ErrorCanceled || !errors.Is(r.Err, context.Canceled) {
+	if r.Label != scoring.LabelError || guardErrType(r.Err) != scoring.ErrorCanceled || !errors.Is(r.Err, context.Canceled) {
 		t.Fatalf("follower result = %+v, want a canceled error", r)
 	}
-	if r.Scorer != Bias {
-		t.Fatalf("follower result scorer = %q, want %q", r.Scorer, Bias)
+	if r.Scorer != scoring.Bias {
+		t.Fatalf("follower result scorer = %q, want %q", r.Scorer, scoring.Bias)
 	}
 	close(release)
-	if r := <-leader; r.Label != LabelPass {
+	if r := <-leader; r.Label != scoring.LabelPass {
 		t.Fatalf("leader result = %+v", r)
 	}
 }
 
 func TestCachePanickingScorerDoesNotStrandWaiters(t *testing.T) {
 	c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
-	s := &guardScorer{name: Bias, score: func(context.Context, Case) Result { panic("boom") }}
+	s := &guardScorer{name: scoring.Bias, score: func(context.Context, scoring.Case) scoring.Result { panic("boom") }}
 	cached := c.Wrap(s, "m", "")
 	func() {
 		defer func() {
@@ -342,8 +344,8 @@ func TestCachePanickingScorerDoesNotStrandWaiters(t *testing.T) {
 		cached.Score(t.Context(), cacheTestCase())
 	}()
 	// The in-flight entry is gone: the next call scores rather than waits.
-	s.score = func(context.Context, Case) Result { return Result{Label: LabelPass} }
-	if r := cached.Score(t.Context(), cacheTestCase()); r.Label != LabelPass {
+	s.score = func(context.Context, scoring.Case) scoring.Result { return scoring.Result{Label: scoring.LabelPass} }
+	if r := cached.Score(t.Context(), cacheTestCase()); r.Label != scoring.LabelPass {
 		t.Fatalf("result = %+v", r)
 	}
 }
@@ -351,13 +353,13 @@ func TestCachePanickingScorerDoesNotStrandWaiters(t *testing.T) {
 func TestCacheConcurrentUse(t *testing.T) {
 	clk := newGuardClock()
 	c := newGuardCache(t, CacheConfig{Size: 8, TTL: time.Minute, Now: clk.Now})
-	s := &guardScorer{name: Bias}
+	s := &guardScorer{name: scoring.Bias}
 	cached := c.Wrap(s, "m", "")
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 200 {
-				cached.Score(context.Background(), Case{Input: fmt.Sprint((g + i) % 20), Output: "o"})
+				cached.Score(context.Background(), scoring.Case{Input: fmt.Sprint((g + i) % 20), Output: "o"})
 				if i%50 == 0 {
 					clk.Advance(10 * time.Second)
 				}
