@@ -45,21 +45,19 @@ func createDefaultConfig() component.Config {
 	client.Timeout = defaultJudgeTimeout
 	return &Config{
 		Judge: JudgeConfig{
-			ClientConfig: client,
-			JudgeSettings: JudgeSettings{
-				StructuredOutputs: defaultStructuredOutputs,
-				MaxConcurrency:    defaultMaxConcurrency,
-				CircuitBreaker: CircuitBreakerConfig{
-					FailureThreshold:  scoring.DefaultFailureThreshold,
-					OpenDuration:      scoring.DefaultOpenDuration,
-					AuthRetryInterval: scoring.DefaultAuthRetryInterval,
-				},
-				Retry: RetryConfig{
-					MaxAttempts:    scoring.DefaultMaxAttempts,
-					InitialBackoff: scoring.DefaultInitialBackoff,
-					MaxBackoff:     scoring.DefaultMaxBackoff,
-					MaxRetryAfter:  scoring.DefaultMaxRetryAfter,
-				},
+			ClientConfig:      client,
+			StructuredOutputs: defaultStructuredOutputs,
+			MaxConcurrency:    defaultMaxConcurrency,
+			CircuitBreaker: CircuitBreakerConfig{
+				FailureThreshold:  scoring.DefaultFailureThreshold,
+				OpenDuration:      scoring.DefaultOpenDuration,
+				AuthRetryInterval: scoring.DefaultAuthRetryInterval,
+			},
+			Retry: RetryConfig{
+				MaxAttempts:    scoring.DefaultMaxAttempts,
+				InitialBackoff: scoring.DefaultInitialBackoff,
+				MaxBackoff:     scoring.DefaultMaxBackoff,
+				MaxRetryAfter:  scoring.DefaultMaxRetryAfter,
 			},
 		},
 		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},

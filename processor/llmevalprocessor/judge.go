@@ -47,7 +47,7 @@ func newJudgeScorers(ctx context.Context, cfg *Config, host component.Host, set 
 		return nil, err
 	}
 	oc := scoring.OpenAIConfig{
-		BaseURL:           cfg.Judge.Endpoint,
+		BaseURL:           cfg.Judge.ClientConfig.Endpoint,
 		APIKey:            string(cfg.Judge.APIKey),
 		Model:             cfg.Judge.Model,
 		HTTPClient:        client, // carries headers, TLS, proxy and timeout

@@ -69,7 +69,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		buildScorers: build,
 		sampler:      newTraceSampler(cfg.Sampling.Percentage),
 		now:          time.Now,
-		evalTimeout:  cfg.Judge.Timeout,
+		evalTimeout:  cfg.Judge.ClientConfig.Timeout,
 		held:         make(map[*heldSpan]struct{}),
 	}
 	if p.evalTimeout <= 0 {

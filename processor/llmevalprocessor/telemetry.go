@@ -47,7 +47,7 @@ func newTelemetry(set processor.Settings, cfg *Config, redact func(string) strin
 	t := &telemetry{
 		tb:           tb,
 		logger:       set.Logger,
-		endpoint:     cfg.Judge.Endpoint,
+		endpoint:     cfg.Judge.ClientConfig.Endpoint,
 		redact:       redact,
 		verdictAttrs: map[string]map[scoring.Label]metric.MeasurementOption{},
 		scorerAttrs:  map[string]metric.MeasurementOption{},
