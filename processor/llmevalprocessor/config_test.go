@@ -162,7 +162,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "unknown_judge_key", wantErr: []string{"judge::modle: unknown key (did you mean model?)"}, once: []string{"modle"}},
 		{name: "typo_judge_retry", wantErr: []string{"judge::retry::max_atempts: unknown key (did you mean max_attempts?)"}},
 		{name: "typo_judge_tls", wantErr: []string{"judge::tls::insecure_skip_verfy: unknown key (did you mean insecure_skip_verify?)"}},
-		{name: "typo_judge_keepalive", wantErr: []string{"judge::keepalive::max_idle_con: unknown key (did you mean max_idle_conns?)"}},
+		{name: "typo_judge_keepalive", wantErr: []string{"judge::keepalive::max_idle_con: unknown key (did you mean max_idle_conns?)"}, notInErr: []string{"enabled"}},
 		{name: "typo_sampling", wantErr: []string{"sampling::percent: unknown key (did you mean percentage?)"}},
 		{name: "far_from_any_key", wantErr: []string{"sampling::zzz: unknown key (known keys here: percentage)"}},
 	}
