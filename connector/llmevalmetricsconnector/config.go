@@ -41,7 +41,10 @@ type ExemplarsConfig struct {
 	MaxPerDataPoint int `mapstructure:"max_per_data_point"`
 }
 
-var _ confmap.Validator = (*Config)(nil)
+var (
+	_ confmap.Validator = (*Config)(nil)
+	_ confmap.Validator = (*ExemplarsConfig)(nil)
+)
 
 // defaultBuckets are 0, 0.1, ..., 1: scores are fractions of a scale of 1
 // by default.
@@ -56,7 +59,8 @@ func createDefaultConfig() *Config {
 	}
 }
 
-// Validate checks the configuration; the collector calls it at startup.
+// Validate checks the top-level keys; the collector calls it, and each
+// section's Validate, at startup (confmap.Validate).
 func (cfg *Config) Validate() error {
 	var errs []error
 	if len(cfg.Buckets) == 0 {
@@ -74,13 +78,19 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxSeries <= 0 {
 		errs = append(errs, fmt.Errorf("max_series: must be positive, got %d", cfg.MaxSeries))
 	}
-	if cfg.Exemplars.Enabled && cfg.Exemplars.MaxPerDataPoint <= 0 {
-		errs = append(errs, fmt.Errorf("exemplars::max_per_data_point: must be positive when exemplars are enabled, got %d", cfg.Exemplars.MaxPerDataPoint))
-	}
 	for i, k := range cfg.ResourceAttributes {
 		if k == "" {
-			errs = append(errs, fmt.Errorf("resource_attributes[%d]: empty attribute name", i))
+			errs = append(errs, fmt.Errorf("resource_attributes::%d: empty attribute name", i))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Validate checks the exemplar settings; the collector prefixes the error
+// with the section's key path.
+func (ec *ExemplarsConfig) Validate() error {
+	if ec.Enabled && ec.MaxPerDataPoint <= 0 {
+		return fmt.Errorf("max_per_data_point: must be positive when exemplars are enabled, got %d", ec.MaxPerDataPoint)
+	}
+	return nil
 }

@@ -40,8 +40,8 @@ func TestLoadConfig(t *testing.T) {
 				"buckets: bounds must be strictly increasing",
 				"metrics_flush_interval: must be positive",
 				"max_series: must be positive",
-				"exemplars::max_per_data_point: must be positive",
-				"resource_attributes[0]: empty attribute name",
+				"exemplars: max_per_data_point: must be positive",
+				"resource_attributes::0: empty attribute name",
 			},
 		},
 	}

@@ -156,7 +156,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 	judge.SetLatency(latency)
 
 	cfg := testConfig(scoring.PromptAlignment)
-	cfg.Judge.Endpoint = judge.URL
+	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	cfg.Judge.MaxConcurrency = maxConcurrency
 	cfg.Scorers[0].IncludeReason = false // one judge call per evaluation
 	cfg.Scorers[0].Instructions = []string{"Answer in English"}

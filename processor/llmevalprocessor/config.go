@@ -3,11 +3,14 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"errors"
 	"fmt"
-	"maps"
+	"math"
+	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
@@ -99,23 +102,6 @@ func (rc RetryConfig) policy() openai.RetryPolicy {
 	}
 }
 
-func (rc RetryConfig) validate() []error {
-	var errs []error
-	if rc.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("judge.retry.max_attempts: must be at least 1, got %d", rc.MaxAttempts))
-	}
-	if rc.InitialBackoff <= 0 {
-		errs = append(errs, fmt.Errorf("judge.retry.initial_backoff: must be positive, got %s", rc.InitialBackoff))
-	}
-	if rc.MaxBackoff < rc.InitialBackoff {
-		errs = append(errs, fmt.Errorf("judge.retry.max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
-	}
-	if rc.MaxRetryAfter <= 0 {
-		errs = append(errs, fmt.Errorf("judge.retry.max_retry_after: must be positive, got %s", rc.MaxRetryAfter))
-	}
-	return errs
-}
-
 // CircuitBreakerConfig tunes the breaker in front of the judge endpoint.
 type CircuitBreakerConfig struct {
 	// FailureThreshold is how many consecutive failed calls open the
@@ -131,23 +117,9 @@ type CircuitBreakerConfig struct {
 
 // JudgeConfig is the judge's HTTP client plus what the model needs.
 type JudgeConfig struct {
-	confighttp.ClientConfig `mapstructure:",squash"`
-	JudgeSettings           `mapstructure:",squash"`
-}
-
-// secrets returns every secret the judge configuration holds: the API key,
-// every header value (any header may carry a credential, e.g. Azure's
-// api-key), and the password and query values of the endpoint URL.
-func (jc JudgeConfig) secrets() []string {
-	out := append([]string{string(jc.APIKey)}, redact.URLSecrets(jc.Endpoint)...)
-	for _, v := range jc.Headers.Iter {
-		out = append(out, string(v))
-	}
-	return out
-}
-
-// JudgeSettings are the judge keys that are not HTTP client settings.
-type JudgeSettings struct {
+	// ClientConfig holds the HTTP client keys (endpoint, timeout, headers,
+	// tls, proxy_url, keepalive, ...) at the same level as the judge keys.
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"`
 	// APIKey is sent as a bearer token. It is never logged or written out.
 	APIKey configopaque.String `mapstructure:"api_key"`
 	// Model is the judge model name.
@@ -170,6 +142,17 @@ type JudgeSettings struct {
 	MaxTokens int `mapstructure:"max_tokens"`
 	// Seed is passed to endpoints that support reproducible sampling.
 	Seed *int `mapstructure:"seed"`
+}
+
+// secrets returns every secret the judge configuration holds: the API key,
+// every header value (any header may carry a credential, e.g. Azure's
+// api-key), and the password and query values of the endpoint URL.
+func (jc JudgeConfig) secrets() []string {
+	out := append([]string{string(jc.APIKey)}, redact.URLSecrets(jc.ClientConfig.Endpoint)...)
+	for _, v := range jc.ClientConfig.Headers.Iter {
+		out = append(out, string(v))
+	}
+	return out
 }
 
 // SamplingConfig selects which traces are scored.
@@ -226,63 +209,51 @@ func (sc *ScorerConfig) criteriaConfig() scoring.CriteriaConfig {
 	return cfg
 }
 
-var (
-	_ confmap.Validator   = (*Config)(nil)
-	_ confmap.Unmarshaler = (*ScorerConfig)(nil)
-	_ confmap.Unmarshaler = (*JudgeConfig)(nil)
+// Bounds of the configuration. The maxima keep a typo from reserving more
+// memory than a host has; the minima catch a duration written without a
+// unit, which YAML decodes as nanoseconds.
+const (
+	// maxQueueSize bounds queue_size: the work queue is preallocated at
+	// queue_size × scorers entries, and every held span keeps its span
+	// and extracted text in memory.
+	maxQueueSize = 100_000
+	// maxConcurrency bounds judge.max_concurrency: every worker is a
+	// goroutine and, while busy, an open connection to the judge.
+	maxConcurrency = 1000
+	// minJudgeWait bounds judge.timeout and the breaker durations from
+	// below: no judge answers faster.
+	minJudgeWait = 100 * time.Millisecond
+	// minWait bounds max_wait and the retry waits from below. A max_wait
+	// of a few milliseconds is a choice (forward at once, results follow
+	// as late spans); nanoseconds are a missing unit.
+	minWait = time.Millisecond
+	// minCacheTTL bounds cache.ttl from below.
+	minCacheTTL = time.Second
 )
 
-// Unmarshal decodes the judge section. It is needed because the embedded
-// confighttp.ClientConfig has its own Unmarshal, which would otherwise be
-// promoted and decode the client settings only, dropping model, api_key and
-// the rest.
-func (jc *JudgeConfig) Unmarshal(conf *confmap.Conf) error {
-	ownKeys := mapstructureKeys(reflect.TypeFor[JudgeSettings]())
-	clientKeys := mapstructureKeys(reflect.TypeFor[confighttp.ClientConfig]())
-	ownMap, clientMap := map[string]any{}, map[string]any{}
-	var unknown []string
-	for k, v := range conf.ToStringMap() {
-		switch {
-		case ownKeys[k]:
-			ownMap[k] = v
-		case clientKeys[k]:
-			clientMap[k] = v
-		default:
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return fmt.Errorf("judge: unknown keys %q", unknown)
-	}
-	if err := confmap.NewFromStringMap(ownMap).Unmarshal(&jc.JudgeSettings); err != nil {
+var (
+	_ confmap.Unmarshaler = (*Config)(nil)
+	_ confmap.Unmarshaler = (*ScorerConfig)(nil)
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Validator   = (*JudgeConfig)(nil)
+	_ confmap.Validator   = (*CircuitBreakerConfig)(nil)
+	_ confmap.Validator   = (*RetryConfig)(nil)
+	_ confmap.Validator   = (*SamplingConfig)(nil)
+	_ confmap.Validator   = (*ScorerConfig)(nil)
+	_ confmap.Validator   = (*CacheConfig)(nil)
+	_ confmap.Validator   = (*RedactionConfig)(nil)
+)
+
+// Unmarshal rejects keys the processor does not know, naming each by its
+// YAML path with the closest known key, before decoding. Decoding alone
+// would name Go types, report one typo once per list entry, and let typos
+// under judge pass silently (the squashed HTTP client settings are decoded
+// leniently).
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := unknownKeys(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
 		return err
 	}
-	return jc.ClientConfig.Unmarshal(confmap.NewFromStringMap(clientMap))
-}
-
-// mapstructureKeys lists the top-level keys a struct decodes, following
-// squashed embedded structs.
-func mapstructureKeys(t reflect.Type) map[string]bool {
-	keys := map[string]bool{}
-	for f := range t.Fields() {
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" && strings.Contains(opts, "squash") && f.Type.Kind() == reflect.Struct {
-			maps.Copy(keys, mapstructureKeys(f.Type))
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		keys[name] = true
-	}
-	return keys
+	return conf.Unmarshal(cfg)
 }
 
 // defaultScorerConfig is what an entry of the scorers list starts from.
@@ -306,45 +277,16 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 	return nil
 }
 
-// Validate checks the configuration; every error names the offending key.
+// Validate checks the top-level keys and what spans several sections. The
+// sections validate themselves; the collector (confmap.Validate) prefixes
+// their errors with their key path.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.Judge.Endpoint == "" {
-		errs = append(errs, errors.New("judge.endpoint: must be set"))
+	if err := checkMinDuration(cfg.MaxWait, minWait); err != nil {
+		errs = append(errs, fmt.Errorf("max_wait: %w", err))
 	}
-	if cfg.Judge.Model == "" {
-		errs = append(errs, errors.New("judge.model: must be set"))
-	}
-	switch cfg.Judge.StructuredOutputs {
-	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
-	default:
-		errs = append(errs, fmt.Errorf("judge.structured_outputs: %q is not one of auto, json_schema, json_object, off", cfg.Judge.StructuredOutputs))
-	}
-	if cfg.Judge.MaxConcurrency < 1 {
-		errs = append(errs, fmt.Errorf("judge.max_concurrency: must be at least 1, got %d", cfg.Judge.MaxConcurrency))
-	}
-	if cfg.Judge.RequestsPerMinute < 0 {
-		errs = append(errs, fmt.Errorf("judge.requests_per_minute: must not be negative, got %d", cfg.Judge.RequestsPerMinute))
-	}
-	if cfg.Judge.TokensPerMinute < 0 {
-		errs = append(errs, fmt.Errorf("judge.tokens_per_minute: must not be negative, got %d", cfg.Judge.TokensPerMinute))
-	}
-	errs = append(errs, cfg.Judge.CircuitBreaker.validate()...)
-	errs = append(errs, cfg.Judge.Retry.validate()...)
-	if cfg.Judge.MaxTokens < 0 {
-		errs = append(errs, fmt.Errorf("judge.max_tokens: must not be negative, got %d", cfg.Judge.MaxTokens))
-	}
-	if cfg.Judge.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("judge.timeout: must not be negative, got %s", cfg.Judge.Timeout))
-	}
-	if p := cfg.Sampling.Percentage; p < 0 || p > 100 || p != p {
-		errs = append(errs, fmt.Errorf("sampling.percentage: must be between 0 and 100, got %v", p))
-	}
-	if cfg.MaxWait <= 0 {
-		errs = append(errs, fmt.Errorf("max_wait: must be positive, got %s", cfg.MaxWait))
-	}
-	if cfg.QueueSize < 1 {
-		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", cfg.QueueSize))
+	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
+		errs = append(errs, fmt.Errorf("queue_size: must be between 1 and %d, got %d", maxQueueSize, cfg.QueueSize))
 	}
 	switch cfg.LateResults {
 	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
@@ -354,36 +296,106 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
 	}
-	if cfg.Cache.Enabled {
-		if cfg.Cache.Size < 1 {
-			errs = append(errs, fmt.Errorf("cache.size: must be at least 1, got %d", cfg.Cache.Size))
-		}
-		if cfg.Cache.TTL <= 0 {
-			errs = append(errs, fmt.Errorf("cache.ttl: must be positive, got %s", cfg.Cache.TTL))
-		}
-	}
-	if cfg.Redaction.Enabled {
-		if _, err := cfg.Redaction.redactor(); err != nil {
-			errs = append(errs, fmt.Errorf("redaction: %w", err))
-		}
-	}
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
 	}
 	seen := make(map[string]bool, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
-		if err := sc.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("scorers[%d]: %w", i, err))
-		}
-		if seen[sc.Name] {
-			errs = append(errs, fmt.Errorf("scorers[%d].name: duplicate scorer %q", i, sc.Name))
+		if seen[sc.Name] && sc.Name != "" {
+			errs = append(errs, fmt.Errorf("scorers::%d::name: duplicate scorer %q", i, sc.Name))
 		}
 		seen[sc.Name] = true
 	}
-	return errors.Join(errs...)
+	return joinFields(errs)
 }
 
-func (sc *ScorerConfig) validate() error {
+// Validate checks what the judge client would reject at start.
+func (jc *JudgeConfig) Validate() error {
+	var errs []error
+	if err := checkEndpoint(jc.ClientConfig.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("endpoint: %w", err))
+	}
+	if jc.ClientConfig.ProxyURL != "" {
+		if _, err := url.ParseRequestURI(jc.ClientConfig.ProxyURL); err != nil {
+			// The parse error quotes the URL, which may carry a password.
+			errs = append(errs, errors.New("proxy_url: not an absolute URL"))
+		}
+	}
+	if jc.ClientConfig.Timeout != 0 {
+		if err := checkMinDuration(jc.ClientConfig.Timeout, minJudgeWait); err != nil {
+			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
+		}
+	}
+	if strings.TrimSpace(jc.Model) == "" {
+		errs = append(errs, errors.New("model: must be set"))
+	}
+	switch jc.StructuredOutputs {
+	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
+	default:
+		errs = append(errs, fmt.Errorf("structured_outputs: %q is not one of auto, json_schema, json_object, off", jc.StructuredOutputs))
+	}
+	if jc.MaxConcurrency < 1 || jc.MaxConcurrency > maxConcurrency {
+		errs = append(errs, fmt.Errorf("max_concurrency: must be between 1 and %d, got %d", maxConcurrency, jc.MaxConcurrency))
+	}
+	if jc.RequestsPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("requests_per_minute: must not be negative, got %d", jc.RequestsPerMinute))
+	}
+	if jc.TokensPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("tokens_per_minute: must not be negative, got %d", jc.TokensPerMinute))
+	}
+	if jc.MaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("max_tokens: must not be negative, got %d", jc.MaxTokens))
+	}
+	return joinFields(errs)
+}
+
+// Validate checks the breaker settings.
+func (cb *CircuitBreakerConfig) Validate() error {
+	var errs []error
+	if cb.FailureThreshold < 1 {
+		errs = append(errs, fmt.Errorf("failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
+	}
+	if err := checkMinDuration(cb.OpenDuration, minJudgeWait); err != nil {
+		errs = append(errs, fmt.Errorf("open_duration: %w", err))
+	}
+	if err := checkMinDuration(cb.AuthRetryInterval, minJudgeWait); err != nil {
+		errs = append(errs, fmt.Errorf("auth_retry_interval: %w", err))
+	}
+	return joinFields(errs)
+}
+
+// Validate checks the retry settings.
+func (rc *RetryConfig) Validate() error {
+	var errs []error
+	if rc.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("max_attempts: must be at least 1, got %d", rc.MaxAttempts))
+	}
+	initialOK := checkMinDuration(rc.InitialBackoff, minWait)
+	if initialOK != nil {
+		errs = append(errs, fmt.Errorf("initial_backoff: %w", initialOK))
+	}
+	if err := checkMinDuration(rc.MaxBackoff, minWait); err != nil {
+		errs = append(errs, fmt.Errorf("max_backoff: %w", err))
+	} else if initialOK == nil && rc.MaxBackoff < rc.InitialBackoff {
+		errs = append(errs, fmt.Errorf("max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
+	}
+	if err := checkMinDuration(rc.MaxRetryAfter, minWait); err != nil {
+		errs = append(errs, fmt.Errorf("max_retry_after: %w", err))
+	}
+	return joinFields(errs)
+}
+
+// Validate checks the sampling percentage.
+func (sc *SamplingConfig) Validate() error {
+	if p := sc.Percentage; !(p >= 0 && p <= 100) {
+		return fmt.Errorf("percentage: must be between 0 and 100, got %v", p)
+	}
+	return nil
+}
+
+// Validate checks a scorer entry as the scoring library's constructor
+// would at start.
+func (sc *ScorerConfig) Validate() error {
 	var errs []error
 	switch {
 	case sc.Name == "":
@@ -399,10 +411,11 @@ func (sc *ScorerConfig) validate() error {
 	case sc.Criteria != "" || len(sc.Steps) > 0 || len(sc.Fields) > 0 || sc.Verdict != "":
 		errs = append(errs, fmt.Errorf("criteria: only custom criteria scorers take criteria, steps, fields and verdict; %q is a built-in scorer", sc.Name))
 	}
-	if !(sc.Scale > 0) {
-		errs = append(errs, fmt.Errorf("scale: must be positive, got %v", sc.Scale))
+	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
+	if !scaleOK {
+		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))
 	}
-	if sc.Threshold != nil {
+	if sc.Threshold != nil && scaleOK {
 		if t := *sc.Threshold; !(t >= 0 && t <= sc.Scale) {
 			errs = append(errs, fmt.Errorf("threshold: must be between 0 and scale (%v), got %v", sc.Scale, t))
 		}
@@ -414,30 +427,121 @@ func (sc *ScorerConfig) validate() error {
 	}
 	for j, in := range sc.Instructions {
 		if in == "" {
-			errs = append(errs, fmt.Errorf("instructions[%d]: must not be empty", j))
+			errs = append(errs, fmt.Errorf("instructions::%d: must not be empty", j))
 		}
 	}
 	if sc.Name == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
 		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
 	}
-	return errors.Join(errs...)
+	return joinFields(errs)
 }
 
-func (cb CircuitBreakerConfig) validate() []error {
+// Validate checks the cache settings while the cache is on.
+func (cc *CacheConfig) Validate() error {
+	if !cc.Enabled {
+		return nil
+	}
 	var errs []error
-	if cb.FailureThreshold < 1 {
-		errs = append(errs, fmt.Errorf("judge.circuit_breaker.failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
+	if cc.Size < 1 {
+		errs = append(errs, fmt.Errorf("size: must be at least 1, got %d", cc.Size))
 	}
-	if cb.OpenDuration <= 0 {
-		errs = append(errs, fmt.Errorf("judge.circuit_breaker.open_duration: must be positive, got %s", cb.OpenDuration))
+	if err := checkMinDuration(cc.TTL, minCacheTTL); err != nil {
+		errs = append(errs, fmt.Errorf("ttl: %w", err))
 	}
-	if cb.AuthRetryInterval <= 0 {
-		errs = append(errs, fmt.Errorf("judge.circuit_breaker.auth_retry_interval: must be positive, got %s", cb.AuthRetryInterval))
+	return joinFields(errs)
+}
+
+// Validate compiles the patterns while redaction is on.
+func (rc *RedactionConfig) Validate() error {
+	if !rc.Enabled {
+		return nil
 	}
-	return errs
+	_, err := rc.redactor()
+	return err
 }
 
 // redactor compiles the redaction settings; the error names the bad entry.
 func (rc RedactionConfig) redactor() (*redact.Redactor, error) {
 	return redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
+}
+
+// checkMinDuration rejects a duration below lowest. A positive value under
+// a millisecond is almost always a number written without a unit, which
+// decoding reads as nanoseconds, so the error says so.
+func checkMinDuration(d, lowest time.Duration) error {
+	switch {
+	case d >= lowest:
+		return nil
+	case d > 0 && d < time.Millisecond:
+		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %q)", lowest, d, strconv.FormatInt(int64(d), 10)+"s")
+	default:
+		return fmt.Errorf("must be at least %s, got %s", lowest, d)
+	}
+}
+
+// checkEndpoint reports why endpoint is not what the judge client accepts:
+// an absolute http or https URL with a host. Like the client, it ignores
+// surrounding spaces, trailing slashes and a /chat/completions suffix. The
+// errors never repeat a user name, password or query string.
+func checkEndpoint(endpoint string) error {
+	base := strings.TrimRight(strings.TrimSpace(endpoint), "/")
+	base = strings.TrimSuffix(base, "/chat/completions")
+	if base == "" {
+		return errors.New("must be set, e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
+	}
+	if i := strings.IndexFunc(base, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("contains a control character at byte %d", i)
+	}
+	u, err := url.Parse(base)
+	if err == nil && u.Host != "" {
+		if u.Scheme == "http" || u.Scheme == "https" {
+			return nil
+		}
+		return fmt.Errorf("scheme %q is not supported: want http or https", u.Scheme)
+	}
+	// The most common slip: an Ollama or vLLM address without its scheme,
+	// such as localhost:11434 or 127.0.0.1:8000/v1.
+	if !strings.Contains(base, "://") {
+		if v, err := url.Parse("http://" + base); err == nil && v.Host != "" && (v.Port() != "" || strings.Contains(v.Hostname(), ".")) {
+			if v.Port() == "" {
+				v.Scheme = "https" // a named host without a port: a hosted API
+			}
+			if v.Path == "" {
+				v.Path = "/v1"
+			}
+			return fmt.Errorf("has no scheme: want an absolute http or https URL (did you mean %s?)", redactedURL(v))
+		}
+	}
+	return errors.New("not an absolute http or https URL with a host, e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
+}
+
+// redactedURL prints u without its password and query string, either of
+// which may hold a secret.
+func redactedURL(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery = "", false
+	return c.Redacted()
+}
+
+// fieldErrors are the problems one Validate found, printed on one line.
+// The collector prefixes a Validate error with the section's key path
+// once, so on separate lines every line but the first would lose it.
+type fieldErrors []error
+
+func (fe fieldErrors) Error() string {
+	msgs := make([]string, len(fe))
+	for i, err := range fe {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (fe fieldErrors) Unwrap() []error { return fe }
+
+// joinFields returns nil for no errors, else the errors as one.
+func joinFields(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return fieldErrors(errs)
 }

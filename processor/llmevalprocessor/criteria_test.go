@@ -28,7 +28,7 @@ func TestLoadCriteriaConfig(t *testing.T) {
 	grounded.Verdict = "binary"
 	grounded.ReasonMode = "summary"
 	two := createDefaultConfig().(*Config)
-	two.Judge.Endpoint, two.Judge.Model = "http://j/v1", "m"
+	two.Judge.ClientConfig.Endpoint, two.Judge.Model = "http://j/v1", "m"
 	two.Scorers = []ScorerConfig{defaultScorerConfig(scoring.Bias), polite, grounded}
 
 	tests := []struct {
@@ -37,12 +37,12 @@ func TestLoadCriteriaConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "two_criteria", want: two},
-		{name: "criteria_missing", wantErr: `scorers[3]: criteria: must be set: "politeness" is not a built-in scorer`},
-		{name: "criteria_bad_field", wantErr: `scorers[0]: fields: unknown field "tools"`},
-		{name: "criteria_bad_verdict", wantErr: `scorers[0]: verdict: unknown verdict "stars"`},
-		{name: "criteria_bad_name", wantErr: `scorers[0]: name: "Tone Check" must be lowercase`},
-		{name: "criteria_blank_step", wantErr: "scorers[0]: steps: step 2 is empty"},
-		{name: "criteria_on_builtin", wantErr: `scorers[0]: criteria: only custom criteria scorers take criteria`},
+		{name: "criteria_missing", wantErr: `scorers::3: criteria: must be set: "politeness" is not a built-in scorer`},
+		{name: "criteria_bad_field", wantErr: `scorers::0: fields: unknown field "tools"`},
+		{name: "criteria_bad_verdict", wantErr: `scorers::0: verdict: unknown verdict "stars"`},
+		{name: "criteria_bad_name", wantErr: `scorers::0: name: "Tone Check" must be lowercase`},
+		{name: "criteria_blank_step", wantErr: "scorers::0: steps: step 2 is empty"},
+		{name: "criteria_on_builtin", wantErr: `scorers::0: criteria: only custom criteria scorers take criteria`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCriteriaScorersSideBySide(t *testing.T) {
 	onTopic.Verdict = string(scoring.CriteriaBinary)
 	onTopic.ReasonMode = string(scoring.ReasonSummary)
 	cfg.Scorers = append(cfg.Scorers, polite, onTopic)
-	cfg.Judge.Endpoint = judge.URL
+	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	h, _ := judgeHarness(t, cfg)
 
 	b := newBatch()

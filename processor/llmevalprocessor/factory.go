@@ -47,21 +47,19 @@ func createDefaultConfig() component.Config {
 	client.Timeout = defaultJudgeTimeout
 	return &Config{
 		Judge: JudgeConfig{
-			ClientConfig: client,
-			JudgeSettings: JudgeSettings{
-				StructuredOutputs: defaultStructuredOutputs,
-				MaxConcurrency:    defaultMaxConcurrency,
-				CircuitBreaker: CircuitBreakerConfig{
-					FailureThreshold:  guard.DefaultFailureThreshold,
-					OpenDuration:      guard.DefaultOpenDuration,
-					AuthRetryInterval: guard.DefaultAuthRetryInterval,
-				},
-				Retry: RetryConfig{
-					MaxAttempts:    openai.DefaultMaxAttempts,
-					InitialBackoff: openai.DefaultInitialBackoff,
-					MaxBackoff:     openai.DefaultMaxBackoff,
-					MaxRetryAfter:  openai.DefaultMaxRetryAfter,
-				},
+			ClientConfig:      client,
+			StructuredOutputs: defaultStructuredOutputs,
+			MaxConcurrency:    defaultMaxConcurrency,
+			CircuitBreaker: CircuitBreakerConfig{
+				FailureThreshold:  guard.DefaultFailureThreshold,
+				OpenDuration:      guard.DefaultOpenDuration,
+				AuthRetryInterval: guard.DefaultAuthRetryInterval,
+			},
+			Retry: RetryConfig{
+				MaxAttempts:    openai.DefaultMaxAttempts,
+				InitialBackoff: openai.DefaultInitialBackoff,
+				MaxBackoff:     openai.DefaultMaxBackoff,
+				MaxRetryAfter:  openai.DefaultMaxRetryAfter,
 			},
 		},
 		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
@@ -65,9 +66,9 @@ type faultRig struct {
 func faultConfig(endpoint string) *Config {
 	cfg := testConfig(scoring.Bias)
 	cfg.Scorers[0].ReasonMode = string(scoring.ReasonSummary)
-	cfg.Judge.Endpoint = endpoint
+	cfg.Judge.ClientConfig.Endpoint = endpoint
 	cfg.Judge.APIKey = faultAPIKey
-	cfg.Judge.Timeout = 2 * time.Second
+	cfg.Judge.ClientConfig.Timeout = 2 * time.Second
 	cfg.MaxWait = 10 * time.Second
 	return cfg
 }
@@ -76,7 +77,7 @@ func newFaultRig(t *testing.T, judge *scoringtest.Server, cfg *Config, attempts 
 	t.Helper()
 	cfg.Judge.Retry.MaxAttempts = attempts
 	cfg.Judge.Retry.InitialBackoff, cfg.Judge.Retry.MaxBackoff = time.Millisecond, time.Millisecond
-	require.NoError(t, cfg.Validate())
+	require.NoError(t, confmap.Validate(cfg))
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	core, logs := observer.New(zapcore.DebugLevel)
@@ -211,7 +212,7 @@ func TestJudgeFaults(t *testing.T) {
 			t.Cleanup(release)
 			cfg := faultConfig(endpoint)
 			if tt.timeout > 0 {
-				cfg.Judge.Timeout = tt.timeout
+				cfg.Judge.ClientConfig.Timeout = tt.timeout
 			}
 			r := newFaultRig(t, judge, cfg, max(tt.attempts, 1))
 

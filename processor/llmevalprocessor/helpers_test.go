@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -83,7 +84,7 @@ func gatedScorer(name string, gate <-chan struct{}, stubborn bool) *fakeScorer {
 
 func testConfig(names ...string) *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Judge.Endpoint = "http://127.0.0.1:1/v1"
+	cfg.Judge.ClientConfig.Endpoint = "http://127.0.0.1:1/v1"
 	cfg.Judge.Model = "judge-model"
 	cfg.MaxWait = 10 * time.Second
 	cfg.Scorers = nil
@@ -108,7 +109,7 @@ func newHarness(t *testing.T, cfg *Config, scorers ...scoring.Scorer) *harness {
 
 func newHarnessTo(t *testing.T, cfg *Config, sink *consumertest.TracesSink, scorers ...scoring.Scorer) *harness {
 	t.Helper()
-	require.NoError(t, cfg.Validate())
+	require.NoError(t, confmap.Validate(cfg))
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {

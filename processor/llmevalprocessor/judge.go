@@ -49,7 +49,7 @@ type judgeSet struct {
 // everything so that a hit costs no call, no budget and no breaker slot.
 func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
-	if len(redact.URLSecrets(cfg.Judge.Endpoint)) > 0 {
+	if len(redact.URLSecrets(cfg.Judge.ClientConfig.Endpoint)) > 0 {
 		// The HTTP client's spans record url.full as written, query values
 		// included; an endpoint that carries secrets gets no client spans.
 		set.TracerProvider = nooptrace.NewTracerProvider()
@@ -63,7 +63,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		return judgeSet{}, err
 	}
 	oc := openai.Config{
-		BaseURL:           cfg.Judge.Endpoint,
+		BaseURL:           cfg.Judge.ClientConfig.Endpoint,
 		APIKey:            string(cfg.Judge.APIKey),
 		Model:             cfg.Judge.Model,
 		HTTPClient:        client, // carries headers, TLS, proxy and timeout

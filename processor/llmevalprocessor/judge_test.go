@@ -25,7 +25,7 @@ import (
 // judgeHarness runs the processor with the real OpenAI judge construction.
 func judgeHarness(t *testing.T, cfg *Config) (*harness, *llmEvalProcessor) {
 	t.Helper()
-	require.NoError(t, cfg.Validate())
+	require.NoError(t, confmap.Validate(cfg))
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	sink := new(consumertest.TracesSink)
@@ -40,7 +40,7 @@ func TestWithFakeJudgeOverHTTP(t *testing.T) {
 	judge := scoringtest.New(t)
 	judge.Script(scoringtest.AnyStep, scoringtest.Status(http.StatusServiceUnavailable, `{"error":{"message":"busy"}}`))
 	cfg := testConfig(scoring.Bias, scoring.PromptAlignment)
-	cfg.Judge.Endpoint = judge.URL
+	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	cfg.Judge.APIKey = "sk-test-key"
 	h, _ := judgeHarness(t, cfg)
 
@@ -61,8 +61,8 @@ func TestWithFakeJudgeOverHTTP(t *testing.T) {
 
 func TestUnreachableJudgeStillPassesSpans(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
-	cfg.Judge.Endpoint = "http://127.0.0.1:1/v1" // nothing listens
-	cfg.Judge.Timeout = time.Second
+	cfg.Judge.ClientConfig.Endpoint = "http://127.0.0.1:1/v1" // nothing listens
+	cfg.Judge.ClientConfig.Timeout = time.Second
 	h, _ := judgeHarness(t, cfg)
 	b := newBatch()
 	tid := randomTraceID()
@@ -79,7 +79,7 @@ func TestUnreachableJudgeStillPassesSpans(t *testing.T) {
 
 func TestBadJudgeSettingsFailStart(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
-	cfg.Judge.Endpoint = "ftp://judge"
+	cfg.Judge.ClientConfig.Endpoint = "ftp://judge"
 	sink := new(consumertest.TracesSink)
 	_, proc, err := newTracesProcessor(context.Background(), testSettings(), cfg, sink, newJudge)
 	require.NoError(t, err)
@@ -111,9 +111,9 @@ func TestJudgeClientKeepsIdleConnsForEveryWorker(t *testing.T) {
 func TestJudgeClientProgrammaticKeepaliveFollowsMaxConcurrency(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	cfg.Judge.MaxConcurrency = 16
-	cfg.Judge.Keepalive = configoptional.Some(confighttp.NewDefaultKeepaliveClientConfig())
+	cfg.Judge.ClientConfig.Keepalive = configoptional.Some(confighttp.NewDefaultKeepaliveClientConfig())
 	assert.Equal(t, 16, idleConnsPerHost(judgeClientConfig(cfg.Judge)))
-	assert.Equal(t, 0, cfg.Judge.Keepalive.Get().MaxIdleConnsPerHost, "the configuration itself is not modified")
+	assert.Equal(t, 0, cfg.Judge.ClientConfig.Keepalive.Get().MaxIdleConnsPerHost, "the configuration itself is not modified")
 }
 
 // idleConnsPerHost is the value ToClient uses: the keepalive section when

@@ -36,7 +36,7 @@ func TestEchoingJudgeLeaksNoSecret(t *testing.T) {
 			judge.Handle(scoringtest.Echo(status))
 			endpoint := strings.Replace(judge.URL, "http://", "http://judge:"+echoURLPassword+"@", 1) + "?api-key=" + echoQueryKey
 			cfg := faultConfig(endpoint)
-			cfg.Judge.Headers = configopaque.MapList{{Name: "api-key", Value: echoHeaderSecret}}
+			cfg.Judge.ClientConfig.Headers = configopaque.MapList{{Name: "api-key", Value: echoHeaderSecret}}
 			cfg.Judge.CircuitBreaker.FailureThreshold = 2
 			r := newFaultRig(t, judge, cfg, 1)
 			for range 3 {

@@ -122,7 +122,7 @@ type evaluation struct {
 }
 
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
-	evalTimeout := cfg.Judge.Timeout
+	evalTimeout := cfg.Judge.ClientConfig.Timeout
 	if evalTimeout <= 0 {
 		evalTimeout = defaultJudgeTimeout
 	}

@@ -55,7 +55,7 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		endpoint: redact.ScrubURL(cfg.Judge.Endpoint),
+		endpoint: redact.ScrubURL(cfg.Judge.ClientConfig.Endpoint),
 		redact:   scrub,
 		breaker:  cfg.Judge.CircuitBreaker,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(

@@ -126,7 +126,7 @@ func TestJudgeFailuresDoNotFloodLogs(t *testing.T) {
 	assert.Equal(t, 1, failures.FilterLevelExact(zapcore.WarnLevel).Len())
 	assert.Equal(t, 4, failures.FilterLevelExact(zapcore.DebugLevel).Len())
 	warn := failures.FilterLevelExact(zapcore.WarnLevel).All()[0]
-	assert.Equal(t, cfg.Judge.Endpoint, warn.ContextMap()["endpoint"])
+	assert.Equal(t, cfg.Judge.ClientConfig.Endpoint, warn.ContextMap()["endpoint"])
 	for _, e := range logs.All() {
 		assert.NotContains(t, e.Message, "sk-very-secret")
 		for _, v := range e.ContextMap() {
