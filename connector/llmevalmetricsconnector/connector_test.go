@@ -35,7 +35,8 @@ var (
 func newTestConnector(t *testing.T, cfg *Config, sink *consumertest.MetricsSink) *evalMetricsConnector {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	c := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	c, err := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
 	c.now = func() time.Time { return seriesStart }
 	return c
 }
