@@ -14,51 +14,30 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/connector/llmevaleventsconnector"
 	"github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector/internal/metadata"
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
-// resultsAsLogs writes every evaluation span event of td as a log record,
-// the way an SDK or the llm_eval_events connector would: same attributes,
-// the span's model attributes, trace and span id, event time.
-func resultsAsLogs(td ptrace.Traces) plog.Logs {
-	ld := plog.NewLogs()
-	for _, rs := range td.ResourceSpans().All() {
-		rl := ld.ResourceLogs().AppendEmpty()
-		rs.Resource().CopyTo(rl.Resource())
-		records := rl.ScopeLogs().AppendEmpty().LogRecords()
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
-				for _, ev := range span.Events().All() {
-					if ev.Name() != evalconv.EventName {
-						continue
-					}
-					lr := records.AppendEmpty()
-					lr.SetEventName(evalconv.EventName)
-					ev.Attributes().CopyTo(lr.Attributes())
-					for _, k := range evalconv.ModelKeys {
-						if v, ok := span.Attributes().Get(k); ok {
-							v.CopyTo(lr.Attributes().PutEmpty(k))
-						}
-					}
-					lr.SetTraceID(span.TraceID())
-					lr.SetSpanID(span.SpanID())
-					ts := ev.Timestamp()
-					if ts == 0 {
-						ts = span.EndTimestamp()
-					}
-					lr.SetTimestamp(ts)
-				}
-			}
-		}
-	}
-	return ld
+// resultsAsLogs turns the evaluation span events of td into log records
+// with the llm_eval_events connector, the way a Collector pipeline would.
+func resultsAsLogs(t *testing.T, td ptrace.Traces) plog.Logs {
+	t.Helper()
+	factory := llmevaleventsconnector.NewFactory()
+	sink := &consumertest.LogsSink{}
+	c, err := factory.CreateTracesToLogs(context.Background(), connectortest.NewNopSettings(factory.Type()), factory.CreateDefaultConfig(), sink)
+	require.NoError(t, err)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	require.Len(t, sink.AllLogs(), 1)
+	return sink.AllLogs()[0]
 }
 
+// Results made into log records by llm_eval_events give exactly the metrics
+// their span events give.
 func TestLogRecordsGiveTheSameMetricsAsSpanEvents(t *testing.T) {
 	td, err := golden.ReadTraces("testdata/mixed/input.yaml")
 	require.NoError(t, err)
-	ld := resultsAsLogs(td)
+	ld := resultsAsLogs(t, td)
 	require.Positive(t, ld.LogRecordCount())
 
 	fromTraces, fromLogs := &consumertest.MetricsSink{}, &consumertest.MetricsSink{}
@@ -110,7 +89,7 @@ func TestTracesAndLogsSidesShareOneConnector(t *testing.T) {
 	ev.Attributes().PutStr(evalconv.AttrName, "bias")
 	ev.Attributes().PutStr(evalconv.AttrScoreLabel, "pass")
 	ev.Attributes().PutDouble(evalconv.AttrScoreValue, 0.1)
-	ld := resultsAsLogs(td)
+	ld := resultsAsLogs(t, td)
 
 	require.NoError(t, tracesSide.ConsumeTraces(ctx, td))
 	require.NoError(t, logsSide.ConsumeLogs(ctx, ld))
