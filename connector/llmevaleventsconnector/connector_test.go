@@ -85,7 +85,7 @@ func TestRecordFields(t *testing.T) {
 		{"hallucination", "eee19b7ec3c1b174", 1700000002000000000, "gpt-4o"},
 		{"relevance", "eee19b7ec3c1b175", 1700000004000000000, "from-the-event"}, // span end; the event's own model
 		{"prompt_alignment", "eee19b7ec3c1b174", 1700000009000000000, "gpt-4o"},  // late: the evaluated span
-		{"custom", "bbbbbbbbbbbbbbbb", 1700000009500000000, ""},                   // not an evaluation span
+		{"custom", "bbbbbbbbbbbbbbbb", 1700000009500000000, ""},                  // not an evaluation span
 	}, got)
 }
 

@@ -66,9 +66,9 @@ type series struct {
 	exemplars []exemplar
 }
 
-// resource is the filtered resource of one ResourceSpans or ResourceLogs,
+// resultResource is the resource of one ResourceSpans or ResourceLogs,
 // filtered and hashed once, when its first result is added.
-type resource struct {
+type resultResource struct {
 	src   pcommon.Map
 	attrs pcommon.Map
 	hash  [16]byte
@@ -95,13 +95,9 @@ func newAggregator(cfg *Config) *aggregator {
 	}
 }
 
-func (a *aggregator) newResource(attrs pcommon.Map) *resource {
-	return &resource{src: attrs}
-}
-
 // add counts one result and reports whether it went to the overflow series.
 // Results without an evaluation name are skipped: nothing can be attributed.
-func (a *aggregator) add(res *resource, ev evaluation, now pcommon.Timestamp) (overflowed bool) {
+func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timestamp) (overflowed bool) {
 	name, ok := stringAttr(ev.attrs, evalconv.AttrName)
 	if !ok || name == "" {
 		return false

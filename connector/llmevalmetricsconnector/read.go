@@ -23,7 +23,7 @@ type evaluation struct {
 // results went to the overflow series.
 func (a *aggregator) consumeTraces(td ptrace.Traces, now pcommon.Timestamp) (overflowed int) {
 	for _, rs := range td.ResourceSpans().All() {
-		res := a.newResource(rs.Resource().Attributes())
+		res := &resultResource{src: rs.Resource().Attributes()}
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
 				model, hasModel := modelOf(span.Attributes())
@@ -53,7 +53,7 @@ func (a *aggregator) consumeTraces(td ptrace.Traces, now pcommon.Timestamp) (ove
 // attributes, else from the resource's.
 func (a *aggregator) consumeLogs(ld plog.Logs, now pcommon.Timestamp) (overflowed int) {
 	for _, rl := range ld.ResourceLogs().All() {
-		res := a.newResource(rl.Resource().Attributes())
+		res := &resultResource{src: rl.Resource().Attributes()}
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
 				if !isEvaluationRecord(lr) {

@@ -150,4 +150,3 @@ func TestLogRecordModel(t *testing.T) {
 		})
 	}
 }
-
