@@ -44,6 +44,7 @@ tools: $(OCB) promtool
 generate:
 	$(GO) -C tools tool mdatagen "$(CURDIR)/processor/llmevalprocessor/metadata.yaml"
 	$(GO) -C tools tool mdatagen "$(CURDIR)/connector/llmevalmetricsconnector/metadata.yaml"
+	$(GO) -C tools tool mdatagen "$(CURDIR)/connector/llmevaleventsconnector/metadata.yaml"
 
 # The judge comes from the environment, so OpenAI, Ollama or vLLM work unchanged:
 #   OPENAI_API_KEY, LLMEVAL_JUDGE_ENDPOINT (default https://api.openai.com/v1),

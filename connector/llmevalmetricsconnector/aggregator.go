@@ -1,38 +1,35 @@
 package llmevalmetricsconnector // import "github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector"
 
 import (
+	"bytes"
+	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
-// Names read from spans and events, and written to metrics.
+// Names written to metrics.
 const (
 	attrOverflow = "otel.metric.overflow"
 
 	labelError = "error"
 
-	metricScore       = "gen_ai.evaluation.score"
-	metricResults     = "gen_ai.evaluation.results"
-	unitScore         = "1"
-	unitResults       = "{result}"
-	descScore         = "Scores of gen_ai.evaluation.result events that carry a score and no error."
-	descResults       = "Number of gen_ai.evaluation.result events, by evaluation name and label."
-	overflowSeriesKey = "\x00overflow"
+	metricScore   = "gen_ai.evaluation.score"
+	metricResults = "gen_ai.evaluation.results"
+	unitScore     = "1"
+	unitResults   = "{result}"
+	descScore     = "Scores of gen_ai.evaluation.result events that carry a score and no error."
+	descResults   = "Number of gen_ai.evaluation.result events, by evaluation name and label."
 )
-
-// modelAttributes are the span attributes that name the evaluated model, in
-// order of preference: GenAI request and response model, then the
-// OpenInference and Vercel AI SDK spellings.
-var modelAttributes = []string{"gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "ai.model.id"}
 
 // exemplar is one sampled result linking a data point to its span.
 type exemplar struct {
@@ -43,12 +40,21 @@ type exemplar struct {
 	scored  bool
 }
 
+// seriesKey identifies a series by the hashes of its resource and its data
+// point attributes (pdatautil.MapHash, as the contrib connectors key theirs).
+type seriesKey struct {
+	resource [16]byte
+	attrs    [16]byte
+}
+
 // series is the cumulative state of one (resource, evaluation name, label,
 // model) combination; it feeds one point of each metric.
 type series struct {
-	resource pcommon.Map
-	attrs    pcommon.Map
-	start    pcommon.Timestamp
+	resource     pcommon.Map
+	resourceHash [16]byte
+	attrs        pcommon.Map
+	start        pcommon.Timestamp
+	lastSeen     pcommon.Timestamp
 
 	results uint64
 
@@ -60,136 +66,126 @@ type series struct {
 	exemplars []exemplar
 }
 
+// resultResource is the resource of one ResourceSpans or ResourceLogs,
+// filtered and hashed once, when its first result is added.
+type resultResource struct {
+	src   pcommon.Map
+	attrs pcommon.Map
+	hash  [16]byte
+	ready bool
+}
+
 // aggregator keeps cumulative evaluation metrics. It is not safe for
 // concurrent use; the connector serializes access.
 type aggregator struct {
-	cfg       *Config
-	series    map[string]*series
-	keyBuf    strings.Builder
-	overflows uint64 // results counted in the overflow series
+	cfg         *Config
+	series      map[seriesKey]*series
+	scratch     pcommon.Map // data point attributes of the result being added
+	overflowKey seriesKey
 }
 
 func newAggregator(cfg *Config) *aggregator {
-	return &aggregator{cfg: cfg, series: make(map[string]*series)}
-}
-
-// consume adds every evaluation event of td and returns how many it read.
-func (a *aggregator) consume(td ptrace.Traces, now pcommon.Timestamp) int {
-	n := 0
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		var resource pcommon.Map
-		var resourceKey string
-		haveResource := false
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				events := span.Events()
-				for e := 0; e < events.Len(); e++ {
-					ev := events.At(e)
-					if ev.Name() != evalconv.EventName {
-						continue
-					}
-					name, ok := stringAttr(ev.Attributes(), evalconv.AttrName)
-					if !ok || name == "" {
-						continue // the name is required; without it nothing can be attributed
-					}
-					if !haveResource {
-						resource = a.filterResource(rs.Resource().Attributes())
-						resourceKey = mapKey(resource)
-						haveResource = true
-					}
-					a.add(resource, resourceKey, name, span, ev, now)
-					n++
-				}
-			}
-		}
+	overflowAttrs := pcommon.NewMap()
+	overflowAttrs.PutBool(attrOverflow, true)
+	return &aggregator{
+		cfg:         cfg,
+		series:      make(map[seriesKey]*series),
+		scratch:     pcommon.NewMap(),
+		overflowKey: seriesKey{resource: pdatautil.MapHash(pcommon.NewMap()), attrs: pdatautil.MapHash(overflowAttrs)},
 	}
-	return n
 }
 
-func (a *aggregator) add(resource pcommon.Map, resourceKey, name string, span ptrace.Span, ev ptrace.SpanEvent, now pcommon.Timestamp) {
-	label, hasLabel := stringAttr(ev.Attributes(), evalconv.AttrScoreLabel)
-	_, hasError := ev.Attributes().Get(evalconv.AttrErrorType)
+// add counts one result and reports whether it went to the overflow series.
+// Results without an evaluation name are skipped: nothing can be attributed.
+func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timestamp) (overflowed bool) {
+	name, ok := stringAttr(ev.attrs, evalconv.AttrName)
+	if !ok || name == "" {
+		return false
+	}
+	if !res.ready {
+		res.attrs = a.filterResource(res.src)
+		res.hash = pdatautil.MapHash(res.attrs)
+		res.ready = true
+	}
+	label, hasLabel := stringAttr(ev.attrs, evalconv.AttrScoreLabel)
+	_, hasError := ev.attrs.Get(evalconv.AttrErrorType)
 	if (!hasLabel || label == "") && hasError {
 		label, hasLabel = labelError, true
 	}
-	model, hasModel := spanModel(span.Attributes())
 
-	a.keyBuf.Reset()
-	a.keyBuf.WriteString(resourceKey)
-	for _, part := range []string{name, label, model} {
-		a.keyBuf.WriteByte(0)
-		a.keyBuf.WriteString(part)
+	a.scratch.Clear()
+	a.scratch.PutStr(evalconv.AttrName, name)
+	if hasLabel {
+		a.scratch.PutStr(evalconv.AttrScoreLabel, label)
 	}
-	// Distinguish an absent label or model from an empty one.
-	a.keyBuf.WriteByte(0)
-	a.keyBuf.WriteString(strconv.FormatBool(hasLabel) + strconv.FormatBool(hasModel))
-	key := a.keyBuf.String()
+	if ev.hasModel {
+		a.scratch.PutStr(evalconv.AttrRequestModel, ev.model)
+	}
+	key := seriesKey{resource: res.hash, attrs: pdatautil.MapHash(a.scratch)}
 
 	s, ok := a.series[key]
 	if !ok {
-		if len(a.series) >= a.cfg.MaxSeries {
+		if a.regularSeries() >= a.cfg.MaxSeries {
 			s = a.overflowSeries(now)
-			a.overflows++
+			overflowed = true
 		} else {
 			attrs := pcommon.NewMap()
-			attrs.PutStr(evalconv.AttrName, name)
-			if hasLabel {
-				attrs.PutStr(evalconv.AttrScoreLabel, label)
-			}
-			if hasModel {
-				attrs.PutStr(evalconv.AttrRequestModel, model)
-			}
-			s = a.newSeries(resource, attrs, now)
+			a.scratch.CopyTo(attrs)
+			s = a.newSeries(res.attrs, res.hash, attrs, now)
 			a.series[key] = s
 		}
 	}
 
 	s.results++
-	score, scored := scoreValue(ev.Attributes())
+	s.lastSeen = now
+	score, scored := scoreValue(ev.attrs)
 	if scored && !hasError {
 		s.observe(score, a.cfg.Buckets)
 	}
 	if a.cfg.Exemplars.Enabled {
-		ts := ev.Timestamp()
-		if ts == 0 {
-			ts = span.EndTimestamp()
-		}
 		s.exemplars = append(s.exemplars, exemplar{
-			traceID: span.TraceID(), spanID: span.SpanID(), time: ts,
+			traceID: ev.traceID, spanID: ev.spanID, time: ev.time,
 			score: score, scored: scored && !hasError,
 		})
 		if extra := len(s.exemplars) - a.cfg.Exemplars.MaxPerDataPoint; extra > 0 {
 			s.exemplars = slices.Delete(s.exemplars, 0, extra) // keep the most recent
 		}
 	}
+	return overflowed
+}
+
+// regularSeries is the number of series that count against max_series: all
+// but the overflow series.
+func (a *aggregator) regularSeries() int {
+	if _, ok := a.series[a.overflowKey]; ok {
+		return len(a.series) - 1
+	}
+	return len(a.series)
 }
 
 // overflowSeries returns the single series that counts results of series
 // beyond max_series. It is kept outside the limit.
 func (a *aggregator) overflowSeries(now pcommon.Timestamp) *series {
-	if s, ok := a.series[overflowSeriesKey]; ok {
+	if s, ok := a.series[a.overflowKey]; ok {
 		return s
 	}
 	attrs := pcommon.NewMap()
 	attrs.PutBool(attrOverflow, true)
-	s := a.newSeries(pcommon.NewMap(), attrs, now)
-	a.series[overflowSeriesKey] = s // one beyond max_series, by design
+	s := a.newSeries(pcommon.NewMap(), a.overflowKey.resource, attrs, now)
+	a.series[a.overflowKey] = s // one beyond max_series, by design
 	return s
 }
 
-func (a *aggregator) newSeries(resource, attrs pcommon.Map, now pcommon.Timestamp) *series {
+func (a *aggregator) newSeries(resource pcommon.Map, resourceHash [16]byte, attrs pcommon.Map, now pcommon.Timestamp) *series {
 	return &series{
-		resource: resource,
-		attrs:    attrs,
-		start:    now,
-		min:      math.Inf(1),
-		max:      math.Inf(-1),
-		buckets:  make([]uint64, len(a.cfg.Buckets)+1),
+		resource:     resource,
+		resourceHash: resourceHash,
+		attrs:        attrs,
+		start:        now,
+		lastSeen:     now,
+		min:          math.Inf(1),
+		max:          math.Inf(-1),
+		buckets:      make([]uint64, len(a.cfg.Buckets)+1),
 	}
 }
 
@@ -217,6 +213,24 @@ func (a *aggregator) filterResource(attrs pcommon.Map) pcommon.Map {
 	return out
 }
 
+// expire drops the series no result has updated for longer than
+// metrics_expiration (never when it is 0) and returns how many it dropped.
+// A result of a dropped series later starts it afresh, with a new start
+// time, which backends read as a counter reset.
+func (a *aggregator) expire(now pcommon.Timestamp) int {
+	if a.cfg.MetricsExpiration <= 0 {
+		return 0
+	}
+	n := 0
+	for k, s := range a.series {
+		if now.AsTime().Sub(s.lastSeen.AsTime()) > a.cfg.MetricsExpiration {
+			delete(a.series, k)
+			n++
+		}
+	}
+	return n
+}
+
 // build writes the cumulative state of every series into metrics, one
 // ResourceMetrics per distinct resource, and resets the exemplars.
 func (a *aggregator) build(scopeName string, now pcommon.Timestamp) pmetric.Metrics {
@@ -224,17 +238,17 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp) pmetric.Metr
 	if len(a.series) == 0 {
 		return md
 	}
-	keys := make([]string, 0, len(a.series))
-	for k := range a.series {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // stable output: series of one resource are adjacent
+	keys := slices.Collect(maps.Keys(a.series))
+	// Stable output: series of one resource are adjacent.
+	slices.SortFunc(keys, func(x, y seriesKey) int {
+		return cmp.Or(bytes.Compare(x.resource[:], y.resource[:]), bytes.Compare(x.attrs[:], y.attrs[:]))
+	})
 
 	type scopeMetrics struct{ score, results pmetric.Metric }
-	byResource := map[string]scopeMetrics{}
+	byResource := map[[16]byte]scopeMetrics{}
 	for _, k := range keys {
 		s := a.series[k]
-		rk := mapKey(s.resource)
+		rk := s.resourceHash
 		sm, ok := byResource[rk]
 		if !ok {
 			rm := md.ResourceMetrics().AppendEmpty()
@@ -303,23 +317,6 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp) pmetric.Metr
 	return md
 }
 
-func stringAttr(attrs pcommon.Map, key string) (string, bool) {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return "", false
-	}
-	return v.AsString(), true // a string value as it is; others rendered
-}
-
-func spanModel(attrs pcommon.Map) (string, bool) {
-	for _, k := range modelAttributes {
-		if v, ok := stringAttr(attrs, k); ok && v != "" {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // scoreValue reads the score as a double; SDKs also send ints and numeric
 // strings. NaN and infinities are not scores.
 func scoreValue(attrs pcommon.Map) (float64, bool) {
@@ -346,24 +343,4 @@ func scoreValue(attrs pcommon.Map) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-// mapKey encodes attrs deterministically (sorted keys, typed values).
-func mapKey(attrs pcommon.Map) string {
-	keys := make([]string, 0, attrs.Len())
-	for k := range attrs.All() {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		v, _ := attrs.Get(k)
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte('=')
-		b.WriteString(v.Type().String())
-		b.WriteByte(':')
-		b.WriteString(strconv.Quote(v.AsString()))
-		b.WriteByte(';')
-	}
-	return b.String()
 }

@@ -18,6 +18,11 @@ type Config struct {
 	// MetricsFlushInterval is how often the cumulative state of every
 	// series is sent downstream. Shutdown flushes once more.
 	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+	// MetricsExpiration drops a series that no result has updated for this
+	// long; it is no longer sent, and a later result starts it afresh. 0,
+	// the default, keeps series for the lifetime of the Collector, as the
+	// spanmetrics connector does.
+	MetricsExpiration time.Duration `mapstructure:"metrics_expiration"`
 	// MaxSeries bounds the number of series kept per metric. Results of
 	// new series beyond it are counted in one overflow series carrying
 	// otel.metric.overflow=true.
@@ -74,6 +79,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MetricsFlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be positive, got %s", cfg.MetricsFlushInterval))
+	}
+	if cfg.MetricsExpiration < 0 {
+		errs = append(errs, fmt.Errorf("metrics_expiration: must not be negative, got %s", cfg.MetricsExpiration))
 	}
 	if cfg.MaxSeries <= 0 {
 		errs = append(errs, fmt.Errorf("max_series: must be positive, got %d", cfg.MaxSeries))

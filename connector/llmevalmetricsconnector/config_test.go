@@ -29,6 +29,7 @@ func TestLoadConfig(t *testing.T) {
 			want: &Config{
 				Buckets:              []float64{0.25, 0.5, 0.75, 1, 2},
 				MetricsFlushInterval: 5 * time.Second,
+				MetricsExpiration:    10 * time.Minute,
 				MaxSeries:            50,
 				ResourceAttributes:   []string{"service.name", "deployment.environment.name"},
 				Exemplars:            ExemplarsConfig{Enabled: false, MaxPerDataPoint: 5},
@@ -39,6 +40,7 @@ func TestLoadConfig(t *testing.T) {
 			wantErr: []string{
 				"buckets: bounds must be strictly increasing",
 				"metrics_flush_interval: must be positive",
+				"metrics_expiration: must not be negative",
 				"max_series: must be positive",
 				"exemplars: max_per_data_point: must be positive",
 				"resource_attributes::0: empty attribute name",

@@ -2,6 +2,7 @@ package llmevalmetricsconnector // import "github.com/llm-eval/llm_eval/connecto
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,59 +10,75 @@ import (
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector/internal/metadata"
 )
 
-// evalMetricsConnector aggregates evaluation events into cumulative series
-// and flushes them on an interval. Cumulative, not per-batch delta: the
-// prometheus exporter (v0.161.0) only adds a delta point to its running
-// total when the point starts exactly where the previous one ended, and
-// treats anything else as a reset, so independent per-batch deltas would
-// lose counts.
+// evalMetricsConnector aggregates evaluation results, from span events and
+// log records alike, into cumulative series and flushes them on an
+// interval. Cumulative, not per-batch delta: the prometheus exporter
+// (v0.161.0) only adds a delta point to its running total when the point
+// starts exactly where the previous one ended, and treats anything else as
+// a reset, so independent per-batch deltas would lose counts.
 type evalMetricsConnector struct {
-	cfg    *Config
-	logger *zap.Logger
-	next   consumer.Metrics
-	now    func() time.Time
+	cfg       *Config
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	next      consumer.Metrics
+	now       func() time.Time
 
-	mu            sync.Mutex
-	agg           *aggregator
-	warnedOverflw bool
+	mu             sync.Mutex
+	agg            *aggregator
+	warnedOverflow bool
+	users          int    // sides (traces, logs) not yet shut down
+	release        func() // forgets the shared instance; nil when not shared
 
-	stopOnce sync.Once
-	stop     chan struct{}
-	done     chan struct{}
-	started  bool
+	startOnce sync.Once
+	stopOnce  sync.Once
+	stop      chan struct{}
+	done      chan struct{}
+	started   bool
 }
 
-var _ connector.Traces = (*evalMetricsConnector)(nil)
+var (
+	_ connector.Traces = (*evalMetricsConnector)(nil)
+	_ connector.Logs   = (*evalMetricsConnector)(nil)
+)
 
-func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) *evalMetricsConnector {
-	return &evalMetricsConnector{
-		cfg:    cfg,
-		logger: set.Logger,
-		next:   next,
-		now:    time.Now,
-		agg:    newAggregator(cfg),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
+func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*evalMetricsConnector, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("creating llm_eval_metrics telemetry: %w", err)
 	}
+	return &evalMetricsConnector{
+		cfg:       cfg,
+		logger:    set.Logger,
+		telemetry: tb,
+		next:      next,
+		now:       time.Now,
+		agg:       newAggregator(cfg),
+		users:     1,
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}, nil
 }
 
-// Capabilities reports that spans are only read.
+// Capabilities reports that spans and log records are only read.
 func (*evalMetricsConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// Start begins the periodic flush.
+// Start begins the periodic flush; a shared connector starts once.
 func (c *evalMetricsConnector) Start(context.Context, component.Host) error {
-	c.mu.Lock()
-	c.started = true
-	c.mu.Unlock()
-	go c.flushLoop()
+	c.startOnce.Do(func() {
+		c.mu.Lock()
+		c.started = true
+		c.mu.Unlock()
+		go c.flushLoop()
+	})
 	return nil
 }
 
@@ -81,11 +98,23 @@ func (c *evalMetricsConnector) flushLoop() {
 	}
 }
 
-// Shutdown stops the flush loop and sends the final state once. It is safe
-// without Start and when called twice.
+// Shutdown stops the flush loop and sends the final state once, when the
+// last side using the connector shuts down. It is safe without Start and
+// when called more often than the connector was acquired.
 func (c *evalMetricsConnector) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	c.users--
+	last := c.users <= 0
+	c.mu.Unlock()
+	if !last {
+		return nil
+	}
 	var err error
 	c.stopOnce.Do(func() {
+		if c.release != nil {
+			c.release()
+		}
+		defer c.telemetry.Shutdown()
 		close(c.stop)
 		c.mu.Lock()
 		started := c.started
@@ -105,24 +134,50 @@ func (c *evalMetricsConnector) Shutdown(ctx context.Context) error {
 
 // ConsumeTraces reads the evaluation events of td into the series. It
 // never sends; the flush loop does.
-func (c *evalMetricsConnector) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+func (c *evalMetricsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	now := pcommon.NewTimestampFromTime(c.now())
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	before := c.agg.overflows
-	c.agg.consume(td, now)
-	if c.agg.overflows > before && !c.warnedOverflw {
-		c.warnedOverflw = true
+	overflowed := c.agg.consumeTraces(td, now)
+	c.mu.Unlock()
+	c.recordOverflow(ctx, overflowed)
+	return nil
+}
+
+// ConsumeLogs reads the evaluation log records of ld into the series. It
+// never sends; the flush loop does.
+func (c *evalMetricsConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	now := pcommon.NewTimestampFromTime(c.now())
+	c.mu.Lock()
+	overflowed := c.agg.consumeLogs(ld, now)
+	c.mu.Unlock()
+	c.recordOverflow(ctx, overflowed)
+	return nil
+}
+
+func (c *evalMetricsConnector) recordOverflow(ctx context.Context, n int) {
+	if n == 0 {
+		return
+	}
+	c.telemetry.ConnectorLlmEvalMetricsOverflowResults.Add(ctx, int64(n))
+	c.mu.Lock()
+	warn := !c.warnedOverflow
+	c.warnedOverflow = true
+	c.mu.Unlock()
+	if warn {
 		c.logger.Warn("max_series reached: results of new series are counted in the otel.metric.overflow series",
 			zap.Int("max_series", c.cfg.MaxSeries))
 	}
-	return nil
 }
 
 func (c *evalMetricsConnector) flush(ctx context.Context) error {
 	c.mu.Lock()
-	md := c.agg.build(metadata.ScopeName, pcommon.NewTimestampFromTime(c.now()))
+	now := pcommon.NewTimestampFromTime(c.now())
+	expired := c.agg.expire(now)
+	md := c.agg.build(metadata.ScopeName, now)
 	c.mu.Unlock()
+	if expired > 0 {
+		c.telemetry.ConnectorLlmEvalMetricsSeriesExpired.Add(ctx, int64(expired))
+	}
 	if md.DataPointCount() == 0 {
 		return nil
 	}

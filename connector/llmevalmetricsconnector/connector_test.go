@@ -35,7 +35,8 @@ var (
 func newTestConnector(t *testing.T, cfg *Config, sink *consumertest.MetricsSink) *evalMetricsConnector {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	c := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	c, err := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
 	c.now = func() time.Time { return seriesStart }
 	return c
 }
@@ -44,6 +45,7 @@ func TestGolden(t *testing.T) {
 	tests := []struct {
 		name   string
 		input  string
+		logs   bool // input is log records, not spans
 		config func(*Config)
 	}{
 		{name: "mixed", input: "mixed/input.yaml", config: func(*Config) {}},
@@ -55,6 +57,7 @@ func TestGolden(t *testing.T) {
 			c.Exemplars.Enabled = false
 			c.Buckets = []float64{0.5, 1}
 		}},
+		{name: "logs", input: "logs/input.yaml", logs: true, config: func(*Config) {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,9 +66,15 @@ func TestGolden(t *testing.T) {
 			sink := &consumertest.MetricsSink{}
 			c := newTestConnector(t, cfg, sink)
 
-			td, err := golden.ReadTraces(filepath.Join("testdata", tt.input))
-			require.NoError(t, err)
-			require.NoError(t, c.ConsumeTraces(context.Background(), td))
+			if tt.logs {
+				ld, err := golden.ReadLogs(filepath.Join("testdata", tt.input))
+				require.NoError(t, err)
+				require.NoError(t, c.ConsumeLogs(context.Background(), ld))
+			} else {
+				td, err := golden.ReadTraces(filepath.Join("testdata", tt.input))
+				require.NoError(t, err)
+				require.NoError(t, c.ConsumeTraces(context.Background(), td))
+			}
 			c.now = func() time.Time { return flushTime }
 			require.NoError(t, c.Shutdown(context.Background()))
 

@@ -21,8 +21,19 @@ const (
 	AttrResponseID    = string(semconv.GenAIResponseIDKey)
 	AttrErrorType     = string(semconv.ErrorTypeKey)
 	AttrRequestModel  = string(semconv.GenAIRequestModelKey)
+	AttrResponseModel = string(semconv.GenAIResponseModelKey)
 	AttrOperationName = string(semconv.GenAIOperationNameKey)
 )
+
+// AttrLegacyEventName is the attribute that named an event before log
+// records had an event name field (semantic conventions before v1.32).
+// Readers accept it as well as the field.
+const AttrLegacyEventName = "event.name"
+
+// ModelKeys are the attributes that name the evaluated model, in order of
+// preference: GenAI request and response model, then the OpenInference and
+// Vercel AI SDK spellings.
+var ModelKeys = [...]string{AttrRequestModel, AttrResponseModel, "llm.model_name", "ai.model.id"}
 
 // llm_eval's own names.
 const (

@@ -2,7 +2,8 @@
 
 // Package e2e runs the built otelcol-llmeval binary against the fake judge:
 // OTLP/HTTP spans in, evaluated spans out of the file exporter, evaluation
-// metrics out of the prometheus exporter. Run with `make e2e` (or
+// metrics out of the prometheus exporter, evaluation results as log records
+// out of a second file exporter. Run with `make e2e` (or
 // `go test -tags e2e ./test/e2e/` after `make build`).
 package e2e
 
@@ -100,11 +101,14 @@ processors:
 exporters:
   file:
     path: %[6]s
+  file/results:
+    path: %[7]s
   prometheus:
     endpoint: 127.0.0.1:%[2]d
 connectors:
   llm_eval_metrics:
     metrics_flush_interval: 500ms
+  llm_eval_events:
 extensions:
   health_check:
     endpoint: 127.0.0.1:%[3]d
@@ -125,11 +129,14 @@ service:
     traces:
       receivers: [otlp]
       processors: [memory_limiter, llm_eval, batch]
-      exporters: [file, llm_eval_metrics]
+      exporters: [file, llm_eval_metrics, llm_eval_events]
     metrics:
       receivers: [llm_eval_metrics]
       exporters: [prometheus]
-`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, filepath.Join(dir, "traces.jsonl"))
+    logs/results:
+      receivers: [llm_eval_events]
+      exporters: [file/results]
+`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, filepath.Join(dir, "traces.jsonl"), filepath.Join(dir, "results.jsonl"))
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path

@@ -15,4 +15,5 @@ var (
 
 const (
 	TracesToMetricsStability = component.StabilityLevelDevelopment
+	LogsToMetricsStability   = component.StabilityLevelDevelopment
 )
