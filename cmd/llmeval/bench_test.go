@@ -20,14 +20,14 @@ import (
 
 // benchJSON is the --json report as a user reads it.
 type benchJSON struct {
-	Dataset   string   `json:"dataset"`
-	Scorer    string   `json:"scorer"`
-	Cases     int      `json:"cases"`
-	N         int      `json:"n"`
-	Accuracy  float64  `json:"accuracy"`
-	Precision float64  `json:"precision"`
-	Recall    float64  `json:"recall"`
-	F1        float64  `json:"f1"`
+	Dataset   string  `json:"dataset"`
+	Scorer    string  `json:"scorer"`
+	Cases     int     `json:"cases"`
+	N         int     `json:"n"`
+	Accuracy  float64 `json:"accuracy"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
 	Confusion struct{ TP, FP, FN, TN int }
 	Agreement *float64 `json:"agreement"`
 	Mapped    *int     `json:"mapped"`
