@@ -51,7 +51,7 @@ func words(s string) map[string]bool {
 // profiles holds the shared-script languages, by script.
 var profiles = map[*unicode.RangeTable][]languageProfile{
 	unicode.Latin: {
-		{"en", words("the and of to is in that it for was with as are be this have not you but on by from they we his her or an at which will would there their what can has were been if my your our he she do does"), ""},
+		{"en", words("the and of to is in that it for was with as are be this have not you but on by from they we his her or a an at which will would there their what can has were been if my your our he she do does i am me who how when where why so all about just than then them these those its"), ""},
 		{"de", words("der die das und ist nicht ein eine zu den von mit sich des auf für im dem auch es sie ich wir sind wird werden oder aber wie bei nach einer noch nur über"), "äöüß"},
 		{"fr", words("le la les et est des une un du que pour dans qui pas sur au avec ce il elle nous vous sont mais ou par plus être ne aux cette"), "éèêàçùœ"},
 		{"es", words("el la los las y es de que en un una por con para del se no lo al su sus como más pero está son este esta muy también"), "ñáéíóú¿¡"},
