@@ -57,6 +57,8 @@ type benchFlags struct {
 	maxTokens                  int
 	limit                      int
 	jsonOut                    bool
+	azure                      bool
+	explicitKeyEnv             bool
 }
 
 func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -84,6 +86,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each judge reply in tokens (0: the endpoint's default)")
 	fs.IntVar(&f.limit, "limit", 0, "use only the first N rows (0: all)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -93,6 +96,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return benchUsageError(stderr, "unexpected argument %q", fs.Arg(0))
 	}
+	fs.Visit(func(fl *flag.Flag) { f.explicitKeyEnv = f.explicitKeyEnv || fl.Name == "api-key-env" })
 	i := slices.IndexFunc(benchDatasets, func(d struct{ name, file, scorer, about string }) bool { return d.name == f.dataset })
 	if i < 0 {
 		return benchUsageError(stderr, "--dataset: want ifeval, halueval or crows, got %q", f.dataset)
@@ -194,6 +198,10 @@ func benchJudgeScorer(f benchFlags, opts scoring.Options, stderr io.Writer) (sco
 		return nil, exitUsage
 	}
 	apiKey := os.Getenv(f.apiKeyEnv)
+	if f.explicitKeyEnv && apiKey == "" {
+		benchUsageError(stderr, "--api-key-env: environment variable %s is empty or unset", f.apiKeyEnv)
+		return nil, exitUsage
+	}
 	mode, err := scoring.ParseStructuredOutputs(f.structuredOutputs)
 	if err != nil {
 		benchUsageError(stderr, "--structured-outputs: %v", err)
@@ -202,6 +210,7 @@ func benchJudgeScorer(f benchFlags, opts scoring.Options, stderr io.Writer) (sco
 	judge, err := scoring.NewOpenAIJudge(scoring.OpenAIConfig{
 		BaseURL: f.endpoint, APIKey: apiKey, Model: f.model,
 		HTTPClient: &http.Client{Timeout: f.timeout}, MaxTokens: f.maxTokens, StructuredOutputs: mode,
+		Azure: f.azure,
 	})
 	if err != nil {
 		benchUsageError(stderr, "%v", err)

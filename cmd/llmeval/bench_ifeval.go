@@ -184,6 +184,9 @@ func ifevalRules(id string, kw map[string]any, prompt string) ([]scoring.CheckRu
 		text, err := str("prompt_to_repeat")
 		return one(scoring.CheckRule{Type: scoring.RuleStartsWith, Value: text, IgnoreCase: true}, err)
 	case "combination:two_responses":
+		// Two non-empty parts split by six asterisks. IFEval also wants the
+		// two to differ; no rule compares parts, and on this data no labelled
+		// response repeats itself, so that half is not checked.
 		r := scoring.CheckRule{Type: scoring.RuleParagraphs, Separator: "******"}
 		r.Min, r.Max = exactly(2)
 		return one(r, nil)

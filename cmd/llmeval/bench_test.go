@@ -262,6 +262,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"checks on halueval", []string{"--dataset", "halueval", "--scorer", "checks", "--file", filepath.Join("testdata", "bench", "halueval.jsonl")}, exitUsage, "checks needs rules"},
 		{"missing file", []string{"--dataset", "crows", "--file", "no/such.jsonl"}, exitFailure, "no such file"},
 		{"wrong file for dataset", []string{"--dataset", "halueval", "--file", filepath.Join("testdata", "bench", "crows.jsonl")}, exitFailure, `crows.jsonl:1: label ""`},
+		{"empty key variable", []string{"--dataset", "crows", "--file", filepath.Join("testdata", "bench", "crows.jsonl"), "--judge-endpoint", "http://127.0.0.1:1/v1", "--model", "m", "--api-key-env", "LLMEVAL_TEST_UNSET_KEY"}, exitUsage, "LLMEVAL_TEST_UNSET_KEY is empty or unset"},
 		{"bad concurrency", []string{"--dataset", "ifeval", "--concurrency", "0"}, exitUsage, "--concurrency must be at least 1"},
 	}
 	for _, tc := range tests {
