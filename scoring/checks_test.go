@@ -342,26 +342,47 @@ func TestChecksConcurrentUse(t *testing.T) {
 	assert.Equal(t, 4, pass)
 }
 
-// BenchmarkChecks measures every rule type over a 1,500-character answer,
-// the cost the checks scorer adds to each sampled span.
-func BenchmarkChecks(b *testing.B) {
-	rules := []CheckRule{
-		{Type: RuleJSONValid}, {Type: RuleJSONSchema, Schema: map[string]any{"type": "object"}},
-		{Type: RuleRegexMatch, Pattern: `\*[^\n*]+\*`, Min: ptr(2)}, {Type: RuleRegexAbsent, Pattern: `(?i)lorem`},
-		{Type: RuleContains, Value: "data", IgnoreCase: true, Min: ptr(2)}, {Type: RuleExcludes, Value: "awful", WholeWord: true},
-		{Type: RuleStartsWith, Value: "The"}, {Type: RuleEndsWith, Value: "done."}, {Type: RuleFirstWord, Value: "The", Paragraph: 2},
-		{Type: RuleWords, Max: ptr(400)}, {Type: RuleSentences, Min: ptr(3)}, {Type: RuleParagraphs, Min: ptr(2)},
-		{Type: RuleCharacters, Max: ptr(4000)}, {Type: RuleLowercase}, {Type: RuleUppercase},
-		{Type: RuleLanguage, Value: "en"}, {Type: RuleNoPII}, {Type: RuleNoSecrets}, {Type: RuleNotRefusal},
-	}
-	s, err := NewChecks(rules, Options{})
-	require.NoError(b, err)
+// benchRules holds one rule of every type, for the benchmarks.
+var benchRules = []CheckRule{
+	{Type: RuleJSONValid}, {Type: RuleJSONSchema, Schema: map[string]any{"type": "object"}},
+	{Type: RuleRegexMatch, Pattern: `\*[^\n*]+\*`, Min: ptr(2)}, {Type: RuleRegexAbsent, Pattern: `(?i)lorem`},
+	{Type: RuleContains, Value: "data", IgnoreCase: true, Min: ptr(2)}, {Type: RuleExcludes, Value: "awful", WholeWord: true},
+	{Type: RuleStartsWith, Value: "The"}, {Type: RuleEndsWith, Value: "done."}, {Type: RuleFirstWord, Value: "The", Paragraph: 2},
+	{Type: RuleWords, Max: ptr(400)}, {Type: RuleSentences, Min: ptr(3)}, {Type: RuleParagraphs, Min: ptr(2)},
+	{Type: RuleCharacters, Max: ptr(4000)}, {Type: RuleLowercase}, {Type: RuleUppercase},
+	{Type: RuleLanguage, Value: "en"}, {Type: RuleNoPII}, {Type: RuleNoSecrets}, {Type: RuleNotRefusal},
+}
+
+// benchOutput is a 1,500-character answer of two paragraphs.
+func benchOutput() string {
 	para := "The *pipeline* reads the data, samples it and scores each answer against its rules. "
-	out := strings.Repeat(para, 6) + "\n\n" + strings.Repeat(para, 11) + "All done."
-	c := Case{Output: out}
+	return strings.Repeat(para, 6) + "\n\n" + strings.Repeat(para, 11) + "All done."
+}
+
+// BenchmarkChecks measures all rule types together over a 1,500-character
+// answer, the cost the checks scorer adds to each sampled span.
+func BenchmarkChecks(b *testing.B) {
+	s, err := NewChecks(benchRules, Options{})
+	require.NoError(b, err)
+	c := Case{Output: benchOutput()}
 	b.ReportAllocs()
-	b.SetBytes(int64(len(out)))
+	b.SetBytes(int64(len(c.Output)))
 	for b.Loop() {
 		s.Score(context.Background(), c)
+	}
+}
+
+// BenchmarkCheckRule measures each rule type alone over the same answer.
+func BenchmarkCheckRule(b *testing.B) {
+	c := Case{Output: benchOutput()}
+	for _, r := range benchRules {
+		b.Run(r.Type, func(b *testing.B) {
+			s, err := NewChecks([]CheckRule{r}, Options{})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Score(context.Background(), c)
+			}
+		})
 	}
 }
