@@ -359,7 +359,7 @@ func benchIFEval(rows []ifevalRow, opts scoring.Options) *benchReport {
 				continue
 			}
 			labelled++
-			rules, err := ifevalRules(ins.ID, ins.Kwargs, row.Prompt)
+			rules, err := ifevalRules(ins.ID, ins.Kwargs)
 			var scorer scoring.Scorer
 			if err == nil {
 				scorer, err = scoring.NewChecks(rules, opts)

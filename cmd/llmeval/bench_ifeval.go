@@ -12,7 +12,7 @@ import (
 // checks rules that together decide whether it was followed. An instruction
 // it cannot express returns an error saying why; bench counts and lists
 // those instead of guessing.
-func ifevalRules(id string, kw map[string]any, prompt string) ([]scoring.CheckRule, error) {
+func ifevalRules(id string, kw map[string]any) ([]scoring.CheckRule, error) {
 	num := func(key string) (int, error) {
 		v, ok := kw[key].(float64)
 		if !ok || v != float64(int(v)) {
