@@ -55,6 +55,8 @@ type scoreFlags struct {
 	criteriaSteps   repeatedString
 	criteriaFields  string
 	criteriaVerdict string
+	// rulesFile holds the checks scorer's rules (--scorer checks).
+	rulesFile string
 }
 
 // repeatedString is a flag that may be given several times.
@@ -95,6 +97,7 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: llmeval score --scorer NAME --judge-endpoint URL --model MODEL [flags] < cases.jsonl > results.jsonl")
+		fmt.Fprintln(stderr, "       llmeval score --scorer checks --rules rules.json [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, `
 Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."], "metadata": {...}}
 Writes one result per case, in input order: {"line", "scorer", "score" (null when not scored), "label",
@@ -116,10 +119,15 @@ Higher is better; the result's "scorer" is NAME. Example:
     --criteria "The response is polite and never blames the user." \
     --judge-endpoint https://api.openai.com/v1 --model gpt-4o-mini < cases.jsonl
 
+The checks scorer needs no judge: --rules names a JSON file holding a list of rules, e.g.
+[{"type": "json_valid"}, {"type": "words", "max": 100}, {"type": "regex_absent", "pattern": "(?i)as an ai"}]
+(rule types and their keys: scorer README / scoring.CheckRule). Its score is the share of rules passed.
+
 Flags:`)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.scorer, "scorer", "", "scorer: "+strings.Join(scoring.Names(), ", ")+" or "+scoring.Criteria+" (required)")
+	fs.StringVar(&f.scorer, "scorer", "", "scorer: "+strings.Join(scoring.Names(), ", ")+", "+scoring.Criteria+" or "+scoring.Checks+" (required)")
+	fs.StringVar(&f.rulesFile, "rules", "", "JSON file with the rules of the checks scorer")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (required)")
 	fs.StringVar(&f.model, "model", "", "judge model, or Azure deployment name (required)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", defaultAPIKeyEnv, "environment variable holding the judge API key")
@@ -147,6 +155,12 @@ Flags:`)
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, "unexpected argument %q (cases are read from stdin)", fs.Arg(0))
+	}
+	if f.scorer == scoring.Checks {
+		return runChecksScore(f, stdin, stdout, stderr)
+	}
+	if f.rulesFile != "" {
+		return usageError(stderr, "--rules is for --scorer %s only", scoring.Checks)
 	}
 	var missing []string
 	for _, m := range []struct{ name, v string }{{"--scorer", f.scorer}, {"--judge-endpoint", f.endpoint}, {"--model", f.model}} {

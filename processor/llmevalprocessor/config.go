@@ -163,7 +163,7 @@ type SamplingConfig struct {
 
 // ScorerConfig configures one scorer.
 type ScorerConfig struct {
-	// Name is bias, hallucination or prompt_alignment.
+	// Name is bias, hallucination, prompt_alignment or checks.
 	Name string `mapstructure:"name"`
 	// Threshold decides pass or fail; nil keeps the scorer's default.
 	Threshold *float64 `mapstructure:"threshold"`
@@ -192,12 +192,15 @@ type ScorerConfig struct {
 	// Verdict is score (0-10 points, scaled; default) or binary (yes/no)
 	// for a criteria scorer.
 	Verdict string `mapstructure:"verdict"`
+
+	// Rules are the deterministic rules of the checks scorer (no judge call).
+	Rules []scoring.CheckRule `mapstructure:"rules"`
 }
 
 // isCriteria reports whether the entry is a custom criteria scorer: any
-// name other than a built-in scorer's.
+// name other than a built-in scorer's or checks.
 func (sc *ScorerConfig) isCriteria() bool {
-	return !slices.Contains(scoring.Names(), sc.Name)
+	return !slices.Contains(scoring.Names(), sc.Name) && sc.Name != scoring.Checks
 }
 
 // criteriaConfig maps the entry onto the library's criteria settings.
@@ -400,6 +403,11 @@ func (sc *ScorerConfig) Validate() error {
 	switch {
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
+	case sc.Name == scoring.Checks:
+		// NewChecks names the rule and key, as in rules::0::pattern.
+		if _, err := scoring.NewChecks(sc.Rules, scorerOptions(*sc)); err != nil {
+			errs = append(errs, err)
+		}
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (bias, hallucination, prompt_alignment), so it is a custom criteria scorer", sc.Name))
 	case sc.isCriteria():
@@ -410,6 +418,9 @@ func (sc *ScorerConfig) Validate() error {
 		}
 	case sc.Criteria != "" || len(sc.Steps) > 0 || len(sc.Fields) > 0 || sc.Verdict != "":
 		errs = append(errs, fmt.Errorf("criteria: only custom criteria scorers take criteria, steps, fields and verdict; %q is a built-in scorer", sc.Name))
+	}
+	if sc.Name != scoring.Checks && len(sc.Rules) > 0 {
+		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {

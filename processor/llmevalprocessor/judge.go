@@ -115,9 +115,19 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		opts.MaxInputChars = cfg.MaxInputChars
 		opts.Redact = redact
 		var s scoring.Scorer
-		if sc.isCriteria() {
+		switch {
+		case sc.Name == scoring.Checks:
+			// Deterministic and cheap: no judge, no cache, and the rules
+			// see the output as it is (no_pii must see what redaction hides).
+			checks, err := scoring.NewChecks(sc.Rules, scorerOptions(sc))
+			if err != nil {
+				return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
+			}
+			js.scorers = append(js.scorers, checks)
+			continue
+		case sc.isCriteria():
 			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
-		} else {
+		default:
 			s, err = scoring.New(sc.Name, breaker, opts)
 		}
 		if err != nil {

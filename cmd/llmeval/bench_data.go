@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// Datasets bench reads, with their default files (relative to the module
+// root, where ../shared/data sits beside the clone).
+var benchDatasets = []struct{ name, file, scorer, about string }{
+	{"ifeval", "ifeval_dev.jsonl", scoring.Checks, "IFEval prompts; per-instruction followed labels (checks scorer)"},
+	{"halueval", "halueval_qa_dev.jsonl", scoring.Hallucination, "HaluEval QA answers labelled faithful or hallucinated"},
+	{"crows", "crows_pairs_dev.jsonl", scoring.Bias, "CrowS-Pairs: the more stereotypical sentence is biased, the other not"},
+}
+
+const defaultDataDir = "../shared/data"
+
+// benchCase is one labelled case: Positive means the bad outcome the scorer
+// should flag (hallucinated, biased).
+type benchCase struct {
+	ID       string
+	Case     scoring.Case
+	Positive bool
+	Pair     string // CrowS-Pairs pair id, "" otherwise
+	More     bool   // CrowS-Pairs: the more stereotypical sentence
+}
+
+// ifevalRow is one line of ifeval_dev.jsonl.
+type ifevalRow struct {
+	Key          int                 `json:"key"`
+	Prompt       string              `json:"prompt"`
+	Response     string              `json:"response"`
+	Instructions []ifevalInstruction `json:"instructions"`
+}
+
+type ifevalInstruction struct {
+	ID          string         `json:"id"`
+	Kwargs      map[string]any `json:"kwargs"`
+	Description string         `json:"description"`
+	Followed    *bool          `json:"followed"`
+}
+
+type haluevalRow struct {
+	ID      string   `json:"id"`
+	Input   string   `json:"input"`
+	Context []string `json:"context"`
+	Output  string   `json:"output"`
+	Label   string   `json:"label"`
+}
+
+type crowsRow struct {
+	ID       string `json:"id"`
+	BiasType string `json:"bias_type"`
+	More     string `json:"more"`
+	Less     string `json:"less"`
+}
+
+// readJSONL decodes every non-blank line of path into a T, naming the
+// line of the first bad one.
+func readJSONL[T any](path string, check func(T) error) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	r := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		text, err := r.ReadString('\n')
+		if strings.TrimSpace(text) != "" {
+			var v T
+			if jerr := json.Unmarshal([]byte(text), &v); jerr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, jerr)
+			}
+			if cerr := check(v); cerr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, cerr)
+			}
+			out = append(out, v)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no cases", path)
+	}
+	return out, nil
+}
+
+func loadIFEval(path string) ([]ifevalRow, error) {
+	return readJSONL(path, func(r ifevalRow) error {
+		if len(r.Instructions) == 0 {
+			return errors.New("no instructions: not an IFEval row")
+		}
+		return nil
+	})
+}
+
+func loadHaluEval(path string) ([]benchCase, error) {
+	rows, err := readJSONL(path, func(r haluevalRow) error {
+		if r.Label != "faithful" && r.Label != "hallucinated" {
+			return fmt.Errorf("label %q: want faithful or hallucinated", r.Label)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]benchCase, len(rows))
+	for i, r := range rows {
+		out[i] = benchCase{ID: r.ID, Positive: r.Label == "hallucinated",
+			Case: scoring.Case{Input: r.Input, Output: r.Output, Context: r.Context}}
+	}
+	return out, nil
+}
+
+// loadCrows turns each pair into two cases: the more stereotypical sentence
+// (positive, biased) and its minimal edit (negative).
+func loadCrows(path string) ([]benchCase, error) {
+	rows, err := readJSONL(path, func(r crowsRow) error {
+		if strings.TrimSpace(r.More) == "" || strings.TrimSpace(r.Less) == "" {
+			return errors.New("more and less must both be set")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]benchCase, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out,
+			benchCase{ID: r.ID + "-more", Pair: r.ID, More: true, Positive: true, Case: scoring.Case{Output: r.More}},
+			benchCase{ID: r.ID + "-less", Pair: r.ID, Case: scoring.Case{Output: r.Less}})
+	}
+	return out, nil
+}

@@ -1,0 +1,315 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Checks is the name of the deterministic checks scorer: configured rules
+// run over the output with no judge call.
+const Checks = "checks"
+
+// Check rule types.
+const (
+	RuleJSONValid   = "json_valid"   // the output is one JSON value
+	RuleJSONSchema  = "json_schema"  // the output is JSON valid against Schema
+	RuleRegexMatch  = "regex_match"  // Pattern matches between Min and Max times (default at least once)
+	RuleRegexAbsent = "regex_absent" // Pattern never matches
+	RuleContains    = "contains"     // Value occurs between Min and Max times (default at least once)
+	RuleExcludes    = "excludes"     // Value never occurs
+	RuleStartsWith  = "starts_with"  // the output, leading space aside, starts with Value
+	RuleEndsWith    = "ends_with"    // the output, trailing space and quotes aside, ends with Value
+	RuleFirstWord   = "first_word"   // the first word (of paragraph Paragraph, if set) is Value
+	RuleWords       = "words"        // word count within Min..Max
+	RuleSentences   = "sentences"    // sentence count within Min..Max
+	RuleParagraphs  = "paragraphs"   // paragraph count within Min..Max
+	RuleCharacters  = "characters"   // character (rune) count within Min..Max
+	RuleLowercase   = "lowercase"    // has letters and none is upper case
+	RuleUppercase   = "uppercase"    // has letters and none is lower case
+	RuleLanguage    = "language"     // the detected language is Value (ISO 639-1)
+	RuleNoPII       = "no_pii"       // no e-mail address, phone number or payment card
+	RuleNoSecrets   = "no_secrets"   // no API-key or private-key shape
+	RuleNotRefusal  = "not_refusal"  // the output does not open with a refusal
+)
+
+// RuleTypes returns every check rule type, in a fixed order.
+func RuleTypes() []string {
+	return []string{
+		RuleJSONValid, RuleJSONSchema, RuleRegexMatch, RuleRegexAbsent, RuleContains, RuleExcludes,
+		RuleStartsWith, RuleEndsWith, RuleFirstWord, RuleWords, RuleSentences, RuleParagraphs,
+		RuleCharacters, RuleLowercase, RuleUppercase, RuleLanguage, RuleNoPII, RuleNoSecrets, RuleNotRefusal,
+	}
+}
+
+// CheckRule configures one rule of the checks scorer. Which fields a rule
+// reads depends on its Type; a field the type does not use is rejected, so
+// a typo in a configuration cannot be silently ignored.
+type CheckRule struct {
+	// Type is one of RuleTypes.
+	Type string `json:"type" mapstructure:"type"`
+	// Pattern is the RE2 expression of regex_match and regex_absent.
+	Pattern string `json:"pattern,omitempty" mapstructure:"pattern"`
+	// Value is the text of contains, excludes, starts_with, ends_with and
+	// first_word, and the language code of language.
+	Value string `json:"value,omitempty" mapstructure:"value"`
+	// IgnoreCase compares case-insensitively (text rules and regexps).
+	IgnoreCase bool `json:"ignore_case,omitempty" mapstructure:"ignore_case"`
+	// WholeWord makes contains and excludes count only matches that are
+	// not part of a longer word.
+	WholeWord bool `json:"whole_word,omitempty" mapstructure:"whole_word"`
+	// Min and Max bound a count, inclusive: occurrences for regex_match and
+	// contains, the measure for words, sentences, paragraphs, characters.
+	Min *int `json:"min,omitempty" mapstructure:"min"`
+	Max *int `json:"max,omitempty" mapstructure:"max"`
+	// Separator splits paragraphs (paragraphs, first_word) instead of
+	// blank lines, for example "***".
+	Separator string `json:"separator,omitempty" mapstructure:"separator"`
+	// Paragraph makes first_word look at that paragraph (1-based).
+	Paragraph int `json:"paragraph,omitempty" mapstructure:"paragraph"`
+	// Schema is the JSON Schema of json_schema (the subset described at
+	// compileSchema).
+	Schema map[string]any `json:"schema,omitempty" mapstructure:"schema"`
+	// AllowCodeFence lets json_valid and json_schema accept JSON wrapped
+	// in one Markdown code fence (```json ... ```).
+	AllowCodeFence bool `json:"allow_code_fence,omitempty" mapstructure:"allow_code_fence"`
+}
+
+// CheckVerdicts is the checks scorer's analyze result: one entry per rule,
+// in configuration order.
+type CheckVerdicts struct {
+	Verdicts []CheckVerdict `json:"verdicts"`
+}
+
+// CheckVerdict is one rule's outcome. Detail says what was measured; it
+// never quotes a secret or personal data found in the output.
+type CheckVerdict struct {
+	Rule   string `json:"rule"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+// ruleCheck is one compiled rule: it reports whether text passes and what it found.
+type ruleCheck func(text string) (bool, string)
+
+// checksScorer runs compiled rules; it is safe for concurrent use.
+type checksScorer struct {
+	rules     []CheckRule
+	checks    []ruleCheck
+	scale     float64
+	threshold float64
+	strict    bool
+}
+
+// NewChecks returns the checks scorer for rules. Of opts it uses Scale,
+// Threshold (default: the scale, so every rule must pass) and StrictMode;
+// higher scores are better. It rejects an empty rule list, an unknown rule
+// type, a bad pattern or schema and fields a rule does not use, naming the
+// rule index and key as in "rules::2::pattern: ...".
+func NewChecks(rules []CheckRule, opts Options) (Scorer, error) {
+	if len(rules) == 0 {
+		return nil, errors.New("rules: the checks scorer needs at least one rule")
+	}
+	if opts.Scale == 0 {
+		opts.Scale = 1
+	}
+	if !(opts.Scale > 0) || math.IsInf(opts.Scale, 0) {
+		return nil, fmt.Errorf("scale: must be a positive number, got %v", opts.Scale)
+	}
+	threshold := opts.Scale
+	if opts.Threshold != nil {
+		threshold = *opts.Threshold
+		if math.IsNaN(threshold) || threshold < 0 || threshold > opts.Scale {
+			return nil, fmt.Errorf("threshold: must be between 0 and the scale %v, got %v", opts.Scale, threshold)
+		}
+	}
+	if opts.StrictMode {
+		threshold = opts.Scale
+	}
+	s := &checksScorer{rules: append([]CheckRule(nil), rules...), scale: opts.Scale, threshold: threshold, strict: opts.StrictMode}
+	for i, r := range rules {
+		c, err := compileRule(r)
+		if err != nil {
+			return nil, fmt.Errorf("rules::%d::%w", i, err)
+		}
+		s.checks = append(s.checks, c)
+	}
+	return s, nil
+}
+
+func (s *checksScorer) Name() string { return Checks }
+
+// Score runs every rule over c.Output. It makes no judge call.
+func (s *checksScorer) Score(_ context.Context, c Case) Result {
+	start := time.Now()
+	res := Result{Scorer: Checks}
+	verdicts := make([]CheckVerdict, len(s.checks))
+	passed := 0
+	var failed []string
+	for i, chk := range s.checks {
+		ok, detail := chk(c.Output)
+		verdicts[i] = CheckVerdict{Rule: s.rules[i].Type, Passed: ok, Detail: detail}
+		if ok {
+			passed++
+		} else {
+			failed = append(failed, fmt.Sprintf("#%d %s (%s)", i, s.rules[i].Type, detail))
+		}
+	}
+	res.Steps.Analyze = CheckVerdicts{Verdicts: verdicts}
+	// Compare counts before scaling so a perfect score is exactly the scale.
+	switch {
+	case passed == len(s.checks):
+		res.Score = s.scale
+	case s.strict:
+		res.Score = 0
+	default:
+		res.Score = float64(passed) / float64(len(s.checks)) * s.scale
+	}
+	res.Label = LabelFail
+	if passed == len(s.checks) || res.Score >= s.threshold {
+		res.Label = LabelPass
+	}
+	res.Reason = fmt.Sprintf("%d of %d checks passed", passed, len(s.checks))
+	if len(failed) > 0 {
+		res.Reason += "; failed: " + strings.Join(failed, "; ")
+	}
+	res.Reason += "."
+	res.Usage.Latency = time.Since(start)
+	return res
+}
+
+// compileRule validates r and returns its check. Errors start with the
+// offending key.
+func compileRule(r CheckRule) (ruleCheck, error) {
+	used := map[string]bool{"type": true}
+	use := func(keys ...string) {
+		for _, k := range keys {
+			used[k] = true
+		}
+	}
+	var c ruleCheck
+	var err error
+	switch r.Type {
+	case RuleJSONValid:
+		use("allow_code_fence")
+		c = jsonValidCheck(r.AllowCodeFence)
+	case RuleJSONSchema:
+		use("schema", "allow_code_fence")
+		c, err = jsonSchemaCheck(r)
+	case RuleRegexMatch, RuleRegexAbsent:
+		use("pattern", "ignore_case")
+		if r.Type == RuleRegexMatch {
+			use("min", "max")
+		}
+		c, err = regexCheck(r)
+	case RuleContains, RuleExcludes:
+		use("value", "ignore_case", "whole_word")
+		if r.Type == RuleContains {
+			use("min", "max")
+		}
+		c, err = containsCheck(r)
+	case RuleStartsWith, RuleEndsWith:
+		use("value", "ignore_case")
+		c, err = affixCheck(r)
+	case RuleFirstWord:
+		use("value", "ignore_case", "paragraph", "separator")
+		c, err = firstWordCheck(r)
+	case RuleWords, RuleSentences, RuleParagraphs, RuleCharacters:
+		use("min", "max")
+		if r.Type == RuleParagraphs {
+			use("separator")
+		}
+		c, err = countCheck(r)
+	case RuleLowercase, RuleUppercase:
+		c = caseCheck(r.Type == RuleUppercase)
+	case RuleLanguage:
+		use("value")
+		c, err = languageCheck(r.Value)
+	case RuleNoPII:
+		c, err = noPIICheck()
+	case RuleNoSecrets:
+		c = noSecretsCheck
+	case RuleNotRefusal:
+		c = notRefusalCheck
+	case "":
+		return nil, errors.New("type: missing; want one of " + strings.Join(RuleTypes(), ", "))
+	default:
+		return nil, fmt.Errorf("type: unknown rule type %q; want one of %s", r.Type, strings.Join(RuleTypes(), ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if key := unusedKey(r, used); key != "" {
+		return nil, fmt.Errorf("%s: not used by rule type %s", key, r.Type)
+	}
+	return c, nil
+}
+
+// unusedKey names the first field set in r that its type does not read.
+func unusedKey(r CheckRule, used map[string]bool) string {
+	set := []struct {
+		key string
+		on  bool
+	}{
+		{"pattern", r.Pattern != ""},
+		{"value", r.Value != ""},
+		{"ignore_case", r.IgnoreCase},
+		{"whole_word", r.WholeWord},
+		{"min", r.Min != nil},
+		{"max", r.Max != nil},
+		{"separator", r.Separator != ""},
+		{"paragraph", r.Paragraph != 0},
+		{"schema", r.Schema != nil},
+		{"allow_code_fence", r.AllowCodeFence},
+	}
+	for _, s := range set {
+		if s.on && !used[s.key] {
+			return s.key
+		}
+	}
+	return ""
+}
+
+// bounds validates Min and Max. With neither set it returns defMin and no
+// upper bound; required demands at least one.
+func bounds(r CheckRule, defMin int, required bool) (lo, hi int, err error) {
+	lo, hi = defMin, math.MaxInt
+	if r.Min == nil && r.Max == nil && required {
+		return 0, 0, errors.New("min: set min, max or both")
+	}
+	if r.Min != nil {
+		if *r.Min < 0 {
+			return 0, 0, fmt.Errorf("min: must not be negative, got %d", *r.Min)
+		}
+		lo = *r.Min
+	} else if r.Max != nil {
+		lo = 0
+	}
+	if r.Max != nil {
+		if *r.Max < 0 {
+			return 0, 0, fmt.Errorf("max: must not be negative, got %d", *r.Max)
+		}
+		hi = *r.Max
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("max: %d is below min %d", hi, lo)
+	}
+	return lo, hi, nil
+}
+
+// within describes n against lo..hi and reports whether it lies inside.
+func within(n, lo, hi int, unit string) (bool, string) {
+	switch {
+	case hi == math.MaxInt:
+		return n >= lo, fmt.Sprintf("%d %s, want at least %d", n, unit, lo)
+	case lo == 0:
+		return n <= hi, fmt.Sprintf("%d %s, want at most %d", n, unit, hi)
+	case lo == hi:
+		return n == lo, fmt.Sprintf("%d %s, want exactly %d", n, unit, lo)
+	default:
+		return n >= lo && n <= hi, fmt.Sprintf("%d %s, want %d to %d", n, unit, lo, hi)
+	}
+}
