@@ -313,3 +313,24 @@ func BenchmarkReadLogs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClassifyLog classifies every record of a batch of per-message
+// events with a plain log record among them; it must not allocate.
+func BenchmarkClassifyLog(b *testing.B) {
+	ld := readLogFile(b, "message_events_one_batch.json")
+	rl := ld.ResourceLogs().At(0)
+	records := rl.ScopeLogs().At(0).LogRecords()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, rec := range records.All() {
+			if ClassifyLog(rl.Resource(), rec) != LogOther {
+				n++
+			}
+		}
+		if n != records.Len()-1 {
+			b.Fatalf("%d GenAI events", n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(records.Len()), "ns/record")
+}
