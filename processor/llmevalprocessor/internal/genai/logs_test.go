@@ -334,3 +334,31 @@ func BenchmarkClassifyLog(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(records.Len()), "ns/record")
 }
+
+// FuzzReadLogs feeds arbitrary text as the bodies of per-message events and
+// of an operation-details record: ReadLogs must neither panic nor exceed
+// its bounds.
+func FuzzReadLogs(f *testing.F) {
+	f.Add(`{"content":"hi"}`, `{"index":0,"finish_reason":"stop","message":{"content":"hello"}}`,
+		`{"gen_ai.input.messages":[{"role":"user","parts":[{"type":"text","content":"q"}]}]}`)
+	f.Add("plain question", "plain answer", `{"gen_ai.output.messages":"[{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"content\":\"a\"}]}]"}`)
+	f.Add(`{"content":[{"type":"text","text":"x"},{"type":"image_url"}]}`, `{"message":"{\"content\":\"nested\"}","index":"7"}`, `{"gen_ai.system_instructions":`)
+	f.Add(`[[[[[[`, `{"index":1e999,"message":{"tool_calls":"[{]"}}`, "\xff\xfe")
+	f.Fuzz(func(t *testing.T, user, choice, details string) {
+		records := plog.NewLogRecordSlice()
+		for _, r := range []struct{ name, body string }{
+			{"gen_ai.user.message", user}, {"gen_ai.choice", choice},
+		} {
+			rec := records.AppendEmpty()
+			rec.SetEventName(r.name)
+			rec.Body().SetStr(r.body)
+		}
+		checkGeneration(t, ReadLogs(records))
+
+		d := plog.NewLogRecordSlice()
+		rec := d.AppendEmpty()
+		rec.SetEventName(eventOperationDetails)
+		rec.Body().SetStr(details)
+		checkGeneration(t, ReadLogs(d))
+	})
+}
