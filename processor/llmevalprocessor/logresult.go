@@ -26,10 +26,10 @@ func newResultLogs(rl plog.ResourceLogs, sl plog.ScopeLogs) (plog.Logs, plog.Log
 
 // appendResultRecord appends the gen_ai.evaluation.result log record of
 // one scorer's result on the call of: the call's trace and span id, the
-// attributes of the span event (same verdict), gen_ai.request.model when
+// attributes of the span event (same outcome), gen_ai.request.model when
 // known, stamped at. A failed evaluation is a warning, any verdict info.
 func appendResultRecord(dst plog.LogRecordSlice, of evaluatedSpan, scorer string, r scoring.Result, at time.Time, redact func(string) string) plog.LogRecord {
-	v := newVerdict(scorer, r, redact)
+	v := newOutcome(scorer, r, redact)
 	rec := dst.AppendEmpty()
 	rec.SetEventName(evalconv.EventName)
 	ts := pcommon.NewTimestampFromTime(at)

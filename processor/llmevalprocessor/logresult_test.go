@@ -20,8 +20,8 @@ const testKey = "sk-test-key"
 
 func redactTestKey(s string) string { return strings.ReplaceAll(s, testKey, "[REDACTED]") }
 
-// verdictCases cover every branch of what a result says.
-var verdictCases = []struct {
+// outcomeCases cover every branch of what a result says.
+var outcomeCases = []struct {
 	name      string
 	result    scoring.Result
 	wantEvent map[string]any // event attributes, with response id "chatcmpl-1"
@@ -80,10 +80,10 @@ var verdictCases = []struct {
 	},
 }
 
-func TestVerdictAttributes(t *testing.T) {
-	for _, tt := range verdictCases {
+func TestOutcomeAttributes(t *testing.T) {
+	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newVerdict("bias", tt.result, redactTestKey)
+			v := newOutcome("bias", tt.result, redactTestKey)
 			event := pcommon.NewMap()
 			v.putEventAttributes(event, "chatcmpl-1")
 			assert.Equal(t, tt.wantEvent, event.AsRaw())
@@ -94,10 +94,10 @@ func TestVerdictAttributes(t *testing.T) {
 	}
 }
 
-// TestVerdictMatchesSpanAnnotation keeps the log records and the span
+// TestOutcomeMatchesSpanAnnotation keeps the log records and the span
 // annotation saying the same thing for every kind of result.
-func TestVerdictMatchesSpanAnnotation(t *testing.T) {
-	for _, tt := range verdictCases {
+func TestOutcomeMatchesSpanAnnotation(t *testing.T) {
+	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			span := ptrace.NewSpan()
 			annotateSpan(span, evalResult{scorer: "bias", result: tt.result, at: time.Unix(1, 0)}, "chatcmpl-1", redactTestKey)
@@ -108,7 +108,7 @@ func TestVerdictMatchesSpanAnnotation(t *testing.T) {
 			assert.Equal(t, span.Events().At(0).Attributes().AsRaw(), rec.Attributes().AsRaw())
 
 			flat := pcommon.NewMap()
-			newVerdict("bias", tt.result, redactTestKey).putFlatAttributes(flat)
+			newOutcome("bias", tt.result, redactTestKey).putFlatAttributes(flat)
 			assert.Equal(t, span.Attributes().AsRaw(), flat.AsRaw())
 		})
 	}

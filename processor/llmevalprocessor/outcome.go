@@ -9,10 +9,10 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// verdict is what one scorer's result says, decided once for every place
+// outcome is what one scorer's result says, decided once for every place
 // it is written: the gen_ai.evaluation.result span event and log record,
 // and the flat llm_eval.<scorer>.* span attributes.
-type verdict struct {
+type outcome struct {
 	scorer      string
 	label       scoring.Label // pass, fail, not_scorable or error
 	score       float64       // written only for pass and fail
@@ -20,8 +20,8 @@ type verdict struct {
 	errorType   string        // error.type; set only for error
 }
 
-func newVerdict(scorer string, r scoring.Result, redact func(string) string) verdict {
-	v := verdict{
+func newOutcome(scorer string, r scoring.Result, redact func(string) string) outcome {
+	v := outcome{
 		scorer:      scorer,
 		label:       resultLabel(r),
 		score:       r.Score,
@@ -34,14 +34,14 @@ func newVerdict(scorer string, r scoring.Result, redact func(string) string) ver
 }
 
 // scored reports a pass or fail verdict, the only ones with a score.
-func (v verdict) scored() bool {
+func (v outcome) scored() bool {
 	return v.label == scoring.LabelPass || v.label == scoring.LabelFail
 }
 
 // putEventAttributes writes the attributes of a gen_ai.evaluation.result
 // event: the score only when scored, the label unless the evaluation
 // failed, error.type only when it did.
-func (v verdict) putEventAttributes(attrs pcommon.Map, responseID string) {
+func (v outcome) putEventAttributes(attrs pcommon.Map, responseID string) {
 	attrs.PutStr(evalconv.AttrName, v.scorer)
 	if v.scored() {
 		attrs.PutDouble(evalconv.AttrScoreValue, v.score)
@@ -62,7 +62,7 @@ func (v verdict) putEventAttributes(attrs pcommon.Map, responseID string) {
 
 // putFlatAttributes writes llm_eval.<scorer>.{score,label,reason}: the
 // label always, error included.
-func (v verdict) putFlatAttributes(attrs pcommon.Map) {
+func (v outcome) putFlatAttributes(attrs pcommon.Map) {
 	if v.scored() {
 		attrs.PutDouble(evalconv.FlatScore(v.scorer), v.score)
 	}
