@@ -34,15 +34,25 @@ type sampleTrace struct {
 	root       sampleSpan
 }
 
-// runTraffic sends sample GenAI traces of several conventions over OTLP/HTTP.
+// runTraffic sends sample GenAI traces of several conventions over OTLP/HTTP
+// and, with -signals logs, GenAI log events of both styles: a
+// gen_ai.client.inference.operation.details record and the per-message
+// events of one call. The log records carry trace and span ids of their own
+// (no spans are sent for them), so the logs pipeline is shown on its own.
 func runTraffic(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("llmeval traffic", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	endpoint := fs.String("endpoint", "http://127.0.0.1:4318", "OTLP/HTTP base URL of the Collector (traces go to /v1/traces)")
+	endpoint := fs.String("endpoint", "http://127.0.0.1:4318", "OTLP/HTTP base URL of the Collector (traces go to /v1/traces, logs to /v1/logs)")
 	rounds := fs.Int("rounds", 1, "how many times to send the whole sample set")
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for sending")
+	signals := fs.String("signals", signalTraces, "what to send, comma-separated: traces (generation spans), logs (GenAI log events)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	sendTraces, sendLogs, err := parseSignals(*signals)
+	if err != nil {
+		fmt.Fprintf(stderr, "llmeval traffic: -signals: %v\n", err)
+		return exitUsage
 	}
 	if fs.NArg() > 0 || *rounds < 1 {
 		fmt.Fprintln(stderr, "llmeval traffic: takes flags only, and -rounds must be at least 1")
@@ -50,13 +60,45 @@ func runTraffic(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	n, err := sendTraffic(ctx, strings.TrimSuffix(*endpoint, "/")+"/v1/traces", sampleTraces(), *rounds, stdout)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmeval traffic: %v\n", err)
-		return exitFailure
+	base := strings.TrimSuffix(*endpoint, "/")
+	if sendTraces {
+		n, err := sendTraffic(ctx, base+"/v1/traces", sampleTraces(), *rounds, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmeval traffic: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "sent %d spans to %s\n", n, *endpoint)
 	}
-	fmt.Fprintf(stdout, "sent %d spans to %s\n", n, *endpoint)
+	if sendLogs {
+		n, err := sendLogTraffic(ctx, base+"/v1/logs", sampleLogCalls(), *rounds, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "llmeval traffic: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "sent %d log records to %s\n", n, *endpoint)
+	}
 	return exitOK
+}
+
+// Signals of -signals.
+const (
+	signalTraces = "traces"
+	signalLogs   = "logs"
+)
+
+// parseSignals reads the -signals list.
+func parseSignals(list string) (traces, logs bool, err error) {
+	for s := range strings.SplitSeq(list, ",") {
+		switch strings.TrimSpace(s) {
+		case signalTraces:
+			traces = true
+		case signalLogs:
+			logs = true
+		default:
+			return false, false, fmt.Errorf("%q is not traces or logs", s)
+		}
+	}
+	return traces, logs, nil
 }
 
 // sendTraffic sends every trace rounds times, one tracer provider (and so

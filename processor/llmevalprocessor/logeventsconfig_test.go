@@ -1,0 +1,43 @@
+package llmevalprocessor
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLogEventsConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*LogEventsConfig)
+		want   []string // YAML keys named in the error; none for a valid config
+	}{
+		{name: "defaults", modify: func(*LogEventsConfig) {}},
+		{name: "zero window", modify: func(c *LogEventsConfig) { c.JoinWindow = 0 }, want: []string{"log_events.join_window"}},
+		{name: "negative window", modify: func(c *LogEventsConfig) { c.JoinWindow = -time.Second }, want: []string{"log_events.join_window"}},
+		{name: "no pending calls", modify: func(c *LogEventsConfig) { c.MaxPending = 0 }, want: []string{"log_events.max_pending:"}},
+		{name: "no bytes", modify: func(c *LogEventsConfig) { c.MaxPendingBytes = 0 }, want: []string{"log_events.max_pending_bytes"}},
+		{name: "all wrong", modify: func(c *LogEventsConfig) { *c = LogEventsConfig{} },
+			want: []string{"log_events.join_window", "log_events.max_pending:", "log_events.max_pending_bytes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := defaultLogEventsConfig()
+			tt.modify(&c)
+			err := errors.Join(c.validate()...)
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				assert.NoError(t, c.joinerConfig(nil).Validate(), "a valid config makes a valid joiner")
+				return
+			}
+			require.Error(t, err)
+			for _, key := range tt.want {
+				assert.Contains(t, err.Error(), key)
+			}
+			assert.Error(t, c.joinerConfig(nil).Validate())
+		})
+	}
+}
