@@ -613,8 +613,12 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 				in[b.generation(tid, "Who should we hire?", fmt.Sprintf("Answer %d: women are bad engineers.", i))] = true
 				r.consume(b.td)
 			}
-			r.waitSpans(len(in))
-			r.drain() // every evaluation finished, every late result delivered
+			// Generous waits: a loaded machine may be slow, never wrong.
+			require.Eventually(t, func() bool { return r.sink.SpanCount() >= len(in) }, time.Minute, 5*time.Millisecond,
+				"every input span comes out")
+			require.Eventually(t, func() bool { return unfinishedCount(r.p) == 0 }, time.Minute, 5*time.Millisecond,
+				"every evaluation finishes")
+			r.shutdown() // waits for the late results being delivered
 
 			byID, count := sinkSpans(r.sink)
 			for id := range in {
