@@ -568,12 +568,16 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 		// refusedTypes are the error types whose evaluations made one
 		// call that never reached the judge.
 		refusedTypes []scoring.ErrorType
+		// gated holds every judge reply until all input spans are out.
+		gated bool
 		// wantLate says late child spans must appear (slow judge).
 		wantLate bool
 	}{
 		// A hung judge: spans leave on max_wait, the late results are
-		// errors (timeout, open circuit) and become no spans.
-		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: time.Second, maxWait: 20 * time.Millisecond},
+		// errors (timeout, open circuit) and become no spans. The 3s
+		// timeout leaves a loaded machine time to deliver each request
+		// before the client gives up on it.
+		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 3 * time.Second, maxWait: 20 * time.Millisecond},
 		{name: "5xx", reply: always(scoringtest.Status(http.StatusInternalServerError, ""))},
 		{name: "429 without Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, ""))},
 		{name: "429 with Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, "").WithRetryAfter("1"))},
@@ -583,18 +587,28 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 		{name: "body cut short", reply: always(scoringtest.Truncated(`{"opinions":[]}`))},
 		{name: "oversized", reply: always(scoringtest.Oversized(`{"opinions":[]}`, 2<<20))},
 		{name: "echoing", reply: scoringtest.Echo(http.StatusBadRequest)},
-		// A slow but healthy judge: spans leave on max_wait and every
-		// late verdict becomes one child span, the bound's worst case.
-		{name: "slow", reply: always(ok.WithDelay(200 * time.Millisecond)), maxWait: 20 * time.Millisecond, wantLate: true},
+		// A slow but healthy judge: it answers only after every span has
+		// left on max_wait, and every late verdict becomes one child
+		// span, the bound's worst case.
+		{name: "slow", reply: always(ok), gated: true, maxWait: 20 * time.Millisecond, wantLate: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			endpoint := "http://127.0.0.1:1/v1"
 			var judge *scoringtest.Server
+			gate := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(gate) }) }
+			t.Cleanup(release)
 			if !tt.noServer {
 				judge = scoringtest.New(t)
 				endpoint = judge.URL
-				judge.Handle(tt.reply)
+				judge.Handle(func(c scoringtest.Call) scoringtest.Reply {
+					if tt.gated {
+						<-gate
+					}
+					return tt.reply(c)
+				})
 			}
 			cfg := faultConfig(endpoint)
 			cfg.Cache.Enabled = false // every evaluation asks the judge
@@ -616,6 +630,7 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 			// Generous waits: a loaded machine may be slow, never wrong.
 			require.Eventually(t, func() bool { return r.sink.SpanCount() >= len(in) }, time.Minute, 5*time.Millisecond,
 				"every input span comes out")
+			release()
 			require.Eventually(t, func() bool { return unfinishedCount(r.p) == 0 }, time.Minute, 5*time.Millisecond,
 				"every evaluation finishes")
 			r.shutdown() // waits for the late results being delivered
