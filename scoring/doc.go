@@ -106,8 +106,9 @@
 //
 // Result.Usage counts every judge call sent, re-asks included, their
 // tokens, and in Retries the attempts the judge retried behind them
-// (structured output fallbacks are in neither); calls a guard refused are
-// in NotSent, not in LLMCalls. With
+// (structured output fallbacks are in neither); calls a guard refused and
+// calls that found no connection to the judge are in NotSent, not in
+// LLMCalls. With
 // Options.ReasonMode set to ReasonSummary the reason is composed from the
 // verdicts' reasons without a judge call; Options.OmitReason skips it.
 // Trivial cases (empty output, no opinions or claims, not scorable) get a

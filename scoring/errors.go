@@ -35,8 +35,9 @@ type Error struct {
 	// 0 when it gave none.
 	RetryAfter time.Duration
 	// NotSent says the request never reached the judge: a guard refused
-	// it (circuit open, no rate budget) or its context ended while it
-	// waited. Such a call costs nothing and is not counted in LLMCalls.
+	// it (circuit open, no rate budget), its context ended while it
+	// waited, or no connection to the judge opened (refused, unresolved).
+	// Such a call costs nothing and is not counted in LLMCalls.
 	NotSent bool
 	Err     error
 }

@@ -544,6 +544,7 @@ func TestIntegrationJudgeFailures(t *testing.T) {
 		wantLLM     int // Usage.LLMCalls
 		wantReplies int // replies carrying usage
 		wantRetries int
+		wantNotSent int // Usage.NotSent: calls that never reached the judge
 	}{
 		{
 			name:      "429 with Retry-After then success",
@@ -601,9 +602,10 @@ func TestIntegrationJudgeFailures(t *testing.T) {
 			wantLabel: scoring.LabelFail, wantHTTP: 4, wantLLM: 3, wantReplies: 3, wantRetries: 1,
 		},
 		{
-			name:      "connection refused",
-			refused:   true,
-			wantLabel: scoring.LabelError, wantErr: scoring.ErrorJudgeUnavailable, wantLLM: 1, wantRetries: 2,
+			name:    "connection refused",
+			refused: true,
+			// No connection opened: nothing was sent, so no LLM call.
+			wantLabel: scoring.LabelError, wantErr: scoring.ErrorJudgeUnavailable, wantLLM: 0, wantNotSent: 1, wantRetries: 2,
 		},
 	}
 	for _, tt := range tests {
@@ -643,6 +645,7 @@ func TestIntegrationJudgeFailures(t *testing.T) {
 			assert.Len(t, srv.Calls(), tt.wantHTTP)
 			assert.Equal(t, tt.wantLLM, res.Usage.LLMCalls)
 			assert.Equal(t, tt.wantRetries, res.Usage.Retries)
+			assert.Equal(t, tt.wantNotSent, res.Usage.NotSent)
 			assert.Equal(t, tt.wantReplies*replyPromptTokens, res.Usage.PromptTokens)
 			assert.Equal(t, tt.wantReplies*replyCompletionTokens, res.Usage.CompletionTokens)
 		})

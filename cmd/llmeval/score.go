@@ -233,6 +233,13 @@ Flags:`)
 	}
 
 	s := &scoreRun{scorer: scorer, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
+	return s.execute(stdin, stdout, stderr, f.allowErrors)
+}
+
+// execute scores every case of stdin onto stdout, prints the summary line on
+// stderr and returns the exit code: exitCasesErrored when a case ended in
+// error, unless --allow-errors.
+func (s *scoreRun) execute(stdin io.Reader, stdout, stderr io.Writer, allowErrors bool) int {
 	if isTerminal(stderr) {
 		s.progress = stderr
 	}
@@ -242,7 +249,7 @@ Flags:`)
 		fmt.Fprintf(stderr, "llmeval score: %v\n", err)
 		return exitFailure
 	}
-	if tally.errors > 0 && !f.allowErrors {
+	if tally.errors > 0 && !allowErrors {
 		return exitCasesErrored
 	}
 	return exitOK

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,19 +35,7 @@ func runChecksScore(f scoreFlags, stdin io.Reader, stdout, stderr io.Writer) int
 		return usageError(stderr, "--rules %s: %v", f.rulesFile, err)
 	}
 	s := &scoreRun{scorer: scorer, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
-	if isTerminal(stderr) {
-		s.progress = stderr
-	}
-	tally, err := s.run(context.Background(), stdin, stdout)
-	fmt.Fprintf(stderr, "llmeval score: %s\n", tally)
-	if err != nil {
-		fmt.Fprintf(stderr, "llmeval score: %v\n", err)
-		return exitFailure
-	}
-	if tally.errors > 0 && !f.allowErrors {
-		return exitCasesErrored
-	}
-	return exitOK
+	return s.execute(stdin, stdout, stderr, f.allowErrors)
 }
 
 // readRules reads a JSON list of check rules; unknown keys are errors.

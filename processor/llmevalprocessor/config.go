@@ -77,6 +77,10 @@ type RedactionConfig struct {
 	Builtin []string `mapstructure:"builtin"`
 	// Patterns are extra RE2 regular expressions.
 	Patterns []string `mapstructure:"patterns"`
+
+	// compiled is the redactor Validate built, so that start does not
+	// compile the patterns a second time.
+	compiled *redact.Redactor
 }
 
 // RetryConfig tunes the judge client's retries. 400, 401, 403 and 404 are
@@ -462,17 +466,27 @@ func (cc *CacheConfig) Validate() error {
 	return joinFields(errs)
 }
 
-// Validate compiles the patterns while redaction is on.
+// Validate compiles the patterns while redaction is on and keeps the
+// result for start.
 func (rc *RedactionConfig) Validate() error {
+	rc.compiled = nil
 	if !rc.Enabled {
 		return nil
 	}
-	_, err := rc.redactor()
-	return err
+	r, err := redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
+	if err != nil {
+		return err
+	}
+	rc.compiled = r
+	return nil
 }
 
-// redactor compiles the redaction settings; the error names the bad entry.
-func (rc RedactionConfig) redactor() (*redact.Redactor, error) {
+// redactor is the redactor Validate compiled, compiling it now if the
+// configuration was not validated; the error names the bad entry.
+func (rc *RedactionConfig) redactor() (*redact.Redactor, error) {
+	if rc.compiled != nil {
+		return rc.compiled, nil
+	}
 	return redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
 }
 

@@ -185,9 +185,33 @@ func TestLoadConfig(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			assert.Equal(t, cfg.Redaction.Enabled, cfg.Redaction.compiled != nil, "validation keeps the compiled redactor while redaction is on")
+			cfg.Redaction.compiled = nil // built by Validate, not decoded
 			assert.Equal(t, tt.want, cfg)
 		})
 	}
+}
+
+// TestRedactorCompiledOnce: start uses the redactor validation compiled;
+// validating again (a changed configuration) compiles it anew.
+func TestRedactorCompiledOnce(t *testing.T) {
+	rc := RedactionConfig{Enabled: true, Builtin: []string{"email"}}
+	require.NoError(t, rc.Validate())
+	first, err := rc.redactor()
+	require.NoError(t, err)
+	assert.Same(t, rc.compiled, first, "start reuses what Validate compiled")
+	assert.Equal(t, "mail [REDACTED:email]", first.Redact("mail a@b.example"))
+
+	rc.Patterns = []string{"ACCT-[0-9]+"}
+	require.NoError(t, rc.Validate())
+	second, err := rc.redactor()
+	require.NoError(t, err)
+	assert.NotSame(t, first, second)
+	assert.Equal(t, "[REDACTED:custom]", second.Redact("ACCT-42"))
+
+	rc.Enabled = false
+	require.NoError(t, rc.Validate())
+	assert.Nil(t, rc.compiled, "nothing is kept while redaction is off")
 }
 
 // loadTestConfig decodes and validates the testdata/config.yaml entry

@@ -1,6 +1,7 @@
 package llmevalprocessor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -191,7 +193,11 @@ func TestJudgeFaults(t *testing.T) {
 			`{"results":[{"result":"yes","reason":"generalises"}]}`), wantType: scoring.ErrorJudgeParse},
 		// The library types a reply without choices as judge_unavailable (not retried).
 		{name: "empty choices", reply: always(scoringtest.EmptyChoices()), wantType: scoring.ErrorJudgeUnavailable, wantCalls: 1},
-		{name: "oversized reply", reply: always(scoringtest.Oversized(`{"opinions":[]}`, 2<<20)), wantType: scoring.ErrorJudgeParse},
+		// A generous timeout: writing 2 MB under -race on a loaded machine
+		// can take longer than the default 2s; the reply must still be
+		// refused for its size, not for the time.
+		{name: "oversized reply", reply: always(scoringtest.Oversized(`{"opinions":[]}`, 2<<20)), timeout: 30 * time.Second,
+			wantType: scoring.ErrorJudgeParse},
 		{name: "body cut short", reply: always(scoringtest.Truncated(`{"opinions":[]}`)), wantType: scoring.ErrorJudgeUnavailable},
 	}
 	for _, tt := range tests {
@@ -512,4 +518,170 @@ func TestRedactionKeepsPersonalDataFromTheJudge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sumOf is the sum of the int64 sum metric name's data points whose
+// attributes hold every key-value pair of match (nil matches all); 0 when
+// nothing was recorded.
+func sumOf(t *testing.T, tel *componenttest.Telemetry, name string, match ...attribute.KeyValue) int64 {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return 0 // never recorded
+	}
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%s is an int64 sum", name)
+	var total int64
+	for _, dp := range sum.DataPoints {
+		all := true
+		for _, kv := range match {
+			v, ok := dp.Attributes.Value(kv.Key)
+			all = all && ok && v == kv.Value
+		}
+		if all {
+			total += dp.Value
+		}
+	}
+	return total
+}
+
+// TestFaultRunOutputBoundAndHonestCalls is the repeatable fault run of
+// issue 12: in every fault mode of the fake judge, with the circuit
+// breaker on, many spans go through the processor, and
+//   - every input span leaves exactly once;
+//   - output spans <= input spans + scorers × spans that left on max_wait
+//     (the README's bound: only a late verdict becomes a child span);
+//   - judge_calls equals the requests the fake judge received, and
+//     judge_calls_refused counts the calls that never reached it.
+//
+// Nothing here is timed: short judge timeouts and max_wait values only
+// pick which path a span takes, and the assertions hold on either path.
+func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
+	const spans = 12 // generations; each batch also carries one non-LLM span
+	ok := scoringtest.JSON(`{"opinions":[]}`)
+	tests := []struct {
+		name     string
+		noServer bool // connection refused
+		reply    func(scoringtest.Call) scoringtest.Reply
+		timeout  time.Duration // judge.timeout; default 30s
+		maxWait  time.Duration // default 30s
+		// refusedTypes are the error types whose evaluations made one
+		// call that never reached the judge.
+		refusedTypes []scoring.ErrorType
+		// gated holds every judge reply until all input spans are out.
+		gated bool
+		// wantLate says late child spans must appear (slow judge).
+		wantLate bool
+	}{
+		// A hung judge: spans leave on max_wait, the late results are
+		// errors (timeout, open circuit) and become no spans. The 3s
+		// timeout leaves a loaded machine time to deliver each request
+		// before the client gives up on it.
+		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 3 * time.Second, maxWait: 20 * time.Millisecond},
+		{name: "5xx", reply: always(scoringtest.Status(http.StatusInternalServerError, ""))},
+		{name: "429 without Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, ""))},
+		{name: "429 with Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, "").WithRetryAfter("1"))},
+		{name: "connection refused", noServer: true, refusedTypes: []scoring.ErrorType{scoring.ErrorJudgeUnavailable}},
+		{name: "garbled", reply: always(scoringtest.Garbage())},
+		{name: "truncated JSON", reply: always(scoringtest.JSON(`{"opinions":["wom`).WithFinishReason("length"))},
+		{name: "body cut short", reply: always(scoringtest.Truncated(`{"opinions":[]}`))},
+		{name: "oversized", reply: always(scoringtest.Oversized(`{"opinions":[]}`, 2<<20))},
+		{name: "echoing", reply: scoringtest.Echo(http.StatusBadRequest)},
+		// A slow but healthy judge: it answers only after every span has
+		// left on max_wait, and every late verdict becomes one child
+		// span, the bound's worst case.
+		{name: "slow", reply: always(ok), gated: true, maxWait: 20 * time.Millisecond, wantLate: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			endpoint := "http://127.0.0.1:1/v1"
+			var judge *scoringtest.Server
+			gate := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(gate) }) }
+			t.Cleanup(release)
+			if !tt.noServer {
+				judge = scoringtest.New(t)
+				endpoint = judge.URL
+				judge.Handle(func(c scoringtest.Call) scoringtest.Reply {
+					if tt.gated {
+						<-gate
+					}
+					return tt.reply(c)
+				})
+			}
+			cfg := faultConfig(endpoint)
+			cfg.Cache.Enabled = false // every evaluation asks the judge
+			cfg.Judge.CircuitBreaker.FailureThreshold = 3
+			cfg.Judge.ClientConfig.Timeout = cmp.Or(tt.timeout, 30*time.Second)
+			cfg.MaxWait = cmp.Or(tt.maxWait, 30*time.Second)
+			// One attempt per call, so that every request the judge
+			// receives is one judge call (retries are judge_retries).
+			r := newFaultRig(t, judge, cfg, 1)
+
+			in := map[pcommon.SpanID]bool{}
+			for i := range spans {
+				b := newBatch()
+				tid := randomTraceID()
+				in[b.other(tid)] = true
+				in[b.generation(tid, "Who should we hire?", fmt.Sprintf("Answer %d: women are bad engineers.", i))] = true
+				r.consume(b.td)
+			}
+			// Generous waits: a loaded machine may be slow, never wrong.
+			require.Eventually(t, func() bool { return r.sink.SpanCount() >= len(in) }, time.Minute, 5*time.Millisecond,
+				"every input span comes out")
+			release()
+			require.Eventually(t, func() bool { return unfinishedCount(r.p) == 0 }, time.Minute, 5*time.Millisecond,
+				"every evaluation finishes")
+			r.shutdown() // waits for the late results being delivered
+
+			byID, count := sinkSpans(r.sink)
+			for id := range in {
+				assert.Equal(t, 1, count[id], "input span %s leaves exactly once", id)
+			}
+			out := r.sink.SpanCount()
+			late := out - len(in)
+			for id, n := range count {
+				if !in[id] {
+					assert.Equal(t, 1, n, "a late child span is emitted once")
+					assert.True(t, hasParentIn(byID[id].span, in), "a late span is a child of an input span")
+				}
+			}
+
+			scorers := int64(len(cfg.Scorers))
+			leftOnMaxWait := sumOf(t, r.tel, "otelcol_processor_llm_eval_spans_unscored", attribute.String("reason", reasonMaxWait))
+			assert.LessOrEqual(t, int64(out), int64(len(in))+scorers*leftOnMaxWait,
+				"output spans <= input spans + scorers × spans that left on max_wait")
+			assert.Equal(t, int64(late), sumOf(t, r.tel, "otelcol_processor_llm_eval_late_results"),
+				"every late child span is counted in late_results")
+			if tt.wantLate {
+				assert.Positive(t, late, "a slow judge's late verdicts become child spans")
+			} else {
+				assert.Zero(t, late, "a late error becomes no span (late_results: verdicts)")
+			}
+
+			received := 0
+			if judge != nil {
+				received = len(judge.Calls())
+			}
+			calls := sumOf(t, r.tel, "otelcol_processor_llm_eval_judge_calls")
+			assert.Equal(t, int64(received), calls, "judge_calls == requests the judge received")
+			var wantRefused int64
+			for _, et := range append(tt.refusedTypes, scoring.ErrorCircuitOpen) {
+				wantRefused += sumOf(t, r.tel, "otelcol_processor_llm_eval_evaluations", attribute.String("error_type", string(et)))
+			}
+			assert.Equal(t, wantRefused, sumOf(t, r.tel, "otelcol_processor_llm_eval_judge_calls_refused"),
+				"judge_calls_refused: one per evaluation that never reached the judge")
+			assert.Equal(t, int64(spans), sumOf(t, r.tel, "otelcol_processor_llm_eval_evaluations"),
+				"every evaluation is counted once")
+			t.Logf("spans in %d, out %d (late %d), left on max_wait %d; judge received %d, judge_calls %d, refused %d",
+				len(in), out, late, leftOnMaxWait, received, calls, wantRefused)
+			assertKeyNeverLogged(t, r.logs)
+		})
+	}
+}
+
+// hasParentIn reports whether s is a child of a span in ids.
+func hasParentIn(s ptrace.Span, ids map[pcommon.SpanID]bool) bool {
+	return ids[s.ParentSpanID()]
 }

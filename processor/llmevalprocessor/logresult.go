@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -14,14 +15,7 @@ import (
 // resource and scope (with their schema URLs), and the slice its result
 // records go into.
 func newResultLogs(rl plog.ResourceLogs, sl plog.ScopeLogs) (plog.Logs, plog.LogRecordSlice) {
-	ld := plog.NewLogs()
-	outRL := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().CopyTo(outRL.Resource())
-	outRL.SetSchemaUrl(rl.SchemaUrl())
-	outSL := outRL.ScopeLogs().AppendEmpty()
-	sl.Scope().CopyTo(outSL.Scope())
-	outSL.SetSchemaUrl(sl.SchemaUrl())
-	return ld, outSL.LogRecords()
+	return logjoin.NewLogsUnder(rl, sl)
 }
 
 // appendResultRecord appends the gen_ai.evaluation.result log record of

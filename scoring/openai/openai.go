@@ -202,9 +202,11 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 			return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, NotSent: true, Err: err}
 		}
 		var out scoring.Response
+		sent := false
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
 			r, f := j.attempt(ctx, actx, body, withFormat)
 			out = r
+			sent = sent || f == nil || !f.notSent
 			return f
 		})
 		retries += n
@@ -218,6 +220,9 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 			continue
 		}
 		f.err.Step = req.Step
+		// No attempt reached the endpoint: the call cost nothing and is
+		// counted as refused, not as a judge call.
+		f.err.NotSent = f.err.NotSent || !sent
 		return scoring.Response{Retries: retries}, f.err
 	}
 }
@@ -419,11 +424,13 @@ func (j *Judge) transportFailure(callerCtx, actx context.Context, err error) *at
 	if actx.Err() != nil {
 		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: fmt.Errorf("judge attempt timed out: %s", msg)}}
 	}
+	var opErr *net.OpError
+	notSent := errors.As(err, &opErr) && opErr.Op == "dial"
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
-		return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New(msg)}}
+		return &attemptFailure{retryable: true, notSent: notSent, err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New(msg)}}
 	}
-	return &attemptFailure{retryable: true, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
+	return &attemptFailure{retryable: true, notSent: notSent, err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: fmt.Errorf("judge unreachable: %s", msg)}}
 }
 
 // maxErrorText bounds how much text from the endpoint goes into an error.

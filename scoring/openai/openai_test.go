@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -355,9 +357,54 @@ func TestConnectionRefused(t *testing.T) {
 	closed.Close()
 	j, fs := newTestJudge(t, url, nil)
 	resp, err := j.Complete(context.Background(), opinionsRequest())
-	requireErrorType(t, err, scoring.ErrorJudgeUnavailable)
+	e := requireErrorType(t, err, scoring.ErrorJudgeUnavailable)
+	assert.True(t, e.NotSent, "no connection opened: the request never left")
 	assert.Equal(t, 2, resp.Retries)
 	assert.Len(t, fs.recorded(), 2)
+}
+
+// refuseAfter is a transport that passes the first n requests on and then
+// fails to dial, as an endpoint that goes away between attempts does.
+type refuseAfter struct {
+	n    int
+	next http.RoundTripper
+}
+
+func (r *refuseAfter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r.n > 0 {
+		r.n--
+		return r.next.RoundTrip(req)
+	}
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+}
+
+// TestNotSentOnlyWhenNoAttemptReachedTheJudge: a call is NotSent (costs
+// nothing, counted as refused) only when no attempt reached the endpoint.
+func TestNotSentOnlyWhenNoAttemptReachedTheJudge(t *testing.T) {
+	tests := []struct {
+		name        string
+		reached     int // attempts passed to the server before dials fail
+		fault       scoringtest.Reply
+		want        scoring.ErrorType
+		wantNotSent bool
+	}{
+		{name: "refused every time", reached: 0, want: scoring.ErrorJudgeUnavailable, wantNotSent: true},
+		{name: "503 then refused", reached: 1, fault: scoringtest.Status(503, ""), want: scoring.ErrorJudgeUnavailable},
+		{name: "hung up every time", reached: DefaultMaxAttempts, fault: scoringtest.Hangup(), want: scoring.ErrorJudgeUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			srv.Script(scoringtest.AnyStep, tt.fault, tt.fault, tt.fault)
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) {
+				c.HTTPClient = &http.Client{Transport: &refuseAfter{n: tt.reached, next: srv.Client().Transport}}
+			})
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			e := requireErrorType(t, err, tt.want)
+			assert.Equal(t, tt.wantNotSent, e.NotSent)
+			assert.Len(t, srv.Calls(), tt.reached)
+		})
+	}
 }
 
 func TestAPIKeyNeverInErrors(t *testing.T) {

@@ -104,6 +104,9 @@ type attemptFailure struct {
 	retryAfter time.Duration // from the server, 0 if none
 	// formatRefused: the endpoint rejected the response_format sent.
 	formatRefused bool
+	// notSent: no connection to the endpoint opened (refused, no route,
+	// name not resolved), so the request never left.
+	notSent bool
 }
 
 // run calls attempt until it succeeds, fails for good, attempts run out or

@@ -200,7 +200,7 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 	c, ok := j.calls[key]
 	if !ok {
 		c = &call{key: key, deadline: now.Add(j.cfg.Window)}
-		c.logs, c.records = template(rl, sl)
+		c.logs, c.records = NewLogsUnder(rl, sl)
 		c.elem = j.order.PushBack(c)
 		j.calls[key] = c
 	}
@@ -274,13 +274,14 @@ func (j *Joiner) take(c *call, why Reason) Group {
 
 // single is a group of one record.
 func single(key Key, why Reason, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) Group {
-	ld, records := template(rl, sl)
+	ld, records := NewLogsUnder(rl, sl)
 	rec.CopyTo(records.AppendEmpty())
 	return Group{Key: key, Reason: why, Logs: ld}
 }
 
-// template copies the resource and scope into new, empty logs.
-func template(rl plog.ResourceLogs, sl plog.ScopeLogs) (plog.Logs, plog.LogRecordSlice) {
+// NewLogsUnder returns new, empty logs under a copy of rl's resource and
+// sl's scope (with their schema URLs), and the slice their records go into.
+func NewLogsUnder(rl plog.ResourceLogs, sl plog.ScopeLogs) (plog.Logs, plog.LogRecordSlice) {
 	ld := plog.NewLogs()
 	outRL := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().CopyTo(outRL.Resource())

@@ -224,7 +224,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCallsRefused, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_judge_calls_refused",
-		metric.WithDescription("Judge calls refused before they were sent (circuit open, rate budget exhausted), by scorer. [Development]"),
+		metric.WithDescription("Judge calls refused before they were sent (circuit open, rate budget exhausted, no connection to the judge), by scorer. [Development]"),
 		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)

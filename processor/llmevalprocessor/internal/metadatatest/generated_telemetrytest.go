@@ -164,7 +164,7 @@ func AssertEqualProcessorLlmEvalJudgeCallsPerEvaluation(t *testing.T, tt *compon
 func AssertEqualProcessorLlmEvalJudgeCallsRefused(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_calls_refused",
-		Description: "Judge calls refused before they were sent (circuit open, rate budget exhausted), by scorer. [Development]",
+		Description: "Judge calls refused before they were sent (circuit open, rate budget exhausted, no connection to the judge), by scorer. [Development]",
 		Unit:        "{calls}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
