@@ -574,10 +574,10 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 		wantLate bool
 	}{
 		// A hung judge: spans leave on max_wait, the late results are
-		// errors (timeout, open circuit) and become no spans. The 3s
-		// timeout leaves a loaded machine time to deliver each request
+		// errors (timeout, open circuit) and become no spans. The
+		// timeout (10s) leaves a loaded machine time to deliver each request
 		// before the client gives up on it.
-		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 3 * time.Second, maxWait: 20 * time.Millisecond},
+		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 10 * time.Second, maxWait: 20 * time.Millisecond},
 		{name: "5xx", reply: always(scoringtest.Status(http.StatusInternalServerError, ""))},
 		{name: "429 without Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, ""))},
 		{name: "429 with Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, "").WithRetryAfter("1"))},
