@@ -16,12 +16,12 @@ func TestLogEventsConfigValidate(t *testing.T) {
 		want   []string // YAML keys named in the error; none for a valid config
 	}{
 		{name: "defaults", modify: func(*LogEventsConfig) {}},
-		{name: "zero window", modify: func(c *LogEventsConfig) { c.JoinWindow = 0 }, want: []string{"log_events.join_window"}},
-		{name: "negative window", modify: func(c *LogEventsConfig) { c.JoinWindow = -time.Second }, want: []string{"log_events.join_window"}},
-		{name: "no pending calls", modify: func(c *LogEventsConfig) { c.MaxPending = 0 }, want: []string{"log_events.max_pending:"}},
-		{name: "no bytes", modify: func(c *LogEventsConfig) { c.MaxPendingBytes = 0 }, want: []string{"log_events.max_pending_bytes"}},
+		{name: "zero window", modify: func(c *LogEventsConfig) { c.JoinWindow = 0 }, want: []string{"join_window"}},
+		{name: "negative window", modify: func(c *LogEventsConfig) { c.JoinWindow = -time.Second }, want: []string{"join_window"}},
+		{name: "no pending calls", modify: func(c *LogEventsConfig) { c.MaxPending = 0 }, want: []string{"max_pending:"}},
+		{name: "no bytes", modify: func(c *LogEventsConfig) { c.MaxPendingBytes = 0 }, want: []string{"max_pending_bytes"}},
 		{name: "all wrong", modify: func(c *LogEventsConfig) { *c = LogEventsConfig{} },
-			want: []string{"log_events.join_window", "log_events.max_pending:", "log_events.max_pending_bytes"}},
+			want: []string{"join_window", "max_pending:", "max_pending_bytes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
