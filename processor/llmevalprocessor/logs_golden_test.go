@@ -1,9 +1,11 @@
 package llmevalprocessor
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,8 +106,15 @@ func (h *logsHarness) waitIdle() {
 }
 
 // mergeLogs puts every batch's resource logs into one Logs, timestamps of
-// result records zeroed.
+// result records zeroed. Batches are taken in the order of their first
+// record's trace and span id: calls finish in any order.
 func mergeLogs(batches []plog.Logs) plog.Logs {
+	key := func(ld plog.Logs) string {
+		rec := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+		return rec.TraceID().String() + rec.SpanID().String()
+	}
+	batches = slices.Clone(batches)
+	slices.SortStableFunc(batches, func(a, b plog.Logs) int { return cmp.Compare(key(a), key(b)) })
 	out := plog.NewLogs()
 	for _, ld := range batches {
 		for _, rl := range ld.ResourceLogs().All() {
@@ -182,8 +191,9 @@ func TestGoldenLogs(t *testing.T) {
 }
 
 // TestLogsSharesEvaluatorWithTraces checks that the traces and logs
-// instances of one component use one store, started once and stopped by
-// the last shutdown.
+// instances of one component use one store, started once; the first
+// Shutdown stops it, so a logs call after the traces instance stopped
+// passes with shutdown markers, delivered to the still running consumer.
 func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
@@ -203,21 +213,49 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	host := componenttest.NewNopHost()
 	require.NoError(t, tp.Start(context.Background(), host))
 	require.NoError(t, lp.Start(context.Background(), host))
-	require.NoError(t, tp.Shutdown(context.Background()))
-	// The store runs until the last instance shuts down.
+	require.NoError(t, other.Start(context.Background(), host))
+
 	require.NoError(t, lp.ConsumeLogs(context.Background(), readLogsFile(t, "details_structured.json")))
 	require.Eventually(t, func() bool {
-		for _, ld := range logSink.AllLogs() {
-			if isResultBatch(ld) {
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, 5*time.Millisecond, "the logs instance still evaluates after the traces instance shut down")
+		_, results := (&logsHarness{sink: logSink}).split()
+		return len(results) == 1
+	}, 10*time.Second, 5*time.Millisecond, "the shared store evaluates the logs call")
+	_, results := (&logsHarness{sink: logSink}).split()
+	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)))
+
+	require.NoError(t, tp.Shutdown(context.Background()))
+	assert.Equal(t, rejectedClosed, traces.store.admit(context.Background(), nil), "the first Shutdown stops the store")
+	require.NoError(t, lp.ConsumeLogs(context.Background(), readLogsFile(t, "details_structured.json")))
+	_, results = (&logsHarness{sink: logSink}).split()
+	require.Len(t, results, 2)
+	assert.Equal(t, []string{"error:" + string(scoring.ErrorShutdown)}, onlyValue(resultsBySpan(results[1:])))
 	require.NoError(t, lp.Shutdown(context.Background()))
-	assert.Equal(t, rejectedClosed, traces.store.admit(context.Background(), nil))
+
+	assert.Equal(t, admitted, other.(*logsProcessor).core.store.admit(context.Background(), func() evalSubject {
+		return &fakeSubject{}
+	}), "another component's store is not stopped")
 	require.NoError(t, other.Shutdown(context.Background()))
+	evaluators.Lock()
+	defer evaluators.Unlock()
+	assert.NotContains(t, evaluators.m, cfg, "forgotten after the last Shutdown")
 }
+
+// onlyValue is the results of the one call in m.
+func onlyValue(m map[string][]string) []string {
+	for _, v := range m {
+		if len(m) == 1 {
+			return v
+		}
+	}
+	return nil
+}
+
+// fakeSubject is an evalSubject that discards its results.
+type fakeSubject struct{}
+
+func (*fakeSubject) caseFor(ScorerConfig) scoring.Case   { return scoring.Case{} }
+func (*fakeSubject) leave(context.Context, []evalResult) {}
+func (*fakeSubject) late(context.Context, evalResult)    {}
 
 func testSettingsFor(t *testing.T) processor.Settings {
 	tel := componenttest.NewTelemetry()

@@ -19,7 +19,15 @@ var evaluators = struct {
 }{m: map[*Config]*sharedEvaluator{}}
 
 // sharedEvaluator is the judge and store of one component, started by the
-// first instance's Start and stopped by the last instance's Shutdown.
+// first instance's Start and stopped by the first instance's Shutdown.
+//
+// Stopping at the first Shutdown, not the last, is what delivers: the
+// collector shuts a component down before its consumers, so when the first
+// instance stops, the consumers of every instance are still running and
+// take the held items of both signals. Had the store waited for the last
+// instance, the items of an instance already shut down would go to
+// consumers that may have stopped. Items arriving afterwards pass through
+// with shutdown markers, as they do on a single instance.
 type sharedEvaluator struct {
 	cfg  *Config
 	core *llmEvalProcessor // cfg, telemetry, sampler, store; no output of its own
@@ -27,6 +35,7 @@ type sharedEvaluator struct {
 	mu      sync.Mutex
 	refs    int // instances created and not shut down
 	started bool
+	stopped bool
 }
 
 // acquireEvaluator returns the evaluator of cfg, creating it for the first
@@ -63,19 +72,20 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error
 	return nil
 }
 
-// release drops one instance; the last one stops the store, which sends
-// every held item on, and forgets the evaluator.
+// release drops one instance. The first stops the store, which sends
+// every held item on; the last forgets the evaluator.
 func (ev *sharedEvaluator) release(ctx context.Context) error {
 	evaluators.Lock()
 	ev.mu.Lock()
 	ev.refs--
-	last := ev.refs <= 0
-	if last && evaluators.m[ev.cfg] == ev {
+	if ev.refs <= 0 && evaluators.m[ev.cfg] == ev {
 		delete(evaluators.m, ev.cfg)
 	}
+	first := !ev.stopped
+	ev.stopped = true
 	ev.mu.Unlock()
 	evaluators.Unlock()
-	if !last {
+	if !first {
 		return nil
 	}
 	return ev.core.stopEvaluator(ctx)
