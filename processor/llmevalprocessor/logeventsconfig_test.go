@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 )
 
 func TestLogEventsConfigValidate(t *testing.T) {
@@ -40,4 +41,14 @@ func TestLogEventsConfigValidate(t *testing.T) {
 			assert.Error(t, c.joinerConfig(nil).Validate())
 		})
 	}
+}
+
+// TestLogEventsConfigPath checks that a bad log_events value fails the
+// component's validation naming its key path.
+func TestLogEventsConfigPath(t *testing.T) {
+	cfg := testConfig("bias")
+	cfg.LogEvents.MaxPending = 0
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "log_events: max_pending: must be at least 1, got 0")
 }

@@ -7,8 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -128,4 +131,40 @@ func TestLogsSampling(t *testing.T) {
 	_, results := h.split()
 	assert.Empty(t, results, "records of unsampled traces are not evaluated")
 	assert.Equal(t, 0, h.p.joiner.Stats().Calls)
+}
+
+// TestLogsTelemetry checks the counts of a logs batch: records in and
+// out (input plus result records, otel.signal=logs), calls by how they
+// were joined, a per-message event of a call already read.
+func TestLogsTelemetry(t *testing.T) {
+	h := newLogsHarness(t, testConfig(scoring.Bias), fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+	batch := readLogsFile(t, "message_events_one_batch.json")
+	in := batch.LogRecordCount()
+	h.consume(batch)
+	h.waitIdle()
+	// A second gen_ai.choice of a call already answered: passed, not read again.
+	again := readLogsFile(t, "message_events_one_batch.json")
+	var choice plog.LogRecord
+	for _, rec := range again.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().All() {
+		if rec.EventName() == "gen_ai.choice" {
+			choice = rec
+		}
+	}
+	late := plog.NewLogs()
+	rl := late.ResourceLogs().AppendEmpty()
+	choice.CopyTo(rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty())
+	h.consume(late)
+	require.NoError(t, h.p.Shutdown(context.Background()))
+
+	id := metadatatest.NewSettings(h.tel).ID.String()
+	metadatatest.AssertEqualProcessorIncomingItems(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: int64(in + 1), Attributes: attribute.NewSet(attribute.String("processor", id), attribute.String("otel.signal", "logs")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorOutgoingItems(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: int64(in + 1 + 2), Attributes: attribute.NewSet(attribute.String("processor", id), attribute.String("otel.signal", "logs")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalLogCalls(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: 2, Attributes: attribute.NewSet(attribute.String("join_reason", "answered")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalLogLateEvents(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignoreTime)
 }
