@@ -57,6 +57,7 @@ type logsProcessor struct {
 	stop     chan struct{}
 	ticking  sync.WaitGroup
 	stopOnce sync.Once
+	released atomic.Bool // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Logs = (*logsProcessor)(nil)
@@ -123,6 +124,9 @@ func (p *logsProcessor) Shutdown(ctx context.Context) error {
 	p.stopOnce.Do(func() { close(p.stop) })
 	p.ticking.Wait()
 	p.evaluate(ctx, p.joiner.Close())
+	if p.released.Swap(true) {
+		return nil
+	}
 	if p.shared != nil {
 		return p.shared.release(ctx)
 	}
