@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: a one-minute offline tour of llm_eval. Starts the OFFLINE DEMO
 # judge (canned replies, not an LLM), the collector on examples/demo.yaml,
-# sends sample GenAI traffic, shows the evaluated spans and the Prometheus
-# metrics, and stops everything.
+# sends sample GenAI traffic (spans and GenAI log events), shows the
+# evaluated spans and calls and the Prometheus metrics, and stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,13 +40,13 @@ wait_port 127.0.0.1 13134 collector
 wait_port 127.0.0.1 14318 collector
 
 echo
-echo "== 3. Sample GenAI traffic (OTLP/HTTP, OpenTelemetry Go SDK)"
-bin/llmeval traffic -endpoint http://127.0.0.1:14318
+echo "== 3. Sample GenAI traffic (OTLP/HTTP: spans, and GenAI log events for the logs pipeline)"
+bin/llmeval traffic -signals traces,logs -endpoint http://127.0.0.1:14318
 
 echo
-echo "== 4. Evaluated spans (file exporter output) and Prometheus metrics"
+echo "== 4. Evaluated spans and log-event calls (file exporter output) and Prometheus metrics"
 sleep 2 # one connector flush after the last results
-bin/llmeval results -wait 6 -timeout 60s -metrics http://127.0.0.1:18889/metrics "$dir/traces.jsonl"
+bin/llmeval results -wait 8 -timeout 60s -metrics http://127.0.0.1:18889/metrics "$dir/traces.jsonl" "$dir/logs.jsonl"
 
 echo
 echo "Scores and reasons above come from the OFFLINE DEMO JUDGE, not an LLM."

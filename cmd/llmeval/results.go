@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
@@ -46,23 +48,23 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", time.Minute, "how long -wait waits")
 	metricsURL := fs.String("metrics", "", "also print the gen_ai_evaluation_* lines of this Prometheus endpoint")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: llmeval results [flags] FILE   (FILE: output of the Collector's file exporter)")
+		fmt.Fprintln(stderr, "Usage: llmeval results [flags] FILE...   (FILE: output of the Collector's file exporter, traces or logs)")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() < 1 {
 		fs.Usage()
 		return exitUsage
 	}
-	path := fs.Arg(0)
+	paths := fs.Args()
 	deadline := time.Now().Add(*timeout)
 	var spans []evaluatedSpan
 	var total int
 	for {
 		var err error
-		spans, total, err = readEvaluatedSpans(path)
+		spans, total, err = readEvaluatedFiles(paths)
 		// While waiting, the file exporter may not have created the file yet.
 		if err != nil && (*wait == 0 || !errors.Is(err, os.ErrNotExist)) {
 			fmt.Fprintf(stderr, "llmeval results: %v\n", err)
@@ -88,8 +90,27 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// readEvaluatedFiles reads every file and returns the evaluated calls of
+// all, in start order, and the number of spans and log records read.
+func readEvaluatedFiles(paths []string) ([]evaluatedSpan, int, error) {
+	var all []evaluatedSpan
+	total := 0
+	for _, path := range paths {
+		spans, n, err := readEvaluatedSpans(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		all = append(all, spans...)
+		total += n
+	}
+	slices.SortStableFunc(all, func(a, b evaluatedSpan) int { return cmp.Compare(a.start, b.start) })
+	return all, total, nil
+}
+
 // readEvaluatedSpans reads every line of path and returns the spans with
-// gen_ai.evaluation.result events and the number of spans read.
+// gen_ai.evaluation.result events, and the calls with
+// gen_ai.evaluation.result log records (a logs pipeline's output), and the
+// number of spans and log records read.
 func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -101,8 +122,18 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
 	var um ptrace.JSONUnmarshaler
+	calls := map[string]int{} // trace and span id -> index in spans, for result records
 	for line := 1; sc.Scan(); line++ {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), `{"resourceLogs"`) {
+			ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(sc.Bytes())
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s line %d is not OTLP/JSON logs: %w", path, line, err)
+			}
+			total += ld.LogRecordCount()
+			spans = addResultRecords(spans, calls, ld)
 			continue
 		}
 		td, err := um.UnmarshalTraces(sc.Bytes())
@@ -126,24 +157,7 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 						if ev.Name() != evalconv.EventName {
 							continue
 						}
-						a := ev.Attributes()
-						r := evaluationResult{}
-						if v, ok := a.Get(evalconv.AttrName); ok {
-							r.name = v.AsString()
-						}
-						if v, ok := a.Get(evalconv.AttrScoreLabel); ok {
-							r.label = v.AsString()
-						}
-						if v, ok := a.Get(evalconv.AttrExplanation); ok {
-							r.reason = v.AsString()
-						}
-						if v, ok := a.Get(evalconv.AttrErrorType); ok {
-							r.errorType = v.AsString()
-						}
-						if v, ok := a.Get(evalconv.AttrScoreValue); ok {
-							r.score, r.scored = v.Double(), true
-						}
-						es.results = append(es.results, r)
+						es.results = append(es.results, readResult(ev.Attributes()))
 					}
 					if len(es.results) > 0 {
 						spans = append(spans, es)
@@ -161,8 +175,62 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	return spans, total, nil
 }
 
+// readResult reads the attributes of one gen_ai.evaluation.result event or
+// log record.
+func readResult(a pcommon.Map) evaluationResult {
+	r := evaluationResult{}
+	if v, ok := a.Get(evalconv.AttrName); ok {
+		r.name = v.AsString()
+	}
+	if v, ok := a.Get(evalconv.AttrScoreLabel); ok {
+		r.label = v.AsString()
+	}
+	if v, ok := a.Get(evalconv.AttrExplanation); ok {
+		r.reason = v.AsString()
+	}
+	if v, ok := a.Get(evalconv.AttrErrorType); ok {
+		r.errorType = v.AsString()
+	}
+	if v, ok := a.Get(evalconv.AttrScoreValue); ok {
+		r.score, r.scored = v.Double(), true
+	}
+	return r
+}
+
+// addResultRecords adds the gen_ai.evaluation.result records of ld to the
+// call (trace and span id) they evaluate, shown as "log events" of the
+// resource's service.
+func addResultRecords(spans []evaluatedSpan, calls map[string]int, ld plog.Logs) []evaluatedSpan {
+	for _, rl := range ld.ResourceLogs().All() {
+		svc := "(no service.name)"
+		if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
+			svc = v.AsString()
+		}
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, rec := range sl.LogRecords().All() {
+				if rec.EventName() != evalconv.EventName {
+					continue
+				}
+				key := rec.TraceID().String() + rec.SpanID().String()
+				i, ok := calls[key]
+				if !ok {
+					i = len(spans)
+					calls[key] = i
+					spans = append(spans, evaluatedSpan{
+						service: svc, name: "(GenAI log events)",
+						traceID: rec.TraceID().String(), spanID: rec.SpanID().String(),
+						start: uint64(rec.Timestamp()),
+					})
+				}
+				spans[i].results = append(spans[i].results, readResult(rec.Attributes()))
+			}
+		}
+	}
+	return spans
+}
+
 func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
-	fmt.Fprintf(w, "%d spans exported, %d with evaluation results:\n", total, len(spans))
+	fmt.Fprintf(w, "%d spans and log records exported, %d evaluated calls:\n", total, len(spans))
 	for _, s := range spans {
 		fmt.Fprintf(w, "\n  %s / %s  (trace %s, span %s)\n", s.service, s.name, shortID(s.traceID), shortID(s.spanID))
 		for _, r := range s.results {

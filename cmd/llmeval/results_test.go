@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -78,7 +79,7 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	code := run([]string{"results", "-wait", "1", "-metrics", prom.URL, path}, nil, &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
 	out := stdout.String()
-	assert.Contains(t, out, "3 spans exported, 2 with evaluation results")
+	assert.Contains(t, out, "3 spans and log records exported, 2 evaluated calls")
 	assert.Contains(t, out, "chatbot / chat gpt-4o  (trace aabbccdd, span 12345678)")
 	assert.Less(t, strings.Index(out, "chat earlier"), strings.Index(out, "chat gpt-4o"), "results follow the spans' start times")
 	assert.Regexp(t, `bias\s+0\.50\s+fail\s+One of two opinions generalises\.`, out)
@@ -119,4 +120,49 @@ func TestResultsErrors(t *testing.T) {
 func TestDropScopeLabels(t *testing.T) {
 	assert.Equal(t, `m{a="1"} 2`, dropScopeLabels(`m{a="1",otel_scope_name="s",otel_scope_schema_url="",otel_scope_version="v"} 2`))
 	assert.Equal(t, `m{a="1"} 2`, dropScopeLabels(`m{a="1"} 2`))
+}
+
+// A logs pipeline's output: the input records and the result records of a
+// call, with a late result in a later line; shown as one call.
+func TestResultsReadsResultLogRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs.jsonl")
+	trace := pcommon.TraceID{0xab, 0xcd, 0xef, 0x01, 2}
+	span := pcommon.SpanID{0x99, 0x88, 0x77, 0x66, 1}
+	line := func(records func(plog.LogRecordSlice)) []byte {
+		ld := plog.NewLogs()
+		rl := ld.ResourceLogs().AppendEmpty()
+		rl.Resource().Attributes().PutStr("service.name", "travel-bot")
+		records(rl.ScopeLogs().AppendEmpty().LogRecords())
+		b, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+		require.NoError(t, err)
+		return append(b, '\n')
+	}
+	result := func(recs plog.LogRecordSlice, name, label string, score float64) {
+		r := recs.AppendEmpty()
+		r.SetEventName("gen_ai.evaluation.result")
+		r.SetTraceID(trace)
+		r.SetSpanID(span)
+		r.Attributes().PutStr("gen_ai.evaluation.name", name)
+		r.Attributes().PutStr("gen_ai.evaluation.score.label", label)
+		r.Attributes().PutDouble("gen_ai.evaluation.score.value", score)
+	}
+	var buf bytes.Buffer
+	buf.Write(line(func(recs plog.LogRecordSlice) {
+		in := recs.AppendEmpty()
+		in.SetEventName("gen_ai.client.inference.operation.details")
+		in.SetTraceID(trace)
+		in.SetSpanID(span)
+	}))
+	buf.Write(line(func(recs plog.LogRecordSlice) { result(recs, "bias", "pass", 0.1) }))
+	buf.Write(line(func(recs plog.LogRecordSlice) { result(recs, "hallucination", "fail", 0.8) }))
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"results", "-wait", "1", path}, nil, &stdout, &stderr)
+	require.Equal(t, exitOK, code, stderr.String())
+	out := stdout.String()
+	assert.Contains(t, out, "3 spans and log records exported, 1 evaluated calls")
+	assert.Contains(t, out, "travel-bot / (GenAI log events)  (trace abcdef01, span 99887766)")
+	assert.Regexp(t, `bias\s+0\.10\s+pass`, out)
+	assert.Regexp(t, `hallucination\s+0\.80\s+fail`, out)
 }

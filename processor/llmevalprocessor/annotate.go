@@ -2,7 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"encoding/binary"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -11,12 +10,6 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
-)
-
-// Names written on the spans.
-const (
-	otherErrorType       = "_OTHER"
-	missingLabelErrorMsg = "scorer returned no verdict"
 )
 
 // evalResult is one scorer's finished evaluation of one span.
@@ -28,74 +21,25 @@ type evalResult struct {
 }
 
 // label is the result's verdict; anything unknown counts as an error.
-func (r evalResult) label() scoring.Label {
-	switch r.result.Label {
-	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
-		return r.result.Label
-	}
-	return scoring.LabelError
-}
+func (r evalResult) label() scoring.Label { return resultLabel(r.result) }
 
 // errorType is the error.type of a failed evaluation.
-func (r evalResult) errorType() string {
-	var se *scoring.Error
-	if errors.As(r.result.Err, &se) && se.Type != "" {
-		return string(se.Type)
-	}
-	return otherErrorType
-}
+func (r evalResult) errorType() string { return resultErrorType(r.result) }
 
 // explanation is the reason of a verdict, or the message of a failure.
 func (r evalResult) explanation(redact func(string) string) string {
-	if r.label() != scoring.LabelError {
-		return redact(r.result.Reason)
-	}
-	if r.result.Err != nil {
-		return redact(r.result.Err.Error())
-	}
-	if r.result.Reason != "" {
-		return redact(r.result.Reason)
-	}
-	return missingLabelErrorMsg
+	return resultExplanation(r.result, redact)
 }
 
 // annotateSpan writes one gen_ai.evaluation.result event and the flat
 // llm_eval.<name>.* attributes for the result onto span.
 func annotateSpan(span ptrace.Span, r evalResult, responseID string, redact func(string) string) {
-	label := r.label()
-	scored := label == scoring.LabelPass || label == scoring.LabelFail
-	explanation := r.explanation(redact)
-
+	o := newOutcome(r.scorer, r.result, redact)
 	ev := span.Events().AppendEmpty()
 	ev.SetName(evalconv.EventName)
 	ev.SetTimestamp(pcommon.NewTimestampFromTime(r.at))
-	ea := ev.Attributes()
-	ea.PutStr(evalconv.AttrName, r.scorer)
-	if scored {
-		ea.PutDouble(evalconv.AttrScoreValue, r.result.Score)
-	}
-	if label != scoring.LabelError {
-		ea.PutStr(evalconv.AttrScoreLabel, string(label))
-	}
-	if explanation != "" {
-		ea.PutStr(evalconv.AttrExplanation, explanation)
-	}
-	if responseID != "" {
-		ea.PutStr(evalconv.AttrResponseID, responseID)
-	}
-	if label == scoring.LabelError {
-		ea.PutStr(evalconv.AttrErrorType, r.errorType())
-	}
-
-	sa := span.Attributes()
-	prefix := evalconv.FlatPrefix + r.scorer
-	if scored {
-		sa.PutDouble(prefix+".score", r.result.Score)
-	}
-	sa.PutStr(prefix+".label", string(label))
-	if explanation != "" {
-		sa.PutStr(prefix+".reason", explanation)
-	}
+	o.putEventAttributes(ev.Attributes(), responseID)
+	o.putFlatAttributes(span.Attributes())
 }
 
 // lateTemplate keeps the resource and scope of a span that leaves before

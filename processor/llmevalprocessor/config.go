@@ -55,6 +55,9 @@ type Config struct {
 	// become child spans: verdicts (default: pass, fail, not_scorable),
 	// all (errors too) or none. The others are only counted.
 	LateResults string `mapstructure:"late_results"`
+	// LogEvents bounds the joining of per-message GenAI log events in a
+	// logs pipeline.
+	LogEvents LogEventsConfig `mapstructure:"log_events"`
 
 	_ struct{} // prevent unkeyed literals
 }

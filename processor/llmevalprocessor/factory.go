@@ -39,6 +39,7 @@ func NewFactory() processor.Factory {
 		metadata.Type,
 		createDefaultConfig,
 		processor.WithTraces(createTracesWith(newJudge), metadata.TracesStability),
+		processor.WithLogs(createLogsWith(newJudge), metadata.LogsStability),
 	)
 }
 
@@ -68,6 +69,7 @@ func createDefaultConfig() component.Config {
 		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
 		MaxInputChars: defaultMaxInputChars,
 		LateResults:   lateResultsVerdicts,
+		LogEvents:     defaultLogEventsConfig(),
 		Redaction:     RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),
@@ -85,8 +87,14 @@ func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
 		if !ok {
 			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 		}
-		_, tp, err := newTracesProcessor(ctx, set, pcfg, next, build)
-		return tp, err
+		ev, err := acquireEvaluator(set, pcfg, build)
+		if err != nil {
+			return nil, err
+		}
+		tp := *ev.core
+		tp.out = &spanOutput{next: next, tel: tp.tel, redact: tp.redact, lateResults: pcfg.LateResults}
+		tp.shared = ev
+		return &tp, nil
 	}
 }
 

@@ -52,8 +52,11 @@ func (o *spanOutput) forwardLater(ctx context.Context, td ptrace.Traces) {
 }
 
 // emitsLate reports whether a late result becomes a child span.
-func (o *spanOutput) emitsLate(r evalResult) bool {
-	switch o.lateResults {
+func (o *spanOutput) emitsLate(r evalResult) bool { return lateEmitted(o.lateResults, r) }
+
+// lateEmitted reports whether late_results mode emits a late result.
+func lateEmitted(mode string, r evalResult) bool {
+	switch mode {
 	case lateResultsAll:
 		return true
 	case lateResultsNone:
@@ -98,24 +101,30 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 
 // caseFor builds what the scorer evaluates.
 func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
+	return caseFromGeneration(h.gen, h.of, cfg)
+}
+
+// caseFromGeneration builds what the scorer evaluates of one call, read
+// from a span or from log events.
+func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig) scoring.Case {
 	c := scoring.Case{
-		Input:   h.gen.Input,
-		Output:  h.gen.Output,
-		Context: h.gen.Context,
+		Input:   gen.Input,
+		Output:  gen.Output,
+		Context: gen.Context,
 		Metadata: map[string]string{
-			"trace_id":   h.of.traceID.String(),
-			"span_id":    h.of.spanID.String(),
-			"convention": h.gen.Convention,
+			"trace_id":   of.traceID.String(),
+			"span_id":    of.spanID.String(),
+			"convention": gen.Convention,
 		},
 	}
 	if c.Input == "" {
-		c.Input = h.gen.Conversation
+		c.Input = gen.Conversation
 	}
 	switch {
 	case len(cfg.Instructions) > 0:
 		c.Instructions = cfg.Instructions
 	case cfg.UseSystemInstructions:
-		c.Instructions = h.gen.SystemInstructions
+		c.Instructions = gen.SystemInstructions
 	}
 	return c
 }

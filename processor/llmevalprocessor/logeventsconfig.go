@@ -37,16 +37,20 @@ func defaultLogEventsConfig() LogEventsConfig {
 	}
 }
 
+// Validate checks the joining bounds; the collector prefixes the errors
+// with log_events.
+func (c *LogEventsConfig) Validate() error { return joinFields(c.validate()) }
+
 func (c LogEventsConfig) validate() []error {
 	var errs []error
 	if c.JoinWindow <= 0 {
-		errs = append(errs, fmt.Errorf("log_events.join_window: must be positive, got %s", c.JoinWindow))
+		errs = append(errs, fmt.Errorf("join_window: must be positive, got %s", c.JoinWindow))
 	}
 	if c.MaxPending < 1 {
-		errs = append(errs, fmt.Errorf("log_events.max_pending: must be at least 1, got %d", c.MaxPending))
+		errs = append(errs, fmt.Errorf("max_pending: must be at least 1, got %d", c.MaxPending))
 	}
 	if c.MaxPendingBytes < 1 {
-		errs = append(errs, fmt.Errorf("log_events.max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
+		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 )
 
 func TestLogEventsConfigValidate(t *testing.T) {
@@ -16,12 +17,12 @@ func TestLogEventsConfigValidate(t *testing.T) {
 		want   []string // YAML keys named in the error; none for a valid config
 	}{
 		{name: "defaults", modify: func(*LogEventsConfig) {}},
-		{name: "zero window", modify: func(c *LogEventsConfig) { c.JoinWindow = 0 }, want: []string{"log_events.join_window"}},
-		{name: "negative window", modify: func(c *LogEventsConfig) { c.JoinWindow = -time.Second }, want: []string{"log_events.join_window"}},
-		{name: "no pending calls", modify: func(c *LogEventsConfig) { c.MaxPending = 0 }, want: []string{"log_events.max_pending:"}},
-		{name: "no bytes", modify: func(c *LogEventsConfig) { c.MaxPendingBytes = 0 }, want: []string{"log_events.max_pending_bytes"}},
+		{name: "zero window", modify: func(c *LogEventsConfig) { c.JoinWindow = 0 }, want: []string{"join_window"}},
+		{name: "negative window", modify: func(c *LogEventsConfig) { c.JoinWindow = -time.Second }, want: []string{"join_window"}},
+		{name: "no pending calls", modify: func(c *LogEventsConfig) { c.MaxPending = 0 }, want: []string{"max_pending:"}},
+		{name: "no bytes", modify: func(c *LogEventsConfig) { c.MaxPendingBytes = 0 }, want: []string{"max_pending_bytes"}},
 		{name: "all wrong", modify: func(c *LogEventsConfig) { *c = LogEventsConfig{} },
-			want: []string{"log_events.join_window", "log_events.max_pending:", "log_events.max_pending_bytes"}},
+			want: []string{"join_window", "max_pending:", "max_pending_bytes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,4 +41,14 @@ func TestLogEventsConfigValidate(t *testing.T) {
 			assert.Error(t, c.joinerConfig(nil).Validate())
 		})
 	}
+}
+
+// TestLogEventsConfigPath checks that a bad log_events value fails the
+// component's validation naming its key path.
+func TestLogEventsConfigPath(t *testing.T) {
+	cfg := testConfig("bias")
+	cfg.LogEvents.MaxPending = 0
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "log_events: max_pending: must be at least 1, got 0")
 }

@@ -9,6 +9,12 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
+// Names written for a failed evaluation.
+const (
+	otherErrorType       = "_OTHER"
+	missingLabelErrorMsg = "scorer returned no verdict"
+)
+
 // outcome is what one scorer's result says, decided once for every place
 // it is written: the gen_ai.evaluation.result span event and log record,
 // and the flat llm_eval.<scorer>.* span attributes.

@@ -36,6 +36,9 @@ type llmEvalProcessor struct {
 	out        *spanOutput
 	store      *evalStore
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
+	// shared, when set, owns the judge and store, which this instance
+	// shares with the logs instance of the same component (shared.go).
+	shared *sharedEvaluator
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
@@ -77,8 +80,17 @@ func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// Start builds the judge and starts the store's workers.
+// Start builds the judge and starts the store's workers, once for all
+// instances sharing them.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
+	if p.shared != nil {
+		return p.shared.start(ctx, host)
+	}
+	return p.startEvaluator(ctx, host)
+}
+
+// startEvaluator builds the judge and starts the store's workers.
+func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Host) error {
 	js, err := p.buildJudge(ctx, p.cfg, host, p.set, judgeHooks{
 		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
 		onBreakerState: p.tel.circuitChanged,
@@ -109,8 +121,17 @@ func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error
 }
 
 // Shutdown forwards every held span with the results it has and waits
-// for the evaluations in flight.
+// for the evaluations in flight; with a shared evaluator, when the last
+// instance sharing it shuts down.
 func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
+	if p.shared != nil {
+		return p.shared.release(ctx)
+	}
+	return p.stopEvaluator(ctx)
+}
+
+// stopEvaluator shuts the store and the telemetry down.
+func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
 	err := p.store.shutdown(ctx)
 	p.tel.shutdown()
 	return err

@@ -103,6 +103,8 @@ exporters:
     path: %[6]s
   file/results:
     path: %[7]s
+  file/logs:
+    path: %[8]s
   prometheus:
     endpoint: 127.0.0.1:%[2]d
 connectors:
@@ -136,7 +138,12 @@ service:
     logs/results:
       receivers: [llm_eval_events]
       exporters: [file/results]
-`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, filepath.Join(dir, "traces.jsonl"), filepath.Join(dir, "results.jsonl"))
+    logs:
+      receivers: [otlp]
+      processors: [memory_limiter, llm_eval, batch]
+      exporters: [file/logs, llm_eval_metrics]
+`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, filepath.Join(dir, "traces.jsonl"), filepath.Join(dir, "results.jsonl"),
+		filepath.Join(dir, "logs.jsonl"))
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path

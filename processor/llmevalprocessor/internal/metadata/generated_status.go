@@ -15,4 +15,5 @@ var (
 
 const (
 	TracesStability = component.StabilityLevelDevelopment
+	LogsStability   = component.StabilityLevelDevelopment
 )

@@ -46,6 +46,8 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalJudgeTokensPerEvaluation metric.Int64Histogram
 	ProcessorLlmEvalLateResults              metric.Int64Counter
 	ProcessorLlmEvalLateResultsDropped       metric.Int64Counter
+	ProcessorLlmEvalLogCalls                 metric.Int64Counter
+	ProcessorLlmEvalLogLateEvents            metric.Int64Counter
 	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
@@ -276,6 +278,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_late_results_dropped",
 		metric.WithDescription("Results that arrived after their span had left and were counted only, not emitted (late_results), by scorer. [Development]"),
 		metric.WithUnit("{results}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalLogCalls, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_log_calls",
+		metric.WithDescription("GenAI calls read from sampled log events (logs pipeline), by how their events were gathered. [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalLogLateEvents, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_log_late_events",
+		metric.WithDescription("Per-message GenAI log events of a call that had already been read (answered, expired or evicted), passed through without being evaluated again. [Development]"),
+		metric.WithUnit("{records}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalQueueDepth, err = builder.meter.Int64ObservableGauge(

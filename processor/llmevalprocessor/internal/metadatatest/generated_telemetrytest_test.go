@@ -54,6 +54,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalLateResults.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalLateResultsDropped.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalLogCalls.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalLogLateEvents.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSampled.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
@@ -110,6 +112,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalLateResultsDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalLogCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalLogLateEvents(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalQueueDepth(t, testTel,

@@ -1,0 +1,170 @@
+package llmevalprocessor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// resultsBySpan collects the result records in the sink: span id -> the
+// label, or error.type for a failed evaluation, of each.
+func resultsBySpan(batches []plog.Logs) map[string][]string {
+	out := map[string][]string{}
+	for _, ld := range batches {
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, rec := range sl.LogRecords().All() {
+					if rec.EventName() != evalconv.EventName {
+						continue
+					}
+					v := ""
+					if et, ok := rec.Attributes().Get(evalconv.AttrErrorType); ok {
+						v = "error:" + et.Str()
+					} else if l, ok := rec.Attributes().Get(evalconv.AttrScoreLabel); ok {
+						v = l.Str()
+					}
+					out[rec.SpanID().String()] = append(out[rec.SpanID().String()], v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestLogsMarkers checks the results of calls that are not evaluated, or
+// not to the end: queue full, shut down while evaluating, a judge fault.
+func TestLogsMarkers(t *testing.T) {
+	tests := []struct {
+		name      string
+		queueSize int
+		scorer    func(gate chan struct{}) scoring.Scorer
+		want      []string // the sorted results of the two calls of message_events_one_batch
+	}{
+		{
+			name: "queue full: the second call is marked", queueSize: 1,
+			scorer: func(gate chan struct{}) scoring.Scorer { return gatedScorer(scoring.Bias, gate, false) },
+			want:   []string{"error:" + string(scoring.ErrorQueueFull), "error:" + string(scoring.ErrorShutdown)},
+		},
+		{
+			name: "shutdown while evaluating", queueSize: 10,
+			scorer: func(gate chan struct{}) scoring.Scorer { return gatedScorer(scoring.Bias, gate, false) },
+			want:   []string{"error:" + string(scoring.ErrorShutdown), "error:" + string(scoring.ErrorShutdown)},
+		},
+		{
+			name: "judge fault typed", queueSize: 10,
+			scorer: func(chan struct{}) scoring.Scorer {
+				return failingScorer(scoring.Bias, scoring.ErrorJudgeUnavailable, "connection refused")
+			},
+			want: []string{"error:" + string(scoring.ErrorJudgeUnavailable), "error:" + string(scoring.ErrorJudgeUnavailable)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias)
+			cfg.QueueSize = tt.queueSize
+			gate := make(chan struct{})
+			defer close(gate)
+			h := newLogsHarness(t, cfg, tt.scorer(gate))
+			h.consume(readLogsFile(t, "message_events_one_batch.json"))
+			if tt.name == "judge fault typed" {
+				h.waitIdle()
+			}
+			require.NoError(t, h.p.Shutdown(context.Background()))
+
+			inputs, results := h.split()
+			require.Len(t, inputs, 1)
+			got := resultsBySpan(results)
+			require.Len(t, got, 2, "one result record per call")
+			var all []string
+			for _, v := range got {
+				require.Len(t, v, 1)
+				all = append(all, v[0])
+			}
+			assert.ElementsMatch(t, tt.want, all)
+		})
+	}
+}
+
+// TestLogsShutdownFlushesJoins checks that a call still waiting for its
+// gen_ai.choice is read at shutdown: its results are emitted.
+func TestLogsShutdownFlushesJoins(t *testing.T) {
+	h := newLogsHarness(t, testConfig(scoring.Bias), fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+	h.consume(readLogsFile(t, "message_events_split_1.json"))
+	require.Equal(t, 1, h.p.joiner.Stats().Calls, "the call waits for its choice")
+	require.NoError(t, h.p.Shutdown(context.Background()))
+	_, results := h.split()
+	got := resultsBySpan(results)
+	require.Len(t, got, 1)
+	for _, v := range got {
+		assert.Len(t, v, 1, "one result per scorer")
+	}
+}
+
+// TestLogsSampling checks that the logs side takes the traces side's
+// decision for a trace id.
+func TestLogsSampling(t *testing.T) {
+	cfg := testConfig(scoring.Bias)
+	cfg.Sampling.Percentage = 0.0001
+	h := newLogsHarness(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+	ld := readLogsFile(t, "message_events_one_batch.json")
+	var traceIDs []string
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, rec := range sl.LogRecords().All() {
+				require.False(t, h.p.core.sampler.sampled(rec.TraceID()), "fixture trace ids fall outside a tiny sample")
+				traceIDs = append(traceIDs, rec.TraceID().String())
+			}
+		}
+	}
+	require.NotEmpty(t, traceIDs)
+	h.consume(ld)
+	require.NoError(t, h.p.Shutdown(context.Background()))
+	_, results := h.split()
+	assert.Empty(t, results, "records of unsampled traces are not evaluated")
+	assert.Equal(t, 0, h.p.joiner.Stats().Calls)
+}
+
+// TestLogsTelemetry checks the counts of a logs batch: records in and
+// out (input plus result records, otel.signal=logs), calls by how they
+// were joined, a per-message event of a call already read.
+func TestLogsTelemetry(t *testing.T) {
+	h := newLogsHarness(t, testConfig(scoring.Bias), fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+	batch := readLogsFile(t, "message_events_one_batch.json")
+	in := batch.LogRecordCount()
+	h.consume(batch)
+	h.waitIdle()
+	// A second gen_ai.choice of a call already answered: passed, not read again.
+	again := readLogsFile(t, "message_events_one_batch.json")
+	var choice plog.LogRecord
+	for _, rec := range again.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().All() {
+		if rec.EventName() == "gen_ai.choice" {
+			choice = rec
+		}
+	}
+	late := plog.NewLogs()
+	rl := late.ResourceLogs().AppendEmpty()
+	choice.CopyTo(rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty())
+	h.consume(late)
+	require.NoError(t, h.p.Shutdown(context.Background()))
+
+	id := metadatatest.NewSettings(h.tel).ID.String()
+	metadatatest.AssertEqualProcessorIncomingItems(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: int64(in + 1), Attributes: attribute.NewSet(attribute.String("processor", id), attribute.String("otel.signal", "logs")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorOutgoingItems(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: int64(in + 1 + 2), Attributes: attribute.NewSet(attribute.String("processor", id), attribute.String("otel.signal", "logs")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalLogCalls(t, h.tel, []metricdata.DataPoint[int64]{{
+		Value: 2, Attributes: attribute.NewSet(attribute.String("join_reason", "answered")),
+	}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalLogLateEvents(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignoreTime)
+}

@@ -1,0 +1,92 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/processor"
+)
+
+// evaluators holds the evaluator of each llm_eval configuration in use.
+// The collector hands the traces and logs instances of one component the
+// same *Config, so keying by it makes them share one judge, cache,
+// breaker, store and telemetry: queue_size and max_concurrency then bound
+// the component, not each signal.
+var evaluators = struct {
+	sync.Mutex
+	m map[*Config]*sharedEvaluator
+}{m: map[*Config]*sharedEvaluator{}}
+
+// sharedEvaluator is the judge and store of one component, started by the
+// first instance's Start and stopped by the first instance's Shutdown.
+//
+// Stopping at the first Shutdown, not the last, is what delivers: the
+// collector shuts a component down before its consumers, so when the first
+// instance stops, the consumers of every instance are still running and
+// take the held items of both signals. Had the store waited for the last
+// instance, the items of an instance already shut down would go to
+// consumers that may have stopped. Items arriving afterwards pass through
+// with shutdown markers, as they do on a single instance.
+type sharedEvaluator struct {
+	cfg  *Config
+	core *llmEvalProcessor // cfg, telemetry, sampler, store; no output of its own
+
+	mu      sync.Mutex
+	refs    int // instances created and not shut down
+	started bool
+	stopped bool
+}
+
+// acquireEvaluator returns the evaluator of cfg, creating it for the first
+// instance.
+func acquireEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*sharedEvaluator, error) {
+	evaluators.Lock()
+	defer evaluators.Unlock()
+	if ev, ok := evaluators.m[cfg]; ok {
+		ev.mu.Lock()
+		ev.refs++
+		ev.mu.Unlock()
+		return ev, nil
+	}
+	core, err := newLLMEvalProcessor(set, cfg, nil, build)
+	if err != nil {
+		return nil, err
+	}
+	ev := &sharedEvaluator{cfg: cfg, core: core, refs: 1}
+	evaluators.m[cfg] = ev
+	return ev, nil
+}
+
+// start builds the judge and starts the store on the first call.
+func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if ev.started {
+		return nil
+	}
+	if err := ev.core.startEvaluator(ctx, host); err != nil {
+		return err
+	}
+	ev.started = true
+	return nil
+}
+
+// release drops one instance. The first stops the store, which sends
+// every held item on; the last forgets the evaluator.
+func (ev *sharedEvaluator) release(ctx context.Context) error {
+	evaluators.Lock()
+	ev.mu.Lock()
+	ev.refs--
+	if ev.refs <= 0 && evaluators.m[ev.cfg] == ev {
+		delete(evaluators.m, ev.cfg)
+	}
+	first := !ev.stopped
+	ev.stopped = true
+	ev.mu.Unlock()
+	evaluators.Unlock()
+	if !first {
+		return nil
+	}
+	return ev.core.stopEvaluator(ctx)
+}
