@@ -290,11 +290,16 @@ func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) ([]byt
 		}
 		creq.Messages = withSchemaInstruction(req.Messages, req.Schema)
 	}
-	body, err := json.Marshal(creq)
-	if err != nil {
+	// Prompts are full of the '<' and '>' of their block delimiters; left
+	// unescaped they stay one byte each instead of six, which makes the
+	// body smaller and the encoding cheaper. The JSON means the same.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(creq); err != nil {
 		return nil, false, fmt.Errorf("encoding judge request: %w", err)
 	}
-	return body, creq.ResponseFormat != nil, nil
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), creq.ResponseFormat != nil, nil
 }
 
 // SchemaInstruction is the sentence that spells a schema out when the
