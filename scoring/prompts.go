@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -91,17 +92,47 @@ func jsonlBlock(name string, items []any) (string, error) {
 
 // render builds the system and user messages of the named prompt.
 func render(name string, data promptData) ([]Message, error) {
-	var sys, user strings.Builder
-	if err := prompts.ExecuteTemplate(&sys, name+".system", data); err != nil {
-		return nil, fmt.Errorf("rendering %s system prompt: %w", name, err)
+	sys, err := renderSystem(name, data)
+	if err != nil {
+		return nil, err
 	}
+	var user strings.Builder
 	if err := prompts.ExecuteTemplate(&user, name+".user", data); err != nil {
 		return nil, fmt.Errorf("rendering %s user prompt: %w", name, err)
 	}
 	return []Message{
-		{Role: "system", Content: sys.String()},
+		{Role: "system", Content: sys},
 		{Role: "user", Content: user.String()},
 	}, nil
+}
+
+// systemKey is everything a system template reads apart from Criterion.
+type systemKey struct{ name, scorer, scale string }
+
+// systemPrompts holds rendered system prompts by systemKey. They are
+// several KB of fixed text that every call of a step would otherwise
+// render again; the keys are bounded by the steps, scorers and scales
+// configured.
+var systemPrompts sync.Map // systemKey -> string
+
+// renderSystem returns the system prompt of the named step. System
+// templates read only Scorer, Scale and Criterion; those of criteria
+// scorers are rendered every time, the others once per systemKey.
+func renderSystem(name string, data promptData) (string, error) {
+	key := systemKey{name: name, scorer: data.Scorer, scale: data.Scale}
+	if data.Criterion == nil {
+		if s, ok := systemPrompts.Load(key); ok {
+			return s.(string), nil
+		}
+	}
+	var sys strings.Builder
+	if err := prompts.ExecuteTemplate(&sys, name+".system", promptData{Scorer: data.Scorer, Scale: data.Scale, Criterion: data.Criterion}); err != nil {
+		return "", fmt.Errorf("rendering %s system prompt: %w", name, err)
+	}
+	if data.Criterion == nil {
+		systemPrompts.Store(key, sys.String())
+	}
+	return sys.String(), nil
 }
 
 // promptText is how a prompt is kept in Result.Steps when verbose.

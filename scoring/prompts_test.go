@@ -250,3 +250,31 @@ func TestPromptsExplainTruncationMarker(t *testing.T) {
 		t.Errorf("cut text or its explanation missing:\n%s\n%s", msgs[0].Content, msgs[1].Content)
 	}
 }
+
+// TestCachedSystemPromptsMatchFreshRender guards the system prompt cache:
+// for every step and scorer, what render returns, first and second time,
+// equals the system template executed on the whole data, so a system
+// template that starts reading another field fails here.
+func TestCachedSystemPromptsMatchFreshRender(t *testing.T) {
+	for _, name := range promptNames {
+		for _, scorer := range []string{Bias, Hallucination, PromptAlignment} {
+			for _, scale := range []string{"1", "10"} {
+				for i, text := range []string{"first text", attack} {
+					d := dataWith(text)
+					d.Scorer, d.Scale = scorer, scale
+					var want strings.Builder
+					if err := prompts.ExecuteTemplate(&want, name+".system", d); err != nil {
+						t.Fatal(err)
+					}
+					msgs, err := render(name, d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if msgs[0].Content != want.String() {
+						t.Errorf("%s/%s/scale %s/call %d: system prompt differs from a fresh render", name, scorer, scale, i)
+					}
+				}
+			}
+		}
+	}
+}

@@ -295,11 +295,16 @@ func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) ([]byt
 		}
 		creq.Messages = withSchemaInstruction(req.Messages, req.Schema)
 	}
-	body, err := json.Marshal(creq)
-	if err != nil {
+	// Prompts are full of the '<' and '>' of their block delimiters; left
+	// unescaped they stay one byte each instead of six, which makes the
+	// body smaller and the encoding cheaper. The JSON means the same.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(creq); err != nil {
 		return nil, false, fmt.Errorf("encoding judge request: %w", err)
 	}
-	return body, creq.ResponseFormat != nil, nil
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), creq.ResponseFormat != nil, nil
 }
 
 // SchemaInstruction is the sentence that spells a schema out when the
@@ -351,7 +356,7 @@ func (j *Judge) attempt(callerCtx, actx context.Context, body []byte, withFormat
 		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, j.cfg.MaxResponseBytes+1))
+	data, err := j.readBody(resp)
 	if err != nil {
 		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
 	}
@@ -381,6 +386,32 @@ func (j *Judge) attempt(callerCtx, actx context.Context, body []byte, withFormat
 		PromptTokens:     cr.Usage.PromptTokens,
 		CompletionTokens: cr.Usage.CompletionTokens,
 	}, nil
+}
+
+// readBody reads at most MaxResponseBytes+1 bytes of the reply. A body of
+// known length is read into one buffer of that size rather than one grown
+// by doubling, which for replies of a few KB was most of the copying.
+func (j *Judge) readBody(resp *http.Response) ([]byte, error) {
+	limit := j.cfg.MaxResponseBytes + 1
+	r := io.LimitReader(resp.Body, limit)
+	n := resp.ContentLength
+	if n < 0 || n >= limit {
+		return io.ReadAll(r)
+	}
+	data := make([]byte, 0, n+1) // +1: room to see EOF without growing
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		m, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+m]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
 }
 
 // statusFailure types a reply with an error status. The message holds
