@@ -55,6 +55,9 @@ type Config struct {
 	// become child spans: verdicts (default: pass, fail, not_scorable),
 	// all (errors too) or none. The others are only counted.
 	LateResults string `mapstructure:"late_results"`
+	// TraceContext sizes the per-trace index of retrieved documents and
+	// tool results joined into generations' cases (tracejoin.go).
+	TraceContext TraceContextConfig `mapstructure:"trace_context"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -299,6 +302,7 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
 	}
+	errs = append(errs, cfg.TraceContext.validate()...)
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
-// The keys below are proposed for agent and RAG traces (issue 8) and are not
-// read by the processor yet. In YAML:
+// The keys for agent and RAG traces (issue 8). trace_context is read by the
+// processor; the filters and targets below are not wired yet. In YAML:
 //
 //	trace_context:
 //	  max_traces: 10000      # traces remembered
@@ -75,7 +75,7 @@ type TraceContextConfig struct {
 	// ended) or trace (every context span of the trace).
 	Scope string `mapstructure:"scope"`
 	// ContextWait is how long a generation that has no context yet waits
-	// for context spans arriving later (default 2s, at most max_wait).
+	// for context spans arriving later (default 2s, capped at max_wait).
 	ContextWait time.Duration `mapstructure:"context_wait"`
 }
 
@@ -90,30 +90,35 @@ func defaultTraceContextConfig() TraceContextConfig {
 	}
 }
 
-// validate checks the section; maxWait is the processor's max_wait.
-func (tc TraceContextConfig) validate(maxWait time.Duration) []error {
+// validate checks the section. context_wait is not checked against
+// max_wait: the processor waits at most max_wait (effectiveWait), so that
+// setting only a short max_wait needs no second change.
+func (tc TraceContextConfig) validate() []error {
 	var errs []error
 	if tc.MaxTraces < 1 {
-		errs = append(errs, fmt.Errorf("trace_context.max_traces: must be at least 1, got %d", tc.MaxTraces))
+		errs = append(errs, fmt.Errorf("trace_context::max_traces: must be at least 1, got %d", tc.MaxTraces))
 	}
 	if tc.MaxBytes < 1 {
-		errs = append(errs, fmt.Errorf("trace_context.max_bytes: must be positive, got %d", tc.MaxBytes))
+		errs = append(errs, fmt.Errorf("trace_context::max_bytes: must be positive, got %d", tc.MaxBytes))
 	}
 	if tc.TTL <= 0 {
-		errs = append(errs, fmt.Errorf("trace_context.ttl: must be positive, got %s", tc.TTL))
+		errs = append(errs, fmt.Errorf("trace_context::ttl: must be positive, got %s", tc.TTL))
 	}
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("trace_context.scope: %q is not one of siblings, trace", tc.Scope))
+		errs = append(errs, fmt.Errorf("trace_context::scope: %q is not one of siblings, trace", tc.Scope))
 	}
 	if tc.ContextWait < 0 {
-		errs = append(errs, fmt.Errorf("trace_context.context_wait: must not be negative, got %s", tc.ContextWait))
-	}
-	if tc.ContextWait > maxWait {
-		errs = append(errs, fmt.Errorf("trace_context.context_wait: must not exceed max_wait (%s), got %s", maxWait, tc.ContextWait))
+		errs = append(errs, fmt.Errorf("trace_context::context_wait: must not be negative, got %s", tc.ContextWait))
 	}
 	return errs
+}
+
+// effectiveWait is how long a generation waits for context: context_wait,
+// never longer than max_wait.
+func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
+	return min(tc.ContextWait, maxWait)
 }
 
 // indexConfig is the index's configuration for these settings.

@@ -68,6 +68,7 @@ func createDefaultConfig() component.Config {
 		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
 		MaxInputChars: defaultMaxInputChars,
 		LateResults:   lateResultsVerdicts,
+		TraceContext:  defaultTraceContextConfig(),
 		Redaction:     RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -73,6 +74,13 @@ type heldSpan struct {
 	// lateTemplate is a read-only copy of the resource and scope, for the
 	// child spans that carry late results.
 	lateTemplate ptrace.Traces
+
+	// The trace context join (tracejoin.go); join is nil when off.
+	join          *traceJoin
+	parentID      pcommon.SpanID
+	end           pcommon.Timestamp
+	joined        bool
+	joinedContext []string
 }
 
 func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {
@@ -91,6 +99,8 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 		gen:          gen,
 		td:           lateTemplate(rs, ss),
 		lateTemplate: lateTemplate(rs, ss),
+		parentID:     span.ParentSpanID(),
+		end:          span.EndTimestamp(),
 	}
 	span.MoveTo(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty())
 	return h
@@ -101,7 +111,7 @@ func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
 	c := scoring.Case{
 		Input:   h.gen.Input,
 		Output:  h.gen.Output,
-		Context: h.gen.Context,
+		Context: h.caseContext(),
 		Metadata: map[string]string{
 			"trace_id":   h.of.traceID.String(),
 			"span_id":    h.of.spanID.String(),

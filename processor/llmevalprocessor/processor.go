@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
@@ -35,6 +36,7 @@ type llmEvalProcessor struct {
 	now        func() time.Time
 	out        *spanOutput
 	store      *evalStore
+	join       *traceJoin             // the trace context index and join
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 }
 
@@ -56,6 +58,12 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p.tel = tel
 	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
 	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
+	if p.join, err = newTraceJoin(cfg, tel); err != nil {
+		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
+	}
+	if err := tel.observeIndex(p.join.ix); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -132,45 +140,77 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 
 // processTraces takes the sampled generation spans the store admits out
 // of the batch. It reports false when nothing is left to forward.
+//
+// It goes over the batch twice: first it indexes the GenAI spans of
+// sampled traces and notes the generations, so that a generation's case
+// sees the context spans of its own batch; then it admits the generations.
 func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, bool) {
 	var selected, sampled, taken int
+	var candidates []generationAt
+	var gained []pcommon.TraceID
+	indexed := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		sss := rs.ScopeSpans()
-		emptied := false
 		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			var take []int // indexes of spans moved out, increasing
+			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if genai.Classify(rs.Resource(), span) != genai.KindGeneration {
+				kind := genai.Classify(rs.Resource(), span)
+				switch kind {
+				case genai.KindGeneration:
+					selected++
+					if !p.sampler.sampled(span.TraceID()) {
+						continue
+					}
+					sampled++
+					candidates = append(candidates, generationAt{i, j, k})
+				case genai.KindContext:
+					if !p.sampler.sampled(span.TraceID()) {
+						continue
+					}
+				default:
 					continue
 				}
-				selected++
-				if !p.sampler.sampled(span.TraceID()) {
-					continue
-				}
-				sampled++
-				if p.admit(ctx, rs, ss, span) {
-					take = append(take, k)
+				if p.join != nil {
+					indexed = true
+					if p.join.indexSpan(kind, span) {
+						gained = append(gained, span.TraceID())
+					}
 				}
 			}
-			if len(take) > 0 {
-				taken += len(take)
-				removeIndexes(spans, take)
-				emptied = emptied || spans.Len() == 0
-			}
 		}
-		if emptied {
-			sss.RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
-		}
+	}
+	if indexed {
+		p.join.ix.LinkAll(td)
+	}
+	for _, trace := range gained {
+		p.store.contextArrived(trace)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
 	}
+
+	var take []int // indexes of spans moved out of one scope, increasing
+	for n, at := range candidates {
+		rs := rss.At(at.resource)
+		ss := rs.ScopeSpans().At(at.scope)
+		if p.admit(ctx, rs, ss, ss.Spans().At(at.span)) {
+			take = append(take, at.span)
+		}
+		if last := n+1 == len(candidates); last || candidates[n+1].resource != at.resource || candidates[n+1].scope != at.scope {
+			if len(take) > 0 {
+				taken += len(take)
+				removeIndexes(ss.Spans(), take)
+				take = take[:0]
+			}
+		}
+	}
 	if taken > 0 {
+		for i := 0; i < rss.Len(); i++ {
+			rss.At(i).ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+		}
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
 			return td, false
@@ -178,6 +218,9 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	return td, true
 }
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct{ resource, scope, span int }
 
 // removeIndexes removes the spans at the given increasing indexes.
 func removeIndexes(spans ptrace.SpanSlice, take []int) {
@@ -202,7 +245,11 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.admit(ctx, func() evalSubject { return newHeldSpan(p.out, rs, ss, span, gen) }) {
+	switch p.store.admit(ctx, func() evalSubject {
+		h := newHeldSpan(p.out, rs, ss, span, gen)
+		h.join = p.join
+		return h
+	}) {
 	case admitted:
 		return true
 	case rejectedFull:

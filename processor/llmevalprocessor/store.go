@@ -91,6 +91,10 @@ type evalStore struct {
 	expiry     *time.Timer        // fires at the oldest held item's max_wait
 	runCtx     context.Context    // canceled at shutdown
 	cancel     context.CancelFunc
+	// Items waiting for their trace's context before dispatch
+	// (contextwait.go); guarded by mu.
+	contextWait time.Duration
+	waits       contextWaits
 }
 
 type storePhase int
@@ -112,6 +116,7 @@ type admittedItem struct {
 	results   []*evalResult
 	pending   int           // evaluations not finished
 	elem      *list.Element // in held; nil once the item has left
+	wait      *waitingItem  // set while the item waits for context
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
@@ -134,6 +139,7 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 		now:         now,
 		tel:         tel,
 		evaluations: make(chan evaluation, cfg.QueueSize*len(cfg.Scorers)),
+		contextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
 	}
 }
 
@@ -184,7 +190,9 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 	if s.held.Len() == 1 {
 		s.armExpiry(s.maxWait)
 	}
-	s.dispatch(item)
+	if !s.parkForContext(item, now) {
+		s.dispatch(item)
+	}
 	return admitted
 }
 
@@ -229,6 +237,7 @@ func (s *evalStore) expire() {
 		}
 		s.held.Remove(e)
 		item.elem = nil
+		s.dispatchWaiting(item)
 		leaving = append(leaving, item)
 	}
 	s.workers.Add(1) // shutdown waits for these spans to be forwarded
@@ -362,6 +371,7 @@ func (s *evalStore) shutdown(ctx context.Context) error {
 	if s.expiry != nil {
 		s.expiry.Stop()
 	}
+	s.waits.stop()
 	s.mu.Unlock()
 	if !wasRunning {
 		return nil
