@@ -1,0 +1,140 @@
+package llmevalprocessor
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+)
+
+// spanIDs lists the span ids of a batch.
+func spanIDs(td ptrace.Traces) []pcommon.SpanID {
+	var ids []pcommon.SpanID
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				ids = append(ids, s.SpanID())
+			}
+		}
+	}
+	return ids
+}
+
+// generationID is the span id of the batch's one generation span.
+func generationID(t *testing.T, td ptrace.Traces) pcommon.SpanID {
+	t.Helper()
+	var ids []pcommon.SpanID
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				if genai.Classify(rs.Resource(), s) == genai.KindGeneration {
+					ids = append(ids, s.SpanID())
+				}
+			}
+		}
+	}
+	require.Len(t, ids, 1)
+	return ids[0]
+}
+
+// TestTraceContextJoinGolden sends the two standard RAG shapes as two
+// batches in both orders through the real judge client against the fake
+// judge: the hallucination call carries the sibling's documents and the
+// generation is scored, not not_scorable. context_wait equals a max_wait
+// far beyond the test's patience, so the "context after" order passes only
+// when the context's arrival dispatches the waiting generation.
+func TestTraceContextJoinGolden(t *testing.T) {
+	const doc = "Refunds for card payments are issued within 5 business days after the returned item reaches our warehouse."
+	shapes := []struct{ name, context, generation string }{
+		{"openinference", "openinference_rag_context.json", "openinference_rag_generation.json"},
+		{"semconv agent", "semconv_agent_context.json", "semconv_agent_generation.json"},
+	}
+	for _, shape := range shapes {
+		for _, contextFirst := range []bool{true, false} {
+			name := shape.name + "/context_after"
+			if contextFirst {
+				name = shape.name + "/context_before"
+			}
+			t.Run(name, func(t *testing.T) {
+				judge := scoringtest.New(t)
+				cfg := testConfig(scoring.Hallucination)
+				cfg.Judge.ClientConfig.Endpoint = judge.URL
+				cfg.MaxWait = time.Hour
+				cfg.TraceContext.ContextWait = time.Hour
+				h, _ := judgeHarness(t, cfg)
+
+				ctxBatch := loadTraceContextBatch(t, shape.context)
+				genBatch := loadTraceContextBatch(t, shape.generation)
+				genID := generationID(t, genBatch)
+				want := append(spanIDs(ctxBatch), spanIDs(genBatch)...)
+				order := []ptrace.Traces{genBatch, ctxBatch}
+				if contextFirst {
+					order = []ptrace.Traces{ctxBatch, genBatch}
+				}
+				for _, td := range order {
+					h.consume(td)
+				}
+				h.waitSpans(len(want))
+				h.waitIdle()
+
+				byID, count := sinkSpans(h.sink)
+				require.Len(t, byID, len(want))
+				for _, id := range want {
+					assert.Equal(t, 1, count[id], "span %s leaves exactly once", id)
+				}
+				ev := evaluationEvents(byID[genID].span)[scoring.Hallucination]
+				require.NotNil(t, ev, "the generation carries a hallucination result")
+				label := mustStr(t, ev, evalconv.AttrScoreLabel)
+				assert.Contains(t, []string{string(scoring.LabelPass), string(scoring.LabelFail)}, label, "scored, not not_scorable")
+
+				sent := false
+				for _, c := range judge.Calls() {
+					sent = sent || strings.Contains(c.Text(), doc)
+				}
+				assert.True(t, sent, "a hallucination judge call carries the sibling's document")
+			})
+		}
+	}
+}
+
+// TestContextSpansPassThroughAndGenerationWaits checks that context spans
+// leave at once and unchanged, and that a generation without context whose
+// scorer needs it is parked (not dispatched) and still leaves exactly once.
+func TestContextSpansPassThroughAndGenerationWaits(t *testing.T) {
+	called := make(chan scoring.Case, 1)
+	cfg := testConfig(scoring.Hallucination)
+	cfg.MaxWait = time.Hour
+	cfg.TraceContext.ContextWait = time.Hour
+	h := newHarness(t, cfg, &fakeScorer{name: scoring.Hallucination, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+		called <- c
+		return scoring.Result{Label: scoring.LabelPass}
+	}})
+	ctxBatch := loadTraceContextBatch(t, "openinference_rag_context.json")
+	before := canonicalTraces([]ptrace.Traces{loadTraceContextBatch(t, "openinference_rag_context.json")})
+	h.consume(ctxBatch)
+	require.Equal(t, ctxBatch.SpanCount(), h.sink.SpanCount(), "context spans are forwarded in the same call")
+	assert.Equal(t, before, canonicalTraces(h.sink.AllTraces()), "context spans pass through unchanged")
+
+	b := newBatch()
+	id := b.generation(randomTraceID(), "q", "a") // a trace without context
+	h.consume(b.td)
+	h.p.store.mu.Lock()
+	parked := h.p.store.waits.order.Len()
+	h.p.store.mu.Unlock()
+	assert.Equal(t, 1, parked, "the generation waits for context")
+	assert.Empty(t, called, "nothing dispatched while waiting")
+
+	h.shutdown()
+	_, count := sinkSpans(h.sink)
+	assert.Equal(t, 1, count[id], "the waiting generation leaves once at shutdown")
+}
