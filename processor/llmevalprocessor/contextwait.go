@@ -60,7 +60,8 @@ func (w *contextWaits) remove(wi *waitingItem) {
 }
 
 // parkForContext parks a just-admitted item whose subject has no context
-// yet but needs it, and reports whether it did. Called with mu held.
+// yet but needs it, and reports whether it did. The evaluations of scorers
+// that do not read context are dispatched at once. Called with mu held.
 func (s *evalStore) parkForContext(item *admittedItem, now time.Time) bool {
 	if s.contextWait <= 0 {
 		return false
@@ -83,7 +84,19 @@ func (s *evalStore) parkForContext(item *admittedItem, now time.Time) bool {
 	if s.waits.order.Len() == 1 {
 		s.armContextWait(s.contextWait)
 	}
+	s.dispatchWaited(item, false)
 	return true
+}
+
+// dispatchWaited dispatches the item's evaluations by scorers that read
+// context (readers) or the others: the others do not wait for context.
+// Called with mu held.
+func (s *evalStore) dispatchWaited(item *admittedItem, readers bool) {
+	for i, sc := range s.scorers {
+		if scorerReadsContext(sc.cfg) == readers {
+			s.dispatchScorer(item, i)
+		}
+	}
 }
 
 // contextArrived dispatches the items waiting for context of the trace,
@@ -101,7 +114,7 @@ func (s *evalStore) contextArrived(trace pcommon.TraceID) {
 	for _, wi := range append([]*waitingItem(nil), waiting...) {
 		s.waits.remove(wi)
 		s.tel.contextWaitEnded(wi.item.ctx, true)
-		s.dispatch(wi.item)
+		s.dispatchWaited(wi.item, true)
 	}
 }
 
@@ -131,7 +144,7 @@ func (s *evalStore) contextWaitExpired() {
 		}
 		s.waits.remove(wi)
 		s.tel.contextWaitEnded(wi.item.ctx, false)
-		s.dispatch(wi.item)
+		s.dispatchWaited(wi.item, true)
 	}
 }
 
@@ -144,5 +157,5 @@ func (s *evalStore) dispatchWaiting(item *admittedItem) {
 	}
 	s.waits.remove(item.wait)
 	s.tel.contextWaitEnded(item.ctx, false)
-	s.dispatch(item)
+	s.dispatchWaited(item, true)
 }

@@ -111,7 +111,7 @@ func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
 	c := scoring.Case{
 		Input:   h.gen.Input,
 		Output:  h.gen.Output,
-		Context: h.caseContext(),
+		Context: h.caseContext(cfg),
 		Metadata: map[string]string{
 			"trace_id":   h.of.traceID.String(),
 			"span_id":    h.of.spanID.String(),

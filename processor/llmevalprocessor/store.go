@@ -199,14 +199,21 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 // dispatch builds the item's cases and queues its evaluations. Called
 // with mu held.
 func (s *evalStore) dispatch(item *admittedItem) {
-	for i, sc := range s.scorers {
-		select {
-		case s.evaluations <- evaluation{item: item, scorerIndex: i, c: item.subject.caseFor(sc.cfg)}:
-		default: // cannot happen: capacity covers every admitted item's evaluations
-			item.pending--
-			item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
-				result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
-		}
+	for i := range s.scorers {
+		s.dispatchScorer(item, i)
+	}
+}
+
+// dispatchScorer builds the item's case for one scorer and queues it.
+// Called with mu held.
+func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
+	sc := s.scorers[i]
+	select {
+	case s.evaluations <- evaluation{item: item, scorerIndex: i, c: item.subject.caseFor(sc.cfg)}:
+	default: // cannot happen: capacity covers every admitted item's evaluations
+		item.pending--
+		item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
+			result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
 	}
 }
 

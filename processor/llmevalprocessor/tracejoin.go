@@ -111,20 +111,25 @@ func (j *traceJoin) hasContext(trace pcommon.TraceID, span, parent pcommon.SpanI
 	return len(j.ix.ContextFor(trace, span, parent, end, j.scope)) > 0
 }
 
-// caseContext is the context of the held span's cases, computed once at
-// its dispatch (the store dispatches all its scorers together, under its
-// lock).
-func (h *heldSpan) caseContext() []string {
+// caseContext is the context of the held span's case for a scorer. It is
+// computed at dispatch; once documents were joined they are kept, so every
+// later case of the span sees the same context. Only scorers that read
+// context count in context_joins.
+func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
 	if h.join == nil {
 		return h.gen.Context
 	}
+	out, source := h.joinedContext, joinSourceTrace
 	if !h.joined {
-		var source string
-		h.joinedContext, source = h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end)
-		h.joined = true
+		out, source = h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end)
+		if source == joinSourceTrace {
+			h.joinedContext, h.joined = out, true
+		}
+	}
+	if scorerReadsContext(cfg) {
 		h.join.tel.contextJoined(source)
 	}
-	return h.joinedContext
+	return out
 }
 
 // waitsForContext implements contextWaiter: a generation waits when a
