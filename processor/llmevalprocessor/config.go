@@ -58,6 +58,9 @@ type Config struct {
 	// TraceContext sizes the per-trace index of retrieved documents and
 	// tool results joined into generations' cases (tracejoin.go).
 	TraceContext TraceContextConfig `mapstructure:"trace_context"`
+	// SpanFilterConfig (include, exclude) limits which generation spans
+	// are scored, by resource and span attributes (config_context.go).
+	SpanFilterConfig `mapstructure:",squash"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -303,6 +306,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
 	}
 	errs = append(errs, cfg.TraceContext.validate()...)
+	if _, err := cfg.SpanFilterConfig.compile(""); err != nil {
+		errs = append(errs, err)
+	}
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
 	}

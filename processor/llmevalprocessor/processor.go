@@ -37,6 +37,7 @@ type llmEvalProcessor struct {
 	out        *spanOutput
 	store      *evalStore
 	join       *traceJoin             // the trace context index and join
+	filter     spanFilter             // include, exclude
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 }
 
@@ -58,6 +59,9 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p.tel = tel
 	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
 	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
+	if p.filter, err = cfg.SpanFilterConfig.compile(""); err != nil {
+		return nil, fmt.Errorf("llm_eval: %w", err)
+	}
 	if p.join, err = newTraceJoin(cfg, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
@@ -160,6 +164,9 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				kind := genai.Classify(rs.Resource(), span)
 				switch kind {
 				case genai.KindGeneration:
+					if !p.filter.empty() && !p.filter.matches(rs.Resource(), span) {
+						continue // not a candidate: forwarded as it is
+					}
 					selected++
 					if !p.sampler.sampled(span.TraceID()) {
 						continue

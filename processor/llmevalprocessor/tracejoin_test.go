@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -137,4 +138,68 @@ func TestContextSpansPassThroughAndGenerationWaits(t *testing.T) {
 	h.shutdown()
 	_, count := sinkSpans(h.sink)
 	assert.Equal(t, 1, count[id], "the waiting generation leaves once at shutdown")
+}
+
+// TestTopLevelFilter checks include and exclude: a generation that does
+// not pass is forwarded untouched and not scored; one that passes is.
+func TestTopLevelFilter(t *testing.T) {
+	cfg := testConfig(scoring.Bias)
+	cfg.Include = []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Regexp: "^support-"}}}}
+	cfg.Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Equals: "gpt-3.5-turbo"}}}}
+	h := newHarness(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+
+	tests := []struct {
+		name, service, model string
+		scored               bool
+	}{
+		{"included", "support-bot", "gpt-4o-mini", true},
+		{"not included", "checkout", "gpt-4o-mini", false},
+		{"excluded", "support-bot", "gpt-3.5-turbo", false},
+	}
+	ids := map[string]pcommon.SpanID{}
+	for _, tt := range tests {
+		b := newBatch()
+		b.td.ResourceSpans().At(0).Resource().Attributes().PutStr("service.name", tt.service)
+		id := b.generation(randomTraceID(), "q", "a")
+		b.spans.At(b.spans.Len()-1).Attributes().PutStr("gen_ai.request.model", tt.model)
+		ids[tt.name] = id
+		h.consume(b.td)
+	}
+	h.waitSpans(len(tests))
+	h.waitIdle()
+	byID, count := sinkSpans(h.sink)
+	for _, tt := range tests {
+		id := ids[tt.name]
+		assert.Equal(t, 1, count[id], tt.name)
+		_, scored := evaluationEvents(byID[id].span)[scoring.Bias]
+		assert.Equal(t, tt.scored, scored, tt.name)
+	}
+}
+
+func TestTopLevelFilterValidated(t *testing.T) {
+	cfg := testConfig(scoring.Bias)
+	cfg.Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Regexp: "("}}}}
+	err := cfg.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `exclude[0].span["gen_ai.request.model"].regexp`)
+}
+
+func TestFilterAndTraceContextKeysDecode(t *testing.T) {
+	conf := confmap.NewFromStringMap(map[string]any{
+		"trace_context": map[string]any{"scope": "trace", "context_wait": "1s"},
+		"include":       []any{map[string]any{"resource": map[string]any{"service.name": "checkout"}}},
+		"exclude":       []any{map[string]any{"span": map[string]any{"gen_ai.request.model": map[string]any{"regexp": "^gpt-3"}}}},
+	})
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, conf.Unmarshal(cfg))
+	assert.Equal(t, contextScopeTrace, cfg.TraceContext.Scope)
+	assert.Equal(t, time.Second, cfg.TraceContext.ContextWait)
+	assert.Equal(t, 10_000, cfg.TraceContext.MaxTraces, "defaults kept")
+	assert.Equal(t, ValueMatchConfig{Equals: "checkout"}, cfg.Include[0].Resource["service.name"])
+	assert.Equal(t, ValueMatchConfig{Regexp: "^gpt-3"}, cfg.Exclude[0].Span["gen_ai.request.model"])
+
+	typo := confmap.NewFromStringMap(map[string]any{"trace_context": map[string]any{"max_trace": 5}})
+	err := typo.Unmarshal(createDefaultConfig().(*Config))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max_trace")
 }
