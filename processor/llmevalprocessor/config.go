@@ -201,6 +201,10 @@ type ScorerConfig struct {
 
 	// Rules are the deterministic rules of the checks scorer (no judge call).
 	Rules []scoring.CheckRule `mapstructure:"rules"`
+
+	// ScorerSelection (targets, when, include, exclude) narrows which
+	// spans this scorer evaluates (config_context.go, filter.go).
+	ScorerSelection `mapstructure:",squash"`
 }
 
 // isCriteria reports whether the entry is a custom criteria scorer: any
@@ -273,6 +277,7 @@ func defaultScorerConfig(name string) ScorerConfig {
 		IncludeReason:         true,
 		ReasonMode:            string(scoring.ReasonLLM),
 		UseSystemInstructions: true,
+		ScorerSelection:       defaultScorerSelection(),
 	}
 }
 
@@ -431,6 +436,10 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	if sc.Name != scoring.Checks && len(sc.Rules) > 0 {
 		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
+	}
+	errs = append(errs, sc.ScorerSelection.validate("")...)
+	if sc.hasTarget(targetAgent) {
+		errs = append(errs, errors.New("targets: agent is not supported yet; only generation spans are scored"))
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {

@@ -169,20 +169,24 @@ func defaultScorerSelection() ScorerSelection {
 // YAML path (scorers[i]).
 func (s ScorerSelection) validate(key string) []error {
 	var errs []error
+	prefix := key + "."
+	if key == "" { // inside ScorerConfig.Validate: confmap adds scorers::N::
+		prefix = ""
+	}
 	if len(s.Targets) == 0 {
-		errs = append(errs, fmt.Errorf("%s.targets: must name at least one of generation, agent", key))
+		errs = append(errs, fmt.Errorf("%stargets: must name at least one of generation, agent", prefix))
 	}
 	for i, t := range s.Targets {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("%s.targets[%d]: %q is not one of generation, agent", key, i, t))
+			errs = append(errs, fmt.Errorf("%stargets[%d]: %q is not one of generation, agent", prefix, i, t))
 		}
 		if slices.Index(s.Targets, t) < i {
-			errs = append(errs, fmt.Errorf("%s.targets[%d]: duplicate target %q", key, i, t))
+			errs = append(errs, fmt.Errorf("%stargets[%d]: duplicate target %q", prefix, i, t))
 		}
 	}
-	if _, err := s.SpanFilterConfig.compile(key + "."); err != nil {
+	if _, err := s.SpanFilterConfig.compile(prefix); err != nil {
 		errs = append(errs, err)
 	}
 	return errs

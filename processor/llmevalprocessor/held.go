@@ -81,6 +81,8 @@ type heldSpan struct {
 	end           pcommon.Timestamp
 	joined        bool
 	joinedContext []string
+	// excluded are the scorers whose include/exclude the span fails.
+	excluded map[string]bool
 }
 
 func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {
@@ -136,6 +138,9 @@ func (h *heldSpan) leave(ctx context.Context, results []evalResult) {
 	h.td = ptrace.Traces{}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	for _, r := range results {
+		if r.skipped {
+			continue
+		}
 		annotateSpan(span, r, h.of.responseID, h.out.redact)
 	}
 	h.out.forwardLater(ctx, td)

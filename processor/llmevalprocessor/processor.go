@@ -38,6 +38,7 @@ type llmEvalProcessor struct {
 	store      *evalStore
 	join       *traceJoin             // the trace context index and join
 	filter     spanFilter             // include, exclude
+	scorerSel  scorerFilters          // scorers[].include, exclude
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 }
 
@@ -61,6 +62,9 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
 	if p.filter, err = cfg.SpanFilterConfig.compile(""); err != nil {
 		return nil, fmt.Errorf("llm_eval: %w", err)
+	}
+	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
 	}
 	if p.join, err = newTraceJoin(cfg, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
@@ -253,8 +257,10 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.admit(ctx, func() evalSubject {
+		excluded := p.scorerSel.excluded(rs.Resource(), span) // before the span moves
 		h := newHeldSpan(p.out, rs, ss, span, gen)
 		h.join = p.join
+		h.excluded = excluded
 		return h
 	}) {
 	case admitted:

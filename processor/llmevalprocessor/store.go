@@ -124,6 +124,7 @@ type evaluation struct {
 	item        *admittedItem
 	scorerIndex int
 	c           scoring.Case
+	skip        bool // the scorer does not apply: no call, a skipped result
 }
 
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -208,8 +209,14 @@ func (s *evalStore) dispatch(item *admittedItem) {
 // Called with mu held.
 func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
 	sc := s.scorers[i]
+	ev := evaluation{item: item, scorerIndex: i}
+	if sk, ok := item.subject.(scorerSkipper); ok && sk.skips(sc.cfg) {
+		ev.skip = true
+	} else {
+		ev.c = item.subject.caseFor(sc.cfg)
+	}
 	select {
-	case s.evaluations <- evaluation{item: item, scorerIndex: i, c: item.subject.caseFor(sc.cfg)}:
+	case s.evaluations <- ev:
 	default: // cannot happen: capacity covers every admitted item's evaluations
 		item.pending--
 		item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
@@ -266,6 +273,9 @@ func (s *evalStore) work() {
 // run runs one evaluation, bounded by its item's deadline.
 func (s *evalStore) run(ev evaluation) evalResult {
 	sc := s.scorers[ev.scorerIndex]
+	if ev.skip {
+		return evalResult{scorer: sc.cfg.Name, at: s.now(), skipped: true}
+	}
 	var res scoring.Result
 	switch {
 	case s.runCtx.Err() != nil:
@@ -304,11 +314,13 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 	}
 	s.mu.Unlock()
 
-	s.tel.recordResult(item.ctx, r)
+	if !r.skipped {
+		s.tel.recordResult(item.ctx, r)
+	}
 	switch {
 	case last:
 		s.leave(item, leftComplete)
-	case !held:
+	case !held && !r.skipped:
 		item.subject.late(item.ctx, r)
 	}
 }
@@ -318,13 +330,19 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 	results := make([]evalResult, len(item.results))
 	scored, notScorable, unfinished := false, false, false
+	applied := 0 // results of scorers that apply to the item
 	for i, r := range item.results {
 		if r == nil {
 			unfinished = true
+			applied++
 			results[i] = unfinishedResult(s.scorers[i].cfg.Name, why, s.now())
 			continue
 		}
 		results[i] = *r
+		if r.skipped {
+			continue
+		}
+		applied++
 		switch r.label() {
 		case scoring.LabelPass, scoring.LabelFail:
 			scored = true
@@ -332,7 +350,7 @@ func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 			notScorable = true
 		}
 	}
-	if !scored {
+	if !scored && applied > 0 {
 		switch {
 		case unfinished:
 			s.tel.spanUnscored(item.ctx, string(why))

@@ -54,7 +54,7 @@ func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.Name == scoring.Hallucination || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || sc.Name == scoring.Hallucination || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // indexSpan adds a GenAI span of a sampled trace to the index and reports
@@ -119,17 +119,31 @@ func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
 	if h.join == nil {
 		return h.gen.Context
 	}
-	out, source := h.joinedContext, joinSourceTrace
-	if !h.joined {
-		out, source = h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end)
-		if source == joinSourceTrace {
-			h.joinedContext, h.joined = out, true
-		}
-	}
+	out, source := h.contextAndSource()
 	if scorerReadsContext(cfg) {
 		h.join.tel.contextJoined(source)
 	}
 	return out
+}
+
+// currentContext is the context the span's case would get now.
+func (h *heldSpan) currentContext() []string {
+	if h.join == nil {
+		return h.gen.Context
+	}
+	out, _ := h.contextAndSource()
+	return out
+}
+
+func (h *heldSpan) contextAndSource() ([]string, string) {
+	if h.joined {
+		return h.joinedContext, joinSourceTrace
+	}
+	out, source := h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end)
+	if source == joinSourceTrace {
+		h.joinedContext, h.joined = out, true
+	}
+	return out, source
 }
 
 // waitsForContext implements contextWaiter: a generation waits when a
