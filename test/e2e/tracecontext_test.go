@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -83,7 +84,7 @@ func TestTraceContextJoinEndToEnd(t *testing.T) {
 
 	var label string
 	for _, id := range genIDs {
-		if v, ok := spans[id][0].Attributes().Get("llm_eval.hallucination.label"); ok {
+		if v, ok := spans[id][0].Attributes().Get(evalconv.FlatLabel("hallucination")); ok {
 			label = v.Str()
 		}
 	}
