@@ -75,8 +75,8 @@ func TestScorerSelectionKeys(t *testing.T) {
 		return cfg, confmap.Validate(cfg)
 	}
 	cfg, err := decode(t, map[string]any{
-		"name": "hallucination",
-		"when": map[string]any{"context_present": true},
+		"name":    "hallucination",
+		"when":    map[string]any{"context_present": true},
 		"include": []any{map[string]any{"span": map[string]any{"gen_ai.agent.name": map[string]any{"regexp": "^support-"}}}},
 	})
 	require.NoError(t, err)

@@ -62,7 +62,7 @@ func TestTraceContextBadInputAndBounds(t *testing.T) {
 	b.retrieval(tid, x, "inside the cycle")
 	// The generation's parent never arrives.
 	gen := b.generation(tid, "How long do refunds take?", "Five days.")
-	b.spans.At(b.spans.Len()-1).SetParentSpanID(nextSpanID())
+	b.spans.At(b.spans.Len() - 1).SetParentSpanID(nextSpanID())
 	want := b.td.SpanCount()
 	h.consume(b.td)
 	h.waitSpans(want)
