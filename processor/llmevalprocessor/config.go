@@ -438,9 +438,6 @@ func (sc *ScorerConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
 	}
 	errs = append(errs, sc.ScorerSelection.validate("")...)
-	if sc.hasTarget(targetAgent) {
-		errs = append(errs, errors.New("targets: agent is not supported yet; only generation spans are scored"))
-	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))

@@ -13,9 +13,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
-// The keys for agent and RAG traces (issue 8). All are read by the processor
-// except targets, which accepts only generation until agent-level
-// evaluation is wired. In YAML:
+// The keys for agent and RAG traces (issue 8). In YAML:
 //
 //	trace_context:
 //	  max_traces: 10000      # traces remembered

@@ -52,7 +52,11 @@ func (fs scorerFilters) excluded(res pcommon.Resource, span ptrace.Span) map[str
 
 // skips implements scorerSkipper for a held generation.
 func (h *heldSpan) skips(sc ScorerConfig) bool {
-	if h.excluded[sc.Name] {
+	target := targetGeneration
+	if h.agent {
+		target = targetAgent
+	}
+	if !sc.hasTarget(target) || h.excluded[sc.Name] {
 		return true
 	}
 	return sc.When.ContextPresent && len(h.currentContext()) == 0

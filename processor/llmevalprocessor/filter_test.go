@@ -89,7 +89,61 @@ func TestScorerSelectionKeys(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `scorers::0: exclude[0].span["k"].regexp`)
 
-	_, err = decode(t, map[string]any{"name": "bias", "targets": []any{"agent"}})
+	cfg, err = decode(t, map[string]any{"name": "bias", "targets": []any{"agent"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{targetAgent}, cfg.Scorers[0].Targets, "a given list replaces the default")
+
+	_, err = decode(t, map[string]any{"name": "bias", "targets": []any{"agents"}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "scorers::0: targets: agent is not supported yet")
+	assert.Contains(t, err.Error(), `scorers::0: targets[0]: "agents" is not one of generation, agent`)
+}
+
+// TestAgentTarget scores the semconv agent trace's invoke_agent span with
+// scorers targeting agent: the user's request, the final answer and every
+// retrieval and tool result below it; the chat span is scored only by the
+// scorers targeting generation. Every span leaves once.
+func TestAgentTarget(t *testing.T) {
+	const (
+		question = "I returned order 1042. When will I get my money back?"
+		answer   = "Your order 1042 was paid by card and reached our warehouse on 20 November, so the refund is issued within 5 business days of that date."
+		doc1     = "Refunds for card payments are issued within 5 business days after the returned item reaches our warehouse."
+		doc2     = "Orders paid by bank transfer are refunded within 10 business days."
+		tool     = `{"order_id":"1042","payment":"card","received_at_warehouse":"2026-11-20","status":"returned"}`
+	)
+	cfg := testConfig(scoring.Bias, scoring.Hallucination)
+	cfg.Scorers[0].Targets = []string{targetAgent}
+	cfg.Scorers[1].Targets = []string{targetGeneration, targetAgent}
+	var mu sync.Mutex
+	cases := map[string][]scoring.Case{} // by scorer
+	record := func(name string) *fakeScorer {
+		return &fakeScorer{name: name, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+			mu.Lock()
+			cases[name] = append(cases[name], c)
+			mu.Unlock()
+			return scoring.Result{Label: scoring.LabelPass, Score: 0.1}
+		}}
+	}
+	h := newHarness(t, cfg, record(scoring.Bias), record(scoring.Hallucination))
+	ctxBatch := loadTraceContextBatch(t, "semconv_agent_context.json")
+	genBatch := loadTraceContextBatch(t, "semconv_agent_generation.json")
+	want := ctxBatch.SpanCount() + genBatch.SpanCount()
+	h.consume(ctxBatch)
+	h.consume(genBatch)
+	h.waitSpans(want)
+	h.drain()
+
+	_, count := sinkSpans(h.sink)
+	require.Len(t, count, want)
+	for id, n := range count {
+		assert.Equal(t, 1, n, "span %s", id)
+	}
+	require.Len(t, cases[scoring.Bias], 1, "bias scores the agent span only")
+	agentCase := cases[scoring.Bias][0]
+	assert.Equal(t, question, agentCase.Input)
+	assert.Equal(t, answer, agentCase.Output)
+	assert.Equal(t, []string{doc1, doc2, tool}, agentCase.Context)
+	require.Len(t, cases[scoring.Hallucination], 2, "hallucination scores the chat span and the agent span")
+	for _, c := range cases[scoring.Hallucination] {
+		assert.Contains(t, c.Context, doc1)
+	}
 }

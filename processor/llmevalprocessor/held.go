@@ -83,6 +83,9 @@ type heldSpan struct {
 	joinedContext []string
 	// excluded are the scorers whose include/exclude the span fails.
 	excluded map[string]bool
+	// agent: an agent or root span, scored by scorers targeting agent
+	// with all the context below it.
+	agent bool
 }
 
 func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {

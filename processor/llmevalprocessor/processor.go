@@ -39,6 +39,7 @@ type llmEvalProcessor struct {
 	join       *traceJoin             // the trace context index and join
 	filter     spanFilter             // include, exclude
 	scorerSel  scorerFilters          // scorers[].include, exclude
+	agents     bool                   // a scorer targets agent spans
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 }
 
@@ -65,6 +66,9 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	}
 	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
 		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
+	}
+	for _, sc := range cfg.Scorers {
+		p.agents = p.agents || sc.hasTarget(targetAgent)
 	}
 	if p.join, err = newTraceJoin(cfg, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
@@ -176,11 +180,17 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 						continue
 					}
 					sampled++
-					candidates = append(candidates, generationAt{i, j, k})
+					candidates = append(candidates, generationAt{i, j, k, false})
 				case genai.KindContext:
 					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
+				case genai.KindAggregate:
+					if !p.agents || !genai.IsAgent(span) || !p.sampler.sampled(span.TraceID()) ||
+						(!p.filter.empty() && !p.filter.matches(rs.Resource(), span)) {
+						continue
+					}
+					candidates = append(candidates, generationAt{i, j, k, true})
 				default:
 					continue
 				}
@@ -207,7 +217,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	for n, at := range candidates {
 		rs := rss.At(at.resource)
 		ss := rs.ScopeSpans().At(at.scope)
-		if p.admit(ctx, rs, ss, ss.Spans().At(at.span)) {
+		if p.admit(ctx, rs, ss, ss.Spans().At(at.span), at.agent) {
 			take = append(take, at.span)
 		}
 		if last := n+1 == len(candidates); last || candidates[n+1].resource != at.resource || candidates[n+1].scope != at.scope {
@@ -231,7 +241,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 }
 
 // generationAt is where a sampled generation span sits in its batch.
-type generationAt struct{ resource, scope, span int }
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+}
 
 // removeIndexes removes the spans at the given increasing indexes.
 func removeIndexes(spans ptrace.SpanSlice, take []int) {
@@ -249,10 +262,16 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // admit hands a sampled generation span to the store. It returns false
 // when the span stays in the batch: not scorable or not admitted (queue
 // full, shut down: marked as such), or the processor not started.
-func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
-	gen := genai.Read(span)
+func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, agent bool) bool {
+	target := targetGeneration
+	var gen genai.Generation
+	if agent {
+		target, gen = targetAgent, genai.ReadAgent(span)
+	} else {
+		gen = genai.Read(span)
+	}
 	if gen.Missing != "" {
-		p.annotateNotScorable(ctx, span, gen)
+		p.annotateNotScorable(ctx, span, gen, target)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
@@ -261,23 +280,27 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		h := newHeldSpan(p.out, rs, ss, span, gen)
 		h.join = p.join
 		h.excluded = excluded
+		h.agent = agent
 		return h
 	}) {
 	case admitted:
 		return true
 	case rejectedFull:
-		p.markUnscored(ctx, span, gen, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
+		p.markUnscored(ctx, span, gen, target, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
 	case rejectedClosed:
-		p.markUnscored(ctx, span, gen, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
+		p.markUnscored(ctx, span, gen, target, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
 	}
 	return false
 }
 
 // annotateNotScorable marks a span without usable content as not scorable
 // by every scorer, without calling any.
-func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation) {
+func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation, target string) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
+		if !sc.hasTarget(target) {
+			continue
+		}
 		r := evalResult{scorer: sc.Name, at: now, result: scoring.Result{
 			Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: gen.Missing,
 		}}
@@ -289,9 +312,12 @@ func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.
 
 // markUnscored writes the unscored marker of every scorer on a span that
 // stays in its batch without being evaluated, and counts it.
-func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, t scoring.ErrorType, msg, reason string) {
+func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, t scoring.ErrorType, msg, reason string) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
+		if !sc.hasTarget(target) {
+			continue
+		}
 		annotateSpan(span, evalResult{scorer: sc.Name, at: now, result: errorResult(t, errors.New(msg))}, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)

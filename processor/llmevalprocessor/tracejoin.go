@@ -74,8 +74,8 @@ func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span) bool {
 // contextFor returns the span's own context followed by the documents of
 // its trace under the configured scope, de-duplicated, and where they came
 // from.
-func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp) ([]string, string) {
-	docs := j.ix.ContextFor(trace, span, parent, end, j.scope)
+func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) ([]string, string) {
+	docs := j.ix.ContextFor(trace, span, parent, end, scope)
 	out := own
 	total := 0
 	for _, d := range own {
@@ -107,8 +107,17 @@ func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent
 
 // hasContext says whether a generation without context of its own would
 // get some from its trace now.
-func (j *traceJoin) hasContext(trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp) bool {
-	return len(j.ix.ContextFor(trace, span, parent, end, j.scope)) > 0
+func (j *traceJoin) hasContext(trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) bool {
+	return len(j.ix.ContextFor(trace, span, parent, end, scope)) > 0
+}
+
+// scope is the index scope of the span's query: an agent span gets
+// everything below it, a generation the configured scope.
+func (h *heldSpan) scope() tracecontext.Scope {
+	if h.agent {
+		return tracecontext.ScopeSubtree
+	}
+	return h.join.scope
 }
 
 // caseContext is the context of the held span's case for a scorer. It is
@@ -139,7 +148,7 @@ func (h *heldSpan) contextAndSource() ([]string, string) {
 	if h.joined {
 		return h.joinedContext, joinSourceTrace
 	}
-	out, source := h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end)
+	out, source := h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
 	if source == joinSourceTrace {
 		h.joinedContext, h.joined = out, true
 	}
@@ -152,7 +161,7 @@ func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil || !h.join.needsContext || len(h.gen.Context) > 0 {
 		return h.of.traceID, false
 	}
-	return h.of.traceID, !h.join.hasContext(h.of.traceID, h.of.spanID, h.parentID, h.end)
+	return h.of.traceID, !h.join.hasContext(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
 }
 
 // joinAttrs are the attribute sets of the join counters, by value.
