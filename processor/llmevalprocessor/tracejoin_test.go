@@ -11,9 +11,13 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
@@ -202,4 +206,36 @@ func TestFilterAndTraceContextKeysDecode(t *testing.T) {
 	err := typo.Unmarshal(createDefaultConfig().(*Config))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max_trace")
+}
+
+// TestTraceContextTelemetry checks the join, wait and index metrics: a
+// generation that waited for context arriving later, then a second trace
+// that evicts the first (max_traces 1).
+func TestTraceContextTelemetry(t *testing.T) {
+	cfg := testConfig(scoring.Hallucination)
+	cfg.MaxWait = time.Hour
+	cfg.TraceContext.ContextWait = time.Hour
+	cfg.TraceContext.MaxTraces = 1
+	h := newHarness(t, cfg, fixedScorer(scoring.Hallucination, 0.1, scoring.LabelPass))
+	h.consume(loadTraceContextBatch(t, "openinference_rag_generation.json"))
+	h.consume(loadTraceContextBatch(t, "openinference_rag_context.json"))
+	h.waitIdle()
+	ignore := metricdatatest.IgnoreTimestamp()
+	metadatatest.AssertEqualProcessorLlmEvalContextWaits(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("outcome", "arrived")), Value: 1},
+	}, ignore)
+	metadatatest.AssertEqualProcessorLlmEvalContextJoins(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("source", "trace")), Value: 1},
+	}, ignore)
+	metadatatest.AssertEqualProcessorLlmEvalTraceContextTraces(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignore)
+
+	b := newBatch()
+	tid := randomTraceID()
+	b.retrieval(tid, nextSpanID(), "another trace's document")
+	h.consume(b.td)
+	metadatatest.AssertEqualProcessorLlmEvalTraceContextEvictions(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("cause", "ttl")), Value: 0},
+		{Attributes: attribute.NewSet(attribute.String("cause", "max_traces")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("cause", "max_bytes")), Value: 0},
+	}, ignore)
 }
