@@ -18,6 +18,9 @@ type evalResult struct {
 	result scoring.Result
 	at     time.Time // when the result was produced
 	ran    bool      // a scorer was run (not a span found not scorable up front)
+	// skipped: the scorer does not apply to the item (its include, exclude
+	// or when); the result is not written or counted.
+	skipped bool
 }
 
 // label is the result's verdict; anything unknown counts as an error.

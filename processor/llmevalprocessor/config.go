@@ -58,6 +58,12 @@ type Config struct {
 	// LogEvents bounds the joining of per-message GenAI log events in a
 	// logs pipeline.
 	LogEvents LogEventsConfig `mapstructure:"log_events"`
+	// TraceContext sizes the per-trace index of retrieved documents and
+	// tool results joined into generations' cases (tracejoin.go).
+	TraceContext TraceContextConfig `mapstructure:"trace_context"`
+	// SpanFilterConfig (include, exclude) limits which generation spans
+	// are scored, by resource and span attributes (config_context.go).
+	SpanFilterConfig `mapstructure:",squash"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -202,6 +208,10 @@ type ScorerConfig struct {
 
 	// Rules are the deterministic rules of the checks scorer (no judge call).
 	Rules []scoring.CheckRule `mapstructure:"rules"`
+
+	// ScorerSelection (targets, when, include, exclude) narrows which
+	// spans this scorer evaluates (config_context.go, filter.go).
+	ScorerSelection `mapstructure:",squash"`
 }
 
 // isCriteria reports whether the entry is a custom criteria scorer: any
@@ -274,6 +284,7 @@ func defaultScorerConfig(name string) ScorerConfig {
 		IncludeReason:         true,
 		ReasonMode:            string(scoring.ReasonLLM),
 		UseSystemInstructions: true,
+		ScorerSelection:       defaultScorerSelection(),
 	}
 }
 
@@ -305,6 +316,10 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
+	}
+	errs = append(errs, cfg.TraceContext.validate()...)
+	if _, err := cfg.SpanFilterConfig.compile(""); err != nil {
+		errs = append(errs, err)
 	}
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
@@ -429,6 +444,7 @@ func (sc *ScorerConfig) Validate() error {
 	if sc.Name != scoring.Checks && len(sc.Rules) > 0 {
 		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
 	}
+	errs = append(errs, sc.ScorerSelection.validate("")...)
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))

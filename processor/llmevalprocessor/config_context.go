@@ -13,8 +13,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
-// The keys below are proposed for agent and RAG traces (issue 8) and are not
-// read by the processor yet. In YAML:
+// The keys for agent and RAG traces (issue 8). In YAML:
 //
 //	trace_context:
 //	  max_traces: 10000      # traces remembered
@@ -75,7 +74,7 @@ type TraceContextConfig struct {
 	// ended) or trace (every context span of the trace).
 	Scope string `mapstructure:"scope"`
 	// ContextWait is how long a generation that has no context yet waits
-	// for context spans arriving later (default 2s, at most max_wait).
+	// for context spans arriving later (default 2s, capped at max_wait).
 	ContextWait time.Duration `mapstructure:"context_wait"`
 }
 
@@ -90,30 +89,35 @@ func defaultTraceContextConfig() TraceContextConfig {
 	}
 }
 
-// validate checks the section; maxWait is the processor's max_wait.
-func (tc TraceContextConfig) validate(maxWait time.Duration) []error {
+// validate checks the section. context_wait is not checked against
+// max_wait: the processor waits at most max_wait (effectiveWait), so that
+// setting only a short max_wait needs no second change.
+func (tc TraceContextConfig) validate() []error {
 	var errs []error
 	if tc.MaxTraces < 1 {
-		errs = append(errs, fmt.Errorf("trace_context.max_traces: must be at least 1, got %d", tc.MaxTraces))
+		errs = append(errs, fmt.Errorf("trace_context::max_traces: must be at least 1, got %d", tc.MaxTraces))
 	}
 	if tc.MaxBytes < 1 {
-		errs = append(errs, fmt.Errorf("trace_context.max_bytes: must be positive, got %d", tc.MaxBytes))
+		errs = append(errs, fmt.Errorf("trace_context::max_bytes: must be positive, got %d", tc.MaxBytes))
 	}
 	if tc.TTL <= 0 {
-		errs = append(errs, fmt.Errorf("trace_context.ttl: must be positive, got %s", tc.TTL))
+		errs = append(errs, fmt.Errorf("trace_context::ttl: must be positive, got %s", tc.TTL))
 	}
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("trace_context.scope: %q is not one of siblings, trace", tc.Scope))
+		errs = append(errs, fmt.Errorf("trace_context::scope: %q is not one of siblings, trace", tc.Scope))
 	}
 	if tc.ContextWait < 0 {
-		errs = append(errs, fmt.Errorf("trace_context.context_wait: must not be negative, got %s", tc.ContextWait))
-	}
-	if tc.ContextWait > maxWait {
-		errs = append(errs, fmt.Errorf("trace_context.context_wait: must not exceed max_wait (%s), got %s", maxWait, tc.ContextWait))
+		errs = append(errs, fmt.Errorf("trace_context::context_wait: must not be negative, got %s", tc.ContextWait))
 	}
 	return errs
+}
+
+// effectiveWait is how long a generation waits for context: context_wait,
+// never longer than max_wait.
+func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
+	return min(tc.ContextWait, maxWait)
 }
 
 // indexConfig is the index's configuration for these settings.
@@ -164,20 +168,24 @@ func defaultScorerSelection() ScorerSelection {
 // YAML path (scorers[i]).
 func (s ScorerSelection) validate(key string) []error {
 	var errs []error
+	prefix := key + "."
+	if key == "" { // inside ScorerConfig.Validate: confmap adds scorers::N::
+		prefix = ""
+	}
 	if len(s.Targets) == 0 {
-		errs = append(errs, fmt.Errorf("%s.targets: must name at least one of generation, agent", key))
+		errs = append(errs, fmt.Errorf("%stargets: must name at least one of generation, agent", prefix))
 	}
 	for i, t := range s.Targets {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("%s.targets[%d]: %q is not one of generation, agent", key, i, t))
+			errs = append(errs, fmt.Errorf("%stargets[%d]: %q is not one of generation, agent", prefix, i, t))
 		}
 		if slices.Index(s.Targets, t) < i {
-			errs = append(errs, fmt.Errorf("%s.targets[%d]: duplicate target %q", key, i, t))
+			errs = append(errs, fmt.Errorf("%stargets[%d]: duplicate target %q", prefix, i, t))
 		}
 	}
-	if _, err := s.SpanFilterConfig.compile(key + "."); err != nil {
+	if _, err := s.SpanFilterConfig.compile(prefix); err != nil {
 		errs = append(errs, err)
 	}
 	return errs

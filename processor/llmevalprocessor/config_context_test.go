@@ -46,7 +46,7 @@ func TestContextConfigDecodes(t *testing.T) {
 	cfg := decodeContextKeys(t, conf)
 
 	assert.Equal(t, TraceContextConfig{MaxTraces: 500, MaxBytes: 1 << 20, TTL: 30 * time.Second, Scope: "trace", ContextWait: time.Second}, cfg.TraceContext)
-	assert.Empty(t, cfg.TraceContext.validate(5*time.Second))
+	assert.Empty(t, cfg.TraceContext.validate())
 	assert.Equal(t, tracecontext.ScopeTrace, cfg.TraceContext.scope())
 	ic := cfg.TraceContext.indexConfig()
 	require.NoError(t, ic.Validate())
@@ -80,24 +80,23 @@ func TestContextConfigDecodes(t *testing.T) {
 
 func TestTraceContextConfigValidate(t *testing.T) {
 	good := defaultTraceContextConfig()
-	require.Empty(t, good.validate(10*time.Second))
+	require.Empty(t, good.validate())
 	tests := []struct {
 		name   string
 		mutate func(*TraceContextConfig)
 		want   string
 	}{
-		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "trace_context.max_traces: must be at least 1"},
-		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "trace_context.max_bytes: must be positive"},
-		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "trace_context.ttl: must be positive"},
-		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `trace_context.scope: "parent" is not one of siblings, trace`},
-		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "trace_context.context_wait: must not be negative"},
-		{"wait beyond max_wait", func(c *TraceContextConfig) { c.ContextWait = 11 * time.Second }, "trace_context.context_wait: must not exceed max_wait (10s)"},
+		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "trace_context::max_traces: must be at least 1"},
+		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "trace_context::max_bytes: must be positive"},
+		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "trace_context::ttl: must be positive"},
+		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `trace_context::scope: "parent" is not one of siblings, trace`},
+		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "trace_context::context_wait: must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := defaultTraceContextConfig()
 			tt.mutate(&c)
-			errs := c.validate(10 * time.Second)
+			errs := c.validate()
 			require.Len(t, errs, 1)
 			assert.Contains(t, errs[0].Error(), tt.want)
 		})
@@ -208,4 +207,12 @@ func TestFilterErrorsNameEveryBadKey(t *testing.T) {
 	for _, want := range []string{`include[0].span["a"].regexp`, `include[0].span["b"].regexp`, "exclude[0].resource: attribute key must not be empty"} {
 		assert.True(t, strings.Contains(msg, want), "missing %q in %q", want, msg)
 	}
+}
+
+func TestContextWaitCappedAtMaxWait(t *testing.T) {
+	c := defaultTraceContextConfig()
+	assert.Equal(t, 2*time.Second, c.effectiveWait(30*time.Second))
+	assert.Equal(t, 5*time.Millisecond, c.effectiveWait(5*time.Millisecond), "a short max_wait caps the default context_wait")
+	c.ContextWait = 0
+	assert.Zero(t, c.effectiveWait(time.Second), "0 turns waiting off")
 }

@@ -70,6 +70,7 @@ func createDefaultConfig() component.Config {
 		MaxInputChars: defaultMaxInputChars,
 		LateResults:   lateResultsVerdicts,
 		LogEvents:     defaultLogEventsConfig(),
+		TraceContext:  defaultTraceContextConfig(),
 		Redaction:     RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -76,6 +77,18 @@ type heldSpan struct {
 	// lateTemplate is a read-only copy of the resource and scope, for the
 	// child spans that carry late results.
 	lateTemplate ptrace.Traces
+
+	// The trace context join (tracejoin.go); join is nil when off.
+	join          *traceJoin
+	parentID      pcommon.SpanID
+	end           pcommon.Timestamp
+	joined        bool
+	joinedContext []string
+	// excluded are the scorers whose include/exclude the span fails.
+	excluded map[string]bool
+	// agent: an agent or root span, scored by scorers targeting agent
+	// with all the context below it.
+	agent bool
 }
 
 func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {
@@ -94,6 +107,8 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 		gen:          gen,
 		td:           lateTemplate(rs, ss),
 		lateTemplate: lateTemplate(rs, ss),
+		parentID:     span.ParentSpanID(),
+		end:          span.EndTimestamp(),
 	}
 	span.MoveTo(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty())
 	return h
@@ -101,7 +116,9 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 
 // caseFor builds what the scorer evaluates.
 func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
-	return caseFromGeneration(h.gen, h.of, cfg)
+	c := caseFromGeneration(h.gen, h.of, cfg)
+	c.Context = h.caseContext(cfg) // the span's own context plus its trace's
+	return c
 }
 
 // caseFromGeneration builds what the scorer evaluates of one call, read
@@ -135,6 +152,9 @@ func (h *heldSpan) leave(ctx context.Context, results []evalResult) {
 	h.td = ptrace.Traces{}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	for _, r := range results {
+		if r.skipped {
+			continue
+		}
 		annotateSpan(span, r, h.of.responseID, h.out.redact)
 	}
 	h.out.forwardLater(ctx, td)

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
@@ -35,6 +36,10 @@ type llmEvalProcessor struct {
 	now        func() time.Time
 	out        *spanOutput
 	store      *evalStore
+	join       *traceJoin             // the trace context index and join
+	filter     spanFilter             // include, exclude
+	scorerSel  scorerFilters          // scorers[].include, exclude
+	agents     bool                   // a scorer targets agent spans
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 	// shared, when set, owns the judge and store, which this instance
 	// shares with the logs instance of the same component (shared.go).
@@ -59,6 +64,21 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p.tel = tel
 	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
 	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
+	if p.filter, err = cfg.SpanFilterConfig.compile(""); err != nil {
+		return nil, fmt.Errorf("llm_eval: %w", err)
+	}
+	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
+	}
+	for _, sc := range cfg.Scorers {
+		p.agents = p.agents || sc.hasTarget(targetAgent)
+	}
+	if p.join, err = newTraceJoin(cfg, tel); err != nil {
+		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
+	}
+	if err := tel.observeIndex(p.join.ix); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -153,51 +173,98 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 
 // processTraces takes the sampled generation spans the store admits out
 // of the batch. It reports false when nothing is left to forward.
+//
+// It goes over the batch twice: first it indexes the GenAI spans of
+// sampled traces and notes the generations, so that a generation's case
+// sees the context spans of its own batch; then it admits the generations.
 func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, bool) {
 	var selected, sampled, taken int
+	var candidates []generationAt
+	var gained []pcommon.TraceID
+	indexed := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		sss := rs.ScopeSpans()
-		emptied := false
 		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			var take []int // indexes of spans moved out, increasing
+			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if genai.Classify(rs.Resource(), span) != genai.KindGeneration {
+				kind := genai.Classify(rs.Resource(), span)
+				switch kind {
+				case genai.KindGeneration:
+					if !p.filter.empty() && !p.filter.matches(rs.Resource(), span) {
+						continue // not a candidate: forwarded as it is
+					}
+					selected++
+					if !p.sampler.sampled(span.TraceID()) {
+						continue
+					}
+					sampled++
+					candidates = append(candidates, generationAt{i, j, k, false})
+				case genai.KindContext:
+					if !p.sampler.sampled(span.TraceID()) {
+						continue
+					}
+				case genai.KindAggregate:
+					if !p.agents || !genai.IsAgent(span) || !p.sampler.sampled(span.TraceID()) ||
+						(!p.filter.empty() && !p.filter.matches(rs.Resource(), span)) {
+						continue
+					}
+					candidates = append(candidates, generationAt{i, j, k, true})
+				default:
 					continue
 				}
-				selected++
-				if !p.sampler.sampled(span.TraceID()) {
-					continue
-				}
-				sampled++
-				if p.admit(ctx, rs, ss, span) {
-					take = append(take, k)
+				if p.join != nil {
+					indexed = true
+					if p.join.indexSpan(kind, span) {
+						gained = append(gained, span.TraceID())
+					}
 				}
 			}
-			if len(take) > 0 {
-				taken += len(take)
-				removeIndexes(spans, take)
-				emptied = emptied || spans.Len() == 0
-			}
 		}
-		if emptied {
-			sss.RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
-		}
+	}
+	if indexed {
+		p.join.ix.LinkAll(td)
+	}
+	for _, trace := range gained {
+		p.store.contextArrived(trace)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
 	}
+
+	var take []int // indexes of spans moved out of one scope, increasing
+	for n, at := range candidates {
+		rs := rss.At(at.resource)
+		ss := rs.ScopeSpans().At(at.scope)
+		if p.admit(ctx, rs, ss, ss.Spans().At(at.span), at.agent) {
+			take = append(take, at.span)
+		}
+		if last := n+1 == len(candidates); last || candidates[n+1].resource != at.resource || candidates[n+1].scope != at.scope {
+			if len(take) > 0 {
+				taken += len(take)
+				removeIndexes(ss.Spans(), take)
+				take = take[:0]
+			}
+		}
+	}
 	if taken > 0 {
+		for i := 0; i < rss.Len(); i++ {
+			rss.At(i).ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+		}
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
 			return td, false
 		}
 	}
 	return td, true
+}
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
 }
 
 // removeIndexes removes the spans at the given increasing indexes.
@@ -216,29 +283,45 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // admit hands a sampled generation span to the store. It returns false
 // when the span stays in the batch: not scorable or not admitted (queue
 // full, shut down: marked as such), or the processor not started.
-func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) bool {
-	gen := genai.Read(span)
+func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, agent bool) bool {
+	target := targetGeneration
+	var gen genai.Generation
+	if agent {
+		target, gen = targetAgent, genai.ReadAgent(span)
+	} else {
+		gen = genai.Read(span)
+	}
 	if gen.Missing != "" {
-		p.annotateNotScorable(ctx, span, gen)
+		p.annotateNotScorable(ctx, span, gen, target)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.admit(ctx, func() evalSubject { return newHeldSpan(p.out, rs, ss, span, gen) }) {
+	switch p.store.admit(ctx, func() evalSubject {
+		excluded := p.scorerSel.excluded(rs.Resource(), span) // before the span moves
+		h := newHeldSpan(p.out, rs, ss, span, gen)
+		h.join = p.join
+		h.excluded = excluded
+		h.agent = agent
+		return h
+	}) {
 	case admitted:
 		return true
 	case rejectedFull:
-		p.markUnscored(ctx, span, gen, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
+		p.markUnscored(ctx, span, gen, target, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
 	case rejectedClosed:
-		p.markUnscored(ctx, span, gen, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
+		p.markUnscored(ctx, span, gen, target, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
 	}
 	return false
 }
 
 // annotateNotScorable marks a span without usable content as not scorable
 // by every scorer, without calling any.
-func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation) {
+func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation, target string) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
+		if !sc.hasTarget(target) {
+			continue
+		}
 		r := evalResult{scorer: sc.Name, at: now, result: scoring.Result{
 			Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: gen.Missing,
 		}}
@@ -250,9 +333,12 @@ func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.
 
 // markUnscored writes the unscored marker of every scorer on a span that
 // stays in its batch without being evaluated, and counts it.
-func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, t scoring.ErrorType, msg, reason string) {
+func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, t scoring.ErrorType, msg, reason string) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
+		if !sc.hasTarget(target) {
+			continue
+		}
 		annotateSpan(span, evalResult{scorer: sc.Name, at: now, result: errorResult(t, errors.New(msg))}, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)

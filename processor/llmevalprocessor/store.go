@@ -91,6 +91,10 @@ type evalStore struct {
 	expiry     *time.Timer        // fires at the oldest held item's max_wait
 	runCtx     context.Context    // canceled at shutdown
 	cancel     context.CancelFunc
+	// Items waiting for their trace's context before dispatch
+	// (contextwait.go); guarded by mu.
+	contextWait time.Duration
+	waits       contextWaits
 }
 
 type storePhase int
@@ -112,6 +116,7 @@ type admittedItem struct {
 	results   []*evalResult
 	pending   int           // evaluations not finished
 	elem      *list.Element // in held; nil once the item has left
+	wait      *waitingItem  // set while the item waits for context
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
@@ -119,6 +124,7 @@ type evaluation struct {
 	item        *admittedItem
 	scorerIndex int
 	c           scoring.Case
+	skip        bool // the scorer does not apply: no call, a skipped result
 }
 
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -134,6 +140,7 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 		now:         now,
 		tel:         tel,
 		evaluations: make(chan evaluation, cfg.QueueSize*len(cfg.Scorers)),
+		contextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
 	}
 }
 
@@ -184,21 +191,36 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 	if s.held.Len() == 1 {
 		s.armExpiry(s.maxWait)
 	}
-	s.dispatch(item)
+	if !s.parkForContext(item, now) {
+		s.dispatch(item)
+	}
 	return admitted
 }
 
 // dispatch builds the item's cases and queues its evaluations. Called
 // with mu held.
 func (s *evalStore) dispatch(item *admittedItem) {
-	for i, sc := range s.scorers {
-		select {
-		case s.evaluations <- evaluation{item: item, scorerIndex: i, c: item.subject.caseFor(sc.cfg)}:
-		default: // cannot happen: capacity covers every admitted item's evaluations
-			item.pending--
-			item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
-				result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
-		}
+	for i := range s.scorers {
+		s.dispatchScorer(item, i)
+	}
+}
+
+// dispatchScorer builds the item's case for one scorer and queues it.
+// Called with mu held.
+func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
+	sc := s.scorers[i]
+	ev := evaluation{item: item, scorerIndex: i}
+	if sk, ok := item.subject.(scorerSkipper); ok && sk.skips(sc.cfg) {
+		ev.skip = true
+	} else {
+		ev.c = item.subject.caseFor(sc.cfg)
+	}
+	select {
+	case s.evaluations <- ev:
+	default: // cannot happen: capacity covers every admitted item's evaluations
+		item.pending--
+		item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
+			result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
 	}
 }
 
@@ -229,6 +251,7 @@ func (s *evalStore) expire() {
 		}
 		s.held.Remove(e)
 		item.elem = nil
+		s.dispatchWaiting(item)
 		leaving = append(leaving, item)
 	}
 	s.workers.Add(1) // shutdown waits for these spans to be forwarded
@@ -250,6 +273,9 @@ func (s *evalStore) work() {
 // run runs one evaluation, bounded by its item's deadline.
 func (s *evalStore) run(ev evaluation) evalResult {
 	sc := s.scorers[ev.scorerIndex]
+	if ev.skip {
+		return evalResult{scorer: sc.cfg.Name, at: s.now(), skipped: true}
+	}
 	var res scoring.Result
 	switch {
 	case s.runCtx.Err() != nil:
@@ -288,11 +314,13 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 	}
 	s.mu.Unlock()
 
-	s.tel.recordResult(item.ctx, r)
+	if !r.skipped {
+		s.tel.recordResult(item.ctx, r)
+	}
 	switch {
 	case last:
 		s.leave(item, leftComplete)
-	case !held:
+	case !held && !r.skipped:
 		item.subject.late(item.ctx, r)
 	}
 }
@@ -302,13 +330,19 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 	results := make([]evalResult, len(item.results))
 	scored, notScorable, unfinished := false, false, false
+	applied := 0 // results of scorers that apply to the item
 	for i, r := range item.results {
 		if r == nil {
 			unfinished = true
+			applied++
 			results[i] = unfinishedResult(s.scorers[i].cfg.Name, why, s.now())
 			continue
 		}
 		results[i] = *r
+		if r.skipped {
+			continue
+		}
+		applied++
 		switch r.label() {
 		case scoring.LabelPass, scoring.LabelFail:
 			scored = true
@@ -316,7 +350,7 @@ func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 			notScorable = true
 		}
 	}
-	if !scored {
+	if !scored && applied > 0 {
 		switch {
 		case unfinished:
 			s.tel.spanUnscored(item.ctx, string(why))
@@ -362,6 +396,7 @@ func (s *evalStore) shutdown(ctx context.Context) error {
 	if s.expiry != nil {
 		s.expiry.Stop()
 	}
+	s.waits.stop()
 	s.mu.Unlock()
 	if !wasRunning {
 		return nil

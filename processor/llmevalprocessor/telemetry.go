@@ -36,6 +36,7 @@ type telemetry struct {
 	tokenAttrs   map[string][2]metric.MeasurementOption // prompt, completion
 	reasonAttrs  map[string]metric.MeasurementOption
 	stateAttrs   map[guard.BreakerState]metric.MeasurementOption
+	join         joinAttrs
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
@@ -67,6 +68,7 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 		reasonAttrs:  map[string]metric.MeasurementOption{},
 		stateAttrs:   map[guard.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
+		join:         newJoinAttrs(),
 	}
 	for _, sc := range cfg.Scorers {
 		name := attribute.String("scorer", sc.Name)

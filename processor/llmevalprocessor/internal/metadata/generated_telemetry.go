@@ -32,6 +32,8 @@ type TelemetryBuilder struct {
 	ProcessorInternalDuration                metric.Float64Histogram
 	ProcessorLlmEvalCacheHits                metric.Int64ObservableCounter
 	ProcessorLlmEvalCacheMisses              metric.Int64ObservableCounter
+	ProcessorLlmEvalContextJoins             metric.Int64Counter
+	ProcessorLlmEvalContextWaits             metric.Int64Counter
 	ProcessorLlmEvalEvaluations              metric.Int64Counter
 	ProcessorLlmEvalHeldSpans                metric.Int64ObservableGauge
 	ProcessorLlmEvalInputsTruncated          metric.Int64Counter
@@ -52,6 +54,9 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
+	ProcessorLlmEvalTraceContextBytes        metric.Int64ObservableGauge
+	ProcessorLlmEvalTraceContextEvictions    metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextTraces       metric.Int64ObservableGauge
 	ProcessorOutgoingItems                   metric.Int64Counter
 }
 
@@ -141,6 +146,51 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalQueueDepthCallback(cb m
 	return nil
 }
 
+// RegisterProcessorLlmEvalTraceContextBytesCallback sets callback for observable ProcessorLlmEvalTraceContextBytes metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalTraceContextBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalTraceContextBytes, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalTraceContextBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalTraceContextEvictionsCallback sets callback for observable ProcessorLlmEvalTraceContextEvictions metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalTraceContextEvictionsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalTraceContextEvictions, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalTraceContextEvictions)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalTraceContextTracesCallback sets callback for observable ProcessorLlmEvalTraceContextTraces metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalTraceContextTracesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalTraceContextTraces, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalTraceContextTraces)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 type observerInt64 struct {
 	embedded.Int64Observer
 	inst metric.Int64Observable
@@ -191,6 +241,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_cache_misses",
 		metric.WithDescription("Evaluations the result cache did not have, which called the judge. [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalContextJoins, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_context_joins",
+		metric.WithDescription("Evaluations by scorers that read context (hallucination, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalContextWaits, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_context_waits",
+		metric.WithDescription("Held generations that waited for context (context_wait), by whether it arrived or the wait ran out. [Development]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalEvaluations, err = builder.meter.Int64Counter(
@@ -314,6 +376,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_spans_unscored",
 		metric.WithDescription("Sampled spans that left without any score, by reason. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalTraceContextBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_trace_context_bytes",
+		metric.WithDescription("Bytes the trace context index holds now (texts plus bookkeeping). [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalTraceContextEvictions, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_llm_eval_trace_context_evictions",
+		metric.WithDescription("Traces the trace context index forgot before a generation could use them, by cause. [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalTraceContextTraces, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_trace_context_traces",
+		metric.WithDescription("Traces the trace context index remembers now. [Development]"),
+		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorOutgoingItems, err = builder.meter.Int64Counter(

@@ -1,0 +1,63 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// scorerSkipper is a subject some scorers may not apply to.
+type scorerSkipper interface {
+	// skips reports whether the scorer does not apply to the item: its
+	// include, exclude or when says no. The store calls it at dispatch,
+	// with its lock held.
+	skips(sc ScorerConfig) bool
+}
+
+// scorerFilters are the compiled per-scorer include and exclude, by
+// scorer name; scorers without a filter are absent.
+type scorerFilters map[string]spanFilter
+
+func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
+	var out scorerFilters
+	for _, sc := range scorers {
+		f, err := sc.SpanFilterConfig.compile("")
+		if err != nil {
+			return nil, err
+		}
+		if f.empty() {
+			continue
+		}
+		if out == nil {
+			out = scorerFilters{}
+		}
+		out[sc.Name] = f
+	}
+	return out, nil
+}
+
+// excluded lists the scorers whose filter the span does not pass, or nil.
+func (fs scorerFilters) excluded(res pcommon.Resource, span ptrace.Span) map[string]bool {
+	var out map[string]bool
+	for name, f := range fs {
+		if f.matches(res, span) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[name] = true
+	}
+	return out
+}
+
+// skips implements scorerSkipper for a held generation.
+func (h *heldSpan) skips(sc ScorerConfig) bool {
+	target := targetGeneration
+	if h.agent {
+		target = targetAgent
+	}
+	if !sc.hasTarget(target) || h.excluded[sc.Name] {
+		return true
+	}
+	return sc.When.ContextPresent && len(h.currentContext()) == 0
+}

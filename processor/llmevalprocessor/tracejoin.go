@@ -1,0 +1,223 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// Where a dispatched generation's context came from (context_joins).
+const (
+	joinSourceSpan  = "span"  // the span's own context only
+	joinSourceTrace = "trace" // documents joined from other spans of the trace
+	joinSourceNone  = "none"
+)
+
+// traceJoin remembers the retrieved documents and tool results of sampled
+// traces and joins them into held generations' cases at dispatch. Context
+// spans are only read: they pass through at once and unchanged.
+type traceJoin struct {
+	ix    *tracecontext.Index
+	scope tracecontext.Scope
+	// needsContext is set when a scorer reads context (hallucination, a
+	// criteria scorer with the context field): only then does a
+	// generation without context wait for it.
+	needsContext bool
+	// maxChars bounds the joined documents' total length (max_input_chars;
+	// 0: no bound beyond the index's own).
+	maxChars int
+	tel      *telemetry
+}
+
+func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
+	ix, err := tracecontext.New(cfg.TraceContext.indexConfig())
+	if err != nil {
+		return nil, err
+	}
+	j := &traceJoin{ix: ix, scope: cfg.TraceContext.scope(), maxChars: cfg.MaxInputChars, tel: tel}
+	for _, sc := range cfg.Scorers {
+		if scorerReadsContext(sc) {
+			j.needsContext = true
+		}
+	}
+	return j, nil
+}
+
+// scorerReadsContext says whether a scorer judges the answer against
+// retrieved context.
+func scorerReadsContext(sc ScorerConfig) bool {
+	return sc.When.ContextPresent || sc.Name == scoring.Hallucination || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+}
+
+// indexSpan adds a GenAI span of a sampled trace to the index and reports
+// whether its trace gained context.
+func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span) bool {
+	s := tracecontext.Span{
+		TraceID: span.TraceID(), SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
+		Start: span.StartTimestamp(), End: span.EndTimestamp(),
+	}
+	if kind == genai.KindContext {
+		src := genai.ReadContext(span)
+		s.Role, s.Texts = src.Role, src.Texts
+	}
+	return j.ix.Add(s)
+}
+
+// contextFor returns the span's own context followed by the documents of
+// its trace under the configured scope, de-duplicated, and where they came
+// from.
+func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) ([]string, string) {
+	docs := j.ix.ContextFor(trace, span, parent, end, scope)
+	out := own
+	total := 0
+	for _, d := range own {
+		total += len(d)
+	}
+	joined := false
+	for _, d := range docs {
+		if j.maxChars > 0 && total >= j.maxChars {
+			break
+		}
+		if slices.Contains(out, d) {
+			continue
+		}
+		if !joined {
+			out = slices.Clone(own)
+			joined = true
+		}
+		out = append(out, d)
+		total += len(d)
+	}
+	switch {
+	case joined:
+		return out, joinSourceTrace
+	case len(own) > 0:
+		return own, joinSourceSpan
+	}
+	return nil, joinSourceNone
+}
+
+// hasContext says whether a generation without context of its own would
+// get some from its trace now.
+func (j *traceJoin) hasContext(trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) bool {
+	return len(j.ix.ContextFor(trace, span, parent, end, scope)) > 0
+}
+
+// scope is the index scope of the span's query: an agent span gets
+// everything below it, a generation the configured scope.
+func (h *heldSpan) scope() tracecontext.Scope {
+	if h.agent {
+		return tracecontext.ScopeSubtree
+	}
+	return h.join.scope
+}
+
+// caseContext is the context of the held span's case for a scorer. It is
+// computed at dispatch; once documents were joined they are kept, so every
+// later case of the span sees the same context. Only scorers that read
+// context count in context_joins.
+func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
+	if h.join == nil {
+		return h.gen.Context
+	}
+	out, source := h.contextAndSource()
+	if scorerReadsContext(cfg) {
+		h.join.tel.contextJoined(source)
+	}
+	return out
+}
+
+// currentContext is the context the span's case would get now.
+func (h *heldSpan) currentContext() []string {
+	if h.join == nil {
+		return h.gen.Context
+	}
+	out, _ := h.contextAndSource()
+	return out
+}
+
+func (h *heldSpan) contextAndSource() ([]string, string) {
+	if h.joined {
+		return h.joinedContext, joinSourceTrace
+	}
+	out, source := h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	if source == joinSourceTrace {
+		h.joinedContext, h.joined = out, true
+	}
+	return out, source
+}
+
+// waitsForContext implements contextWaiter: a generation waits when a
+// scorer reads context, it has none and its trace has none for it yet.
+func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
+	if h.join == nil || !h.join.needsContext || len(h.gen.Context) > 0 {
+		return h.of.traceID, false
+	}
+	return h.of.traceID, !h.join.hasContext(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+}
+
+// joinAttrs are the attribute sets of the join counters, by value.
+type joinAttrs struct {
+	source   map[string]metric.MeasurementOption
+	arrived  metric.MeasurementOption
+	timedOut metric.MeasurementOption
+	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
+}
+
+func newJoinAttrs() joinAttrs {
+	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
+	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
+		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+	}
+	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
+	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
+	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
+		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
+	}
+	return a
+}
+
+// contextJoined counts a dispatched generation by where its context came from.
+func (t *telemetry) contextJoined(source string) {
+	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
+}
+
+// contextWaitEnded counts a generation that stopped waiting for context.
+func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
+	opt := t.join.timedOut
+	if arrived {
+		opt = t.join.arrived
+	}
+	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
+}
+
+// observeIndex registers the observers of the trace context index.
+func (t *telemetry) observeIndex(ix *tracecontext.Index) error {
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(ix.Stats().Traces))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(ix.Stats().Bytes)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
+			o.Observe(int64(n), t.join.cause[i])
+		}
+		return nil
+	})
+}
