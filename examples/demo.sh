@@ -45,8 +45,11 @@ bin/llmeval traffic -signals traces,logs -endpoint http://127.0.0.1:14318
 
 echo
 echo "== 4. Evaluated spans and log-event calls (file exporter output) and Prometheus metrics"
-sleep 2 # one connector flush after the last results
-bin/llmeval results -wait 8 -timeout 60s -metrics http://127.0.0.1:18889/metrics "$dir/traces.jsonl" "$dir/logs.jsonl"
+# Wait for all 8 evaluated calls, then for one connector flush after the
+# last of them, so the metrics count every result printed.
+bin/llmeval results -wait 8 -timeout 60s "$dir/traces.jsonl" "$dir/logs.jsonl" >/dev/null
+sleep 2
+bin/llmeval results -metrics http://127.0.0.1:18889/metrics "$dir/traces.jsonl" "$dir/logs.jsonl"
 
 echo
 echo "Scores and reasons above come from the OFFLINE DEMO JUDGE, not an LLM."

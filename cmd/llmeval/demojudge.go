@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -154,7 +155,8 @@ func labelReasons(v any) any {
 	case map[string]any:
 		for k, val := range t {
 			if s, ok := val.(string); ok && k == "reason" {
-				t[k] = demoReasonPrefix + s
+				// A reason quoting earlier demo verdicts carries the label once.
+				t[k] = demoReasonPrefix + strings.ReplaceAll(s, demoReasonPrefix, "")
 				continue
 			}
 			t[k] = labelReasons(val)

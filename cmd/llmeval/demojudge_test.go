@@ -69,3 +69,8 @@ func TestLabelCompletionLeavesNonJSONAlone(t *testing.T) {
 	require.True(t, ok)
 	assert.Contains(t, string(out), demoReasonPrefix+"x")
 }
+
+func TestLabelReasonsLabelsOnce(t *testing.T) {
+	v := labelReasons(map[string]any{"reason": "Score 1: " + demoReasonPrefix + "It stereotypes."})
+	assert.Equal(t, demoReasonPrefix+"Score 1: It stereotypes.", v.(map[string]any)["reason"])
+}
