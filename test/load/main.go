@@ -91,8 +91,8 @@ type report struct {
 	ctxTraces, ctxBytes float64
 	evictions           map[string]float64
 	joins               map[string]float64 // context_joins by source
-	ctxBytesSeries      []float64 // every 5 s while sending
-	elapsed               time.Duration
+	ctxBytesSeries      []float64          // every 5 s while sending
+	elapsed             time.Duration
 }
 
 func run(ctx context.Context, o options) error {
