@@ -1,6 +1,7 @@
 // Command load runs the built otelcol-llmeval under a steady OTLP load,
-// without and with the llm_eval processor and through a judge outage, and
-// reports CPU per span, peak memory and whether every span came out.
+// without and with the llm_eval processor, through a judge outage and under
+// never-finishing agent traces, and reports CPU per span, peak memory, the
+// trace context index's size and whether every span came out.
 //
 //	go run ./test/load -collector bin/otelcol-llmeval -duration 60s
 package main
@@ -48,7 +49,7 @@ func main() {
 	flag.StringVar(&o.binary, "collector", "bin/otelcol-llmeval", "collector binary built by `make build`")
 	flag.IntVar(&o.rate, "rate", 10000, "spans per second sent")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long each scenario sends")
-	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%)")
+	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%); with -shape rag the trace holding it is an agent trace")
 	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
 	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
