@@ -78,8 +78,10 @@ demo: build
 	examples/demo.sh
 
 # Load runs (minutes; not part of `make test`): the built collector at
-# 10,000 spans/s without and with llm_eval and through a judge outage.
-# LOAD_FLAGS passes flags to test/load, e.g. LOAD_FLAGS="-sampling 1 -duration 30s".
+# 10,000 spans/s without and with llm_eval, through a judge outage and under
+# never-finishing agent traces (scenario unfinished, small trace_context limits).
+# LOAD_FLAGS passes flags to test/load, e.g. LOAD_FLAGS="-sampling 1 -duration 30s"
+# or LOAD_FLAGS="-shape rag -scenarios baseline,llm_eval,unfinished" (agent/RAG traces).
 load: $(COLLECTOR)
 	$(GO) run ./test/load -collector $(COLLECTOR) $(LOAD_FLAGS)
 

@@ -37,6 +37,18 @@ processors:
       percentage: {{.Sampling}}
     max_wait: {{.MaxWait}}
     queue_size: {{.QueueSize}}
+{{- if or .ContextMaxTraces .ContextMaxBytes .ContextTTL}}
+    trace_context:
+{{- if .ContextMaxTraces}}
+      max_traces: {{.ContextMaxTraces}}
+{{- end}}
+{{- if .ContextMaxBytes}}
+      max_bytes: {{.ContextMaxBytes}}
+{{- end}}
+{{- if .ContextTTL}}
+      ttl: {{.ContextTTL}}
+{{- end}}
+{{- end}}
     scorers:
       - name: bias
       - name: hallucination
@@ -79,6 +91,10 @@ type configValues struct {
 	Sampling                      float64
 	MaxConcurrency, QueueSize     int
 	MaxWait                       time.Duration
+	// trace_context settings; zero leaves the collector's default.
+	ContextMaxTraces int
+	ContextMaxBytes  int64
+	ContextTTL       time.Duration
 }
 
 // collector is a running otelcol-llmeval process.
@@ -227,3 +243,11 @@ func freeAddr() string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// Names of the trace context index's metrics on the telemetry endpoint.
+const (
+	metricContextTraces    = "otelcol_processor_llm_eval_trace_context_traces"
+	metricContextBytes     = "otelcol_processor_llm_eval_trace_context_bytes"
+	metricContextEvictions = "otelcol_processor_llm_eval_trace_context_evictions"
+	metricContextJoins     = "otelcol_processor_llm_eval_context_joins"
+)

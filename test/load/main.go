@@ -1,6 +1,7 @@
 // Command load runs the built otelcol-llmeval under a steady OTLP load,
-// without and with the llm_eval processor and through a judge outage, and
-// reports CPU per span, peak memory and whether every span came out.
+// without and with the llm_eval processor, through a judge outage and under
+// never-finishing agent traces, and reports CPU per span, peak memory, the
+// trace context index's size and whether every span came out.
 //
 //	go run ./test/load -collector bin/otelcol-llmeval -duration 60s
 package main
@@ -28,22 +29,43 @@ type options struct {
 	maxWait        time.Duration
 	scenarios      string
 	pprof          string
+	shape          string
+	// trace_context of the llm_eval scenarios (0: collector default; the
+	// unfinished scenario uses small limits when left 0).
+	contextMaxTraces int
+	contextMaxBytes  int64
+	contextTTL       time.Duration
 }
+
+// Small trace_context limits of the unfinished scenario, so that the bound
+// is reached within seconds.
+const (
+	unfinishedMaxTraces = 500
+	unfinishedMaxBytes  = 1 << 20
+)
 
 func main() {
 	var o options
 	flag.StringVar(&o.binary, "collector", "bin/otelcol-llmeval", "collector binary built by `make build`")
 	flag.IntVar(&o.rate, "rate", 10000, "spans per second sent")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long each scenario sends")
-	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%)")
+	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%); with -shape rag the trace holding it is an agent trace")
 	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
 	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
-	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run")
+	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished")
+	flag.StringVar(&o.shape, "shape", shapeChat, "GenAI traffic shape: chat (a lone chat span) or rag (invoke_agent root with retrieval, execute_tool and chat children); the unfinished scenario always sends its own shape")
+	flag.IntVar(&o.contextMaxTraces, "context-max-traces", 0, fmt.Sprintf("llm_eval trace_context.max_traces (0: collector default; unfinished: %d)", unfinishedMaxTraces))
+	flag.Int64Var(&o.contextMaxBytes, "context-max-bytes", 0, fmt.Sprintf("llm_eval trace_context.max_bytes (0: collector default; unfinished: %d)", unfinishedMaxBytes))
+	flag.DurationVar(&o.contextTTL, "context-ttl", 0, "llm_eval trace_context.ttl (0: collector default)")
 	flag.StringVar(&o.pprof, "pprof", "", "serve the collector's pprof on this address (the binary must include pprofextension)")
 	flag.Parse()
+	if o.shape != shapeChat && o.shape != shapeRAG {
+		fmt.Fprintf(os.Stderr, "load: -shape %q is not one of chat, rag\n", o.shape)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -64,7 +86,14 @@ type report struct {
 	rssSeries             []int64 // every 5 s while sending
 	evaluations, unscored float64
 	circuitOpen           float64 // evaluations refused by the open breaker
-	elapsed               time.Duration
+	shape                 string
+	sampling              float64
+	// trace context index at the end and its evictions by cause.
+	ctxTraces, ctxBytes float64
+	evictions           map[string]float64
+	joins               map[string]float64 // context_joins by source
+	ctxBytesSeries      []float64          // every 5 s while sending
+	elapsed             time.Duration
 }
 
 func run(ctx context.Context, o options) error {
@@ -90,7 +119,7 @@ func run(ctx context.Context, o options) error {
 }
 
 func runScenario(ctx context.Context, o options, name string) (report, error) {
-	r := report{name: name}
+	r := report{name: name, shape: o.shape, sampling: o.sampling}
 	dir, err := os.MkdirTemp("", "llmeval-load-")
 	if err != nil {
 		return r, err
@@ -104,7 +133,8 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	defer s.close()
 
 	v := configValues{Sink: s.endpoint(), Sampling: o.sampling, MaxConcurrency: o.maxConcurrency,
-		QueueSize: o.queueSize, MaxWait: o.maxWait, Pprof: o.pprof}
+		QueueSize: o.queueSize, MaxWait: o.maxWait, Pprof: o.pprof,
+		ContextMaxTraces: o.contextMaxTraces, ContextMaxBytes: o.contextMaxBytes, ContextTTL: o.contextTTL}
 	switch name {
 	case "baseline":
 	case "llm_eval":
@@ -113,8 +143,22 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		v.Judge = judge
 	case "outage":
 		v.Judge = "http://" + freeAddr() + "/v1" // nothing listens: connection refused
+	case "unfinished":
+		// Every trace is sampled, so every retrieval and tool span goes
+		// into the index, and no generation ever comes to use it.
+		judge, stopJudge := startJudge(o.judgeLatency)
+		defer stopJudge()
+		v.Judge = judge
+		v.Sampling = 100
+		r.shape, r.sampling = shapeUnfinished, 100
+		if v.ContextMaxTraces == 0 {
+			v.ContextMaxTraces = unfinishedMaxTraces
+		}
+		if v.ContextMaxBytes == 0 {
+			v.ContextMaxBytes = unfinishedMaxBytes
+		}
 	default:
-		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage)", name)
+		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage, unfinished)", name)
 	}
 
 	c, err := startCollector(ctx, o.binary, dir, v)
@@ -127,7 +171,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		return r, err
 	}
 	start := time.Now()
-	snd := newSender(c.receiver, o.genAIEvery)
+	snd := newSender(c.receiver, o.genAIEvery, r.shape)
 	sendCtx, cancel := context.WithTimeout(ctx, o.duration)
 	done := make(chan struct{})
 	go func() { snd.run(sendCtx, o.rate); close(done) }()
@@ -138,6 +182,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		case <-time.After(5 * time.Second):
 			rss, _, _ := c.memory()
 			r.rssSeries = append(r.rssSeries, rss)
+			r.ctxBytesSeries = append(r.ctxBytesSeries, c.metric(metricContextBytes))
 		}
 	}
 	cancel()
@@ -159,6 +204,16 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	r.evaluations = c.metric("otelcol_processor_llm_eval_evaluations")
 	r.unscored = c.metric("otelcol_processor_llm_eval_spans_unscored")
 	r.circuitOpen = c.metric("otelcol_processor_llm_eval_evaluations", `error_type="judge_circuit_open"`)
+	r.ctxTraces = c.metric(metricContextTraces)
+	r.ctxBytes = c.metric(metricContextBytes)
+	r.evictions = map[string]float64{}
+	for _, cause := range []string{"ttl", "max_traces", "max_bytes"} {
+		r.evictions[cause] = c.metric(metricContextEvictions, `cause="`+cause+`"`)
+	}
+	r.joins = map[string]float64{}
+	for _, source := range []string{"span", "trace", "none"} {
+		r.joins[source] = c.metric(metricContextJoins, `source="`+source+`"`)
+	}
 	r.elapsed = time.Since(start)
 	if err := c.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
@@ -175,8 +230,8 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 }
 
 func printReport(o options, reports []report) {
-	fmt.Printf("Load: %d spans/s for %s, 1 GenAI span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d\n\n",
-		o.rate, o.duration, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency)
+	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d\n\n",
+		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency)
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	perSpan := map[string][]float64{}
@@ -214,6 +269,19 @@ func printReport(o options, reports []report) {
 			series = append(series, fmt.Sprintf("%.0f", float64(b)/(1<<20)))
 		}
 		fmt.Printf("RSS MiB every 5 s, %s: %s\n", r.name, strings.Join(series, " "))
+	}
+	for _, r := range reports {
+		if r.name == "baseline" {
+			continue
+		}
+		var series []string
+		for _, b := range r.ctxBytesSeries {
+			series = append(series, fmt.Sprintf("%.2f", b/(1<<20)))
+		}
+		fmt.Printf("trace context index, %s (shape %s, sampling %.0f%%): %.0f traces and %.2f MiB at the end; evicted by ttl %.0f, max_traces %.0f, max_bytes %.0f; MiB every 5 s: %s; generations dispatched with context from span %.0f, trace %.0f, none %.0f\n",
+			r.name, r.shape, r.sampling, r.ctxTraces, r.ctxBytes/(1<<20),
+			r.evictions["ttl"], r.evictions["max_traces"], r.evictions["max_bytes"], strings.Join(series, " "),
+			r.joins["span"], r.joins["trace"], r.joins["none"])
 	}
 }
 
