@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -198,21 +196,10 @@ func benchJudgeScorer(f benchFlags, opts scoring.Options, stderr io.Writer) (sco
 		benchUsageError(stderr, "--scorer %s needs --judge-endpoint and --model", f.scorer)
 		return nil, exitUsage
 	}
-	apiKey := os.Getenv(f.apiKeyEnv)
-	if f.explicitKeyEnv && apiKey == "" {
-		benchUsageError(stderr, "--api-key-env: environment variable %s is empty or unset", f.apiKeyEnv)
-		return nil, exitUsage
-	}
-	mode, err := openai.ParseStructuredOutputs(f.structuredOutputs)
-	if err != nil {
-		benchUsageError(stderr, "--structured-outputs: %v", err)
-		return nil, exitUsage
-	}
-	judge, err := openai.NewJudge(openai.Config{
-		BaseURL: f.endpoint, APIKey: apiKey, Model: f.model,
-		HTTPClient: &http.Client{Timeout: f.timeout}, MaxTokens: f.maxTokens, StructuredOutputs: mode,
-		Azure: f.azure,
-	})
+	judge, err := judgeSettings{
+		endpoint: f.endpoint, model: f.model, apiKeyEnv: f.apiKeyEnv, structuredOutputs: f.structuredOutputs,
+		explicitKeyEnv: f.explicitKeyEnv, timeout: f.timeout, maxTokens: f.maxTokens, azure: f.azure,
+	}.newJudge()
 	if err != nil {
 		benchUsageError(stderr, "%v", err)
 		return nil, exitUsage

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -194,32 +193,19 @@ Flags:`)
 	if f.maxLineBytes < 1 {
 		return usageError(stderr, "--max-line-bytes must be at least 1, got %d", f.maxLineBytes)
 	}
-	apiKey := os.Getenv(f.apiKeyEnv)
 	explicitKeyEnv := false
 	fs.Visit(func(fl *flag.Flag) { explicitKeyEnv = explicitKeyEnv || fl.Name == "api-key-env" })
-	if explicitKeyEnv && apiKey == "" {
-		return usageError(stderr, "--api-key-env: environment variable %s is empty or unset", f.apiKeyEnv)
-	}
-	mode, err := openai.ParseStructuredOutputs(f.structuredOutputs)
-	if err != nil {
-		return usageError(stderr, "--structured-outputs: %v", err)
-	}
 	var instructions []string
 	if f.instructionsFile != "" {
+		var err error
 		if instructions, err = readInstructions(f.instructionsFile); err != nil {
 			return usageError(stderr, "--instructions-file: %v", err)
 		}
 	}
-
-	judge, err := openai.NewJudge(openai.Config{
-		BaseURL:           f.endpoint,
-		APIKey:            apiKey,
-		Model:             f.model,
-		HTTPClient:        &http.Client{Timeout: f.timeout},
-		MaxTokens:         f.maxTokens,
-		StructuredOutputs: mode,
-		Azure:             f.azure,
-	})
+	judge, err := judgeSettings{
+		endpoint: f.endpoint, model: f.model, apiKeyEnv: f.apiKeyEnv, structuredOutputs: f.structuredOutputs,
+		explicitKeyEnv: explicitKeyEnv, timeout: f.timeout, maxTokens: f.maxTokens, azure: f.azure,
+	}.newJudge()
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
