@@ -317,8 +317,7 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
 	}
-	errs = append(errs, cfg.TraceContext.validate()...)
-	if _, err := cfg.SpanFilterConfig.compile(""); err != nil {
+	if _, err := cfg.SpanFilterConfig.compile(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(cfg.Scorers) == 0 {
@@ -444,7 +443,7 @@ func (sc *ScorerConfig) Validate() error {
 	if sc.Name != scoring.Checks && len(sc.Rules) > 0 {
 		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
 	}
-	errs = append(errs, sc.ScorerSelection.validate("")...)
+	errs = append(errs, sc.ScorerSelection.validate()...)
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))

@@ -92,24 +92,28 @@ func defaultTraceContextConfig() TraceContextConfig {
 // validate checks the section. context_wait is not checked against
 // max_wait: the processor waits at most max_wait (effectiveWait), so that
 // setting only a short max_wait needs no second change.
+// Validate checks the index settings; the collector prefixes the errors
+// with trace_context, as for every other section.
+func (tc *TraceContextConfig) Validate() error { return joinFields(tc.validate()) }
+
 func (tc TraceContextConfig) validate() []error {
 	var errs []error
 	if tc.MaxTraces < 1 {
-		errs = append(errs, fmt.Errorf("trace_context::max_traces: must be at least 1, got %d", tc.MaxTraces))
+		errs = append(errs, fmt.Errorf("max_traces: must be at least 1, got %d", tc.MaxTraces))
 	}
 	if tc.MaxBytes < 1 {
-		errs = append(errs, fmt.Errorf("trace_context::max_bytes: must be positive, got %d", tc.MaxBytes))
+		errs = append(errs, fmt.Errorf("max_bytes: must be positive, got %d", tc.MaxBytes))
 	}
 	if tc.TTL <= 0 {
-		errs = append(errs, fmt.Errorf("trace_context::ttl: must be positive, got %s", tc.TTL))
+		errs = append(errs, fmt.Errorf("ttl: must be positive, got %s", tc.TTL))
 	}
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("trace_context::scope: %q is not one of siblings, trace", tc.Scope))
+		errs = append(errs, fmt.Errorf("scope: %q is not one of siblings, trace", tc.Scope))
 	}
 	if tc.ContextWait < 0 {
-		errs = append(errs, fmt.Errorf("trace_context::context_wait: must not be negative, got %s", tc.ContextWait))
+		errs = append(errs, fmt.Errorf("context_wait: must not be negative, got %s", tc.ContextWait))
 	}
 	return errs
 }
@@ -164,28 +168,24 @@ func defaultScorerSelection() ScorerSelection {
 	return ScorerSelection{Targets: []string{targetGeneration}}
 }
 
-// validate checks the targets and compiles the filters; key is the scorer's
-// YAML path (scorers[i]).
-func (s ScorerSelection) validate(key string) []error {
+// validate checks the targets and compiles the filters. It runs inside
+// ScorerConfig.Validate, so the collector adds the scorers::N path.
+func (s ScorerSelection) validate() []error {
 	var errs []error
-	prefix := key + "."
-	if key == "" { // inside ScorerConfig.Validate: confmap adds scorers::N::
-		prefix = ""
-	}
 	if len(s.Targets) == 0 {
-		errs = append(errs, fmt.Errorf("%stargets: must name at least one of generation, agent", prefix))
+		errs = append(errs, errors.New("targets: must name at least one of generation, agent"))
 	}
 	for i, t := range s.Targets {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("%stargets[%d]: %q is not one of generation, agent", prefix, i, t))
+			errs = append(errs, fmt.Errorf("targets[%d]: %q is not one of generation, agent", i, t))
 		}
 		if slices.Index(s.Targets, t) < i {
-			errs = append(errs, fmt.Errorf("%stargets[%d]: duplicate target %q", prefix, i, t))
+			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
 		}
 	}
-	if _, err := s.SpanFilterConfig.compile(prefix); err != nil {
+	if _, err := s.SpanFilterConfig.compile(); err != nil {
 		errs = append(errs, err)
 	}
 	return errs
@@ -241,16 +241,16 @@ type valueMatch struct {
 	re     *regexp.Regexp // nil for an exact match
 }
 
-// compile checks and compiles the filter; prefix is the YAML path of the
-// section holding include and exclude ("" at top level, "scorers[0].").
-func (c SpanFilterConfig) compile(prefix string) (spanFilter, error) {
+// compile checks and compiles the filter. Its errors start at include or
+// exclude; the collector adds the path of the section holding them.
+func (c SpanFilterConfig) compile() (spanFilter, error) {
 	var f spanFilter
 	var errs []error
 	var err error
-	if f.include, err = compileMatches(prefix+"include", c.Include); err != nil {
+	if f.include, err = compileMatches("include", c.Include); err != nil {
 		errs = append(errs, err)
 	}
-	if f.exclude, err = compileMatches(prefix+"exclude", c.Exclude); err != nil {
+	if f.exclude, err = compileMatches("exclude", c.Exclude); err != nil {
 		errs = append(errs, err)
 	}
 	return f, errors.Join(errs...)

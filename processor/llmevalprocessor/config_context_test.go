@@ -62,7 +62,7 @@ func TestContextConfigDecodes(t *testing.T) {
 		},
 		Exclude: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Regexp: `^gpt-3\.`}}}},
 	}, cfg.SpanFilterConfig)
-	_, err = cfg.SpanFilterConfig.compile("")
+	_, err = cfg.SpanFilterConfig.compile()
 	require.NoError(t, err)
 
 	require.Len(t, cfg.Scorers, 2)
@@ -70,12 +70,12 @@ func TestContextConfigDecodes(t *testing.T) {
 	assert.Equal(t, []string{"generation", "agent"}, h.Targets)
 	assert.True(t, h.hasTarget(targetAgent))
 	assert.True(t, h.When.ContextPresent)
-	assert.Empty(t, h.validate("scorers[0]"))
+	assert.Empty(t, h.validate())
 	b := cfg.Scorers[1]
 	assert.Equal(t, []string{"generation"}, b.Targets, "default target")
 	assert.False(t, b.hasTarget(targetAgent))
 	assert.False(t, b.When.ContextPresent)
-	assert.Empty(t, b.validate("scorers[1]"))
+	assert.Empty(t, b.validate())
 }
 
 func TestTraceContextConfigValidate(t *testing.T) {
@@ -86,11 +86,11 @@ func TestTraceContextConfigValidate(t *testing.T) {
 		mutate func(*TraceContextConfig)
 		want   string
 	}{
-		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "trace_context::max_traces: must be at least 1"},
-		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "trace_context::max_bytes: must be positive"},
-		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "trace_context::ttl: must be positive"},
-		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `trace_context::scope: "parent" is not one of siblings, trace`},
-		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "trace_context::context_wait: must not be negative"},
+		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "max_traces: must be at least 1"},
+		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "max_bytes: must be positive"},
+		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "ttl: must be positive"},
+		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `scope: "parent" is not one of siblings, trace`},
+		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "context_wait: must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +99,14 @@ func TestTraceContextConfigValidate(t *testing.T) {
 			errs := c.validate()
 			require.Len(t, errs, 1)
 			assert.Contains(t, errs[0].Error(), tt.want)
+
+			// As the collector checks it: the section's path comes first.
+			cfg := createDefaultConfig().(*Config)
+			cfg.Judge.ClientConfig.Endpoint, cfg.Judge.Model = "http://judge.internal/v1", "m"
+			cfg.TraceContext = c
+			err := confmap.Validate(cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "trace_context: "+tt.want)
 		})
 	}
 }
@@ -109,25 +117,25 @@ func TestScorerSelectionValidate(t *testing.T) {
 		sel  ScorerSelection
 		want []string
 	}{
-		{"no targets", ScorerSelection{Targets: []string{}}, []string{"scorers[2].targets: must name at least one"}},
-		{"unknown target", ScorerSelection{Targets: []string{"generation", "tool"}}, []string{`scorers[2].targets[1]: "tool" is not one of generation, agent`}},
-		{"duplicate target", ScorerSelection{Targets: []string{"agent", "agent"}}, []string{`scorers[2].targets[1]: duplicate target "agent"`}},
+		{"no targets", ScorerSelection{Targets: []string{}}, []string{"targets: must name at least one"}},
+		{"unknown target", ScorerSelection{Targets: []string{"generation", "tool"}}, []string{`targets[1]: "tool" is not one of generation, agent`}},
+		{"duplicate target", ScorerSelection{Targets: []string{"agent", "agent"}}, []string{`targets[1]: duplicate target "agent"`}},
 		{"bad regexp", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
 			Include: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.agent.name": {Regexp: "(unclosed"}}}},
-		}}, []string{`scorers[2].include[0].span["gen_ai.agent.name"].regexp: error parsing regexp`}},
+		}}, []string{`include[0].span["gen_ai.agent.name"].regexp: error parsing regexp`}},
 		{"both equals and regexp", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
 			Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "a", Regexp: "b"}}}},
-		}}, []string{`scorers[2].exclude[0].resource["service.name"]: set equals or regexp, not both`}},
+		}}, []string{`exclude[0].resource["service.name"]: set equals or regexp, not both`}},
 		{"no value", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
 			Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {}}}},
-		}}, []string{`scorers[2].exclude[0].resource["service.name"]: needs a value`}},
+		}}, []string{`exclude[0].resource["service.name"]: needs a value`}},
 		{"empty entry", ScorerSelection{Targets: []string{"agent"}, SpanFilterConfig: SpanFilterConfig{
 			Include: []AttributeMatchConfig{{}},
-		}}, []string{"scorers[2].include[0]: must list at least one resource or span attribute"}},
+		}}, []string{"include[0]: must list at least one resource or span attribute"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := tt.sel.validate("scorers[2]")
+			errs := tt.sel.validate()
 			require.Len(t, errs, len(tt.want))
 			for i, want := range tt.want {
 				assert.Contains(t, errs[i].Error(), want)
@@ -159,7 +167,7 @@ func TestSpanFilterMatches(t *testing.T) {
 			{Span: map[string]ValueMatchConfig{"llm_eval.test": {Equals: "true"}}},
 		},
 	}
-	f, err := filter.compile("")
+	f, err := filter.compile()
 	require.NoError(t, err)
 	require.False(t, f.empty())
 	tests := []struct {
@@ -185,13 +193,13 @@ func TestSpanFilterMatches(t *testing.T) {
 		})
 	}
 
-	none, err := SpanFilterConfig{}.compile("")
+	none, err := SpanFilterConfig{}.compile()
 	require.NoError(t, err)
 	assert.True(t, none.empty())
 	res, s := span("", nil)
 	assert.True(t, none.matches(res, s), "no filter lets everything through")
 
-	onlyExclude, err := SpanFilterConfig{Exclude: filter.Exclude}.compile("")
+	onlyExclude, err := SpanFilterConfig{Exclude: filter.Exclude}.compile()
 	require.NoError(t, err)
 	res, s = span("anything", map[string]any{"gen_ai.request.model": "gpt-4o"})
 	assert.True(t, onlyExclude.matches(res, s), "without include, only excludes apply")
@@ -201,7 +209,7 @@ func TestFilterErrorsNameEveryBadKey(t *testing.T) {
 	_, err := SpanFilterConfig{
 		Include: []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"a": {Regexp: "["}, "b": {Regexp: "("}}}},
 		Exclude: []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"": {Equals: "x"}}}},
-	}.compile("")
+	}.compile()
 	require.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{`include[0].span["a"].regexp`, `include[0].span["b"].regexp`, "exclude[0].resource: attribute key must not be empty"} {

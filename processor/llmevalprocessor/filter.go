@@ -20,7 +20,7 @@ type scorerFilters map[string]spanFilter
 func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	var out scorerFilters
 	for _, sc := range scorers {
-		f, err := sc.SpanFilterConfig.compile("")
+		f, err := sc.SpanFilterConfig.compile()
 		if err != nil {
 			return nil, err
 		}

@@ -64,7 +64,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	p.tel = tel
 	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
 	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
-	if p.filter, err = cfg.SpanFilterConfig.compile(""); err != nil {
+	if p.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
 		return nil, fmt.Errorf("llm_eval: %w", err)
 	}
 	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
