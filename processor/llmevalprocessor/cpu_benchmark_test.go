@@ -19,17 +19,27 @@ import (
 )
 
 // BenchmarkEvaluationCPU runs one evaluated generation at a time end to end
-// through the processor: the three judge scorers with their default reasons
-// (7 judge calls for the load harness's generation) against the fake judge over HTTP on loopback, with
-// the collector's real HTTP client (confighttp, otelhttp metrics on an SDK
-// meter provider). One op is one evaluated generation.
+// through the processor: the three judge scorers against the fake judge
+// over HTTP on loopback, with the judge client the processor builds
+// (confighttp) and its telemetry on an SDK meter provider. One op is one
+// evaluated generation.
 //
 // The fake judge runs in this process too. Its goroutines carry the pprof
 // label side=judge, so a CPU profile separates the collector's share:
 //
 //	go test -run '^$' -bench EvaluationCPU -cpuprofile cpu.out ./processor/llmevalprocessor/
 //	go tool pprof -tagignore side=judge -top cpu.out
+//
+// Sub-benchmarks run the scorers with each reason_mode: llm asks the judge
+// for the reason (8 calls per generation here), summary builds it from the
+// verdicts (5 calls).
 func BenchmarkEvaluationCPU(b *testing.B) {
+	for _, mode := range []scoring.ReasonMode{scoring.ReasonLLM, scoring.ReasonSummary} {
+		b.Run("reason_mode="+string(mode), func(b *testing.B) { benchmarkEvaluationCPU(b, mode) })
+	}
+}
+
+func benchmarkEvaluationCPU(b *testing.B, mode scoring.ReasonMode) {
 	var judge *scoringtest.Server
 	// Goroutines inherit labels from the goroutine that starts them: the
 	// server's accept loop and every connection it serves are labelled.
@@ -42,6 +52,9 @@ func BenchmarkEvaluationCPU(b *testing.B) {
 	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	cfg.MaxWait = time.Minute
 	cfg.QueueSize = 16
+	for i := range cfg.Scorers {
+		cfg.Scorers[i].ReasonMode = string(mode)
+	}
 
 	set := processortest.NewNopSettings(metadata.Type)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))

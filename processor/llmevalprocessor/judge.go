@@ -7,12 +7,10 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
-	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
-	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
 // judgeHooks connects the judge to the processor: telemetry callbacks and
@@ -49,12 +47,7 @@ type judgeSet struct {
 // everything so that a hit costs no call, no budget and no breaker slot.
 func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
-	if len(redact.URLSecrets(cfg.Judge.ClientConfig.Endpoint)) > 0 {
-		// The HTTP client's spans record url.full as written, query values
-		// included; an endpoint that carries secrets gets no client spans.
-		set.TracerProvider = nooptrace.NewTracerProvider()
-	}
-	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), set)
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), judgeClientTelemetry(set))
 	if err != nil {
 		return judgeSet{}, fmt.Errorf("judge HTTP client: %w", err)
 	}
@@ -141,12 +134,22 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 	return js, nil
 }
 
+// judgeWriteBufferSize is the judge client's write buffer when
+// write_buffer_size is unset. A judge request is a few KB to a few tens of
+// KB of prompt; at net/http's default of 4 KB most requests went out in two
+// writes, and the rest of the body through a fresh 32 KB copy buffer.
+const judgeWriteBufferSize = 32 << 10
+
 // judgeClientConfig returns the HTTP client settings of the judge. When
 // max_idle_conns_per_host is unset it is raised to max_concurrency: at Go's
 // default of 2, a pool of workers talking to one endpoint keeps closing and
-// redialing connections.
+// redialing connections. An unset write_buffer_size becomes
+// judgeWriteBufferSize.
 func judgeClientConfig(jc JudgeConfig) confighttp.ClientConfig {
 	cc := jc.ClientConfig
+	if cc.WriteBufferSize == 0 {
+		cc.WriteBufferSize = judgeWriteBufferSize
+	}
 	if ka := cc.Keepalive.Get(); ka != nil {
 		if ka.MaxIdleConnsPerHost == 0 {
 			ka.MaxIdleConnsPerHost = jc.MaxConcurrency
@@ -183,4 +186,19 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 		OmitReason: !sc.IncludeReason,
 		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
 	}
+}
+
+// judgeClientTelemetry returns the telemetry settings the judge's HTTP
+// client is built with: without a tracer and a meter provider, so that
+// confighttp does not wrap it in otelhttp. That wrapper was a third of a
+// judge call's client-side CPU: it clones every request, computes
+// attributes for http.client metrics the collector drops below telemetry
+// level detailed, and hides the in-memory body from net/http, which then
+// writes headers and body in separate syscalls through a fresh 32 KB
+// buffer. The processor's own judge_* metrics count, time and break down
+// every call instead; the cost is that the collector's internal traces
+// have no client span per judge call.
+func judgeClientTelemetry(set component.TelemetrySettings) component.TelemetrySettings {
+	set.TracerProvider, set.MeterProvider = nil, nil
+	return set
 }

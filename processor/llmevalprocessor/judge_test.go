@@ -124,3 +124,51 @@ func idleConnsPerHost(cc confighttp.ClientConfig) int {
 	}
 	return cc.MaxIdleConnsPerHost //nolint:staticcheck // what the YAML key fills during its deprecation
 }
+
+func TestJudgeClientWriteBufferHoldsARequest(t *testing.T) {
+	tests := []struct {
+		name  string
+		judge map[string]any
+		want  int
+	}{
+		{name: "unset", judge: map[string]any{}, want: judgeWriteBufferSize},
+		{name: "set by the user", judge: map[string]any{"write_buffer_size": 8192}, want: 8192},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias)
+			tt.judge["endpoint"], tt.judge["model"] = "http://judge/v1", "m"
+			require.NoError(t, confmap.NewFromStringMap(map[string]any{"judge": tt.judge}).Unmarshal(cfg))
+			assert.Equal(t, tt.want, judgeClientConfig(cfg.Judge).WriteBufferSize)
+		})
+	}
+}
+
+// TestJudgeClientIsNotInstrumented checks that judge calls make no otelhttp
+// client spans or http.client metrics, while the processor's own judge
+// metrics count them.
+func TestJudgeClientIsNotInstrumented(t *testing.T) {
+	judge := scoringtest.New(t)
+	cfg := testConfig(scoring.PromptAlignment)
+	cfg.Judge.ClientConfig.Endpoint = judge.URL
+	h, _ := judgeHarness(t, cfg)
+
+	b := newBatch()
+	b.generation(randomTraceID(), "Say hi.", "Hi!")
+	h.consume(b.td)
+	h.waitSpans(1)
+
+	require.NotEmpty(t, judge.Calls())
+	calls, err := h.tel.GetMetric("otelcol_processor_llm_eval_judge_calls")
+	require.NoError(t, err)
+	var sent int64
+	for _, dp := range calls.Data.(metricdata.Sum[int64]).DataPoints {
+		sent += dp.Value
+	}
+	assert.Equal(t, int64(len(judge.Calls())), sent)
+	for _, name := range []string{"http.client.request.duration", "http.client.request.body.size"} {
+		_, err := h.tel.GetMetric(name)
+		assert.Error(t, err, "%s is recorded", name)
+	}
+	assert.Empty(t, h.tel.SpanRecorder.Ended(), "judge calls made client spans")
+}
