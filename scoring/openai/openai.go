@@ -227,28 +227,6 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// chatRequest is the wire form of a chat completions request.
-type chatRequest struct {
-	Model               string            `json:"model"`
-	Messages            []scoring.Message `json:"messages"`
-	Temperature         *float64          `json:"temperature,omitempty"`
-	MaxTokens           int               `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
-	Seed                *int              `json:"seed,omitempty"`
-	ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
-}
-
-type responseFormat struct {
-	Type       string      `json:"type"` // json_schema or json_object
-	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
-}
-
-type jsonSchema struct {
-	Name   string          `json:"name"`
-	Strict bool            `json:"strict"`
-	Schema json.RawMessage `json:"schema"`
-}
-
 // chatResponse is the part of a chat completion the judge reads.
 type chatResponse struct {
 	Choices []struct {
@@ -269,67 +247,6 @@ type errorResponse struct {
 	Error struct {
 		Message string `json:"message"`
 	} `json:"error"`
-}
-
-// buildRequest encodes req for mode and says whether it carries a
-// response_format.
-func (j *Judge) buildRequest(req scoring.Request, mode StructuredOutputs) ([]byte, bool, error) {
-	creq := chatRequest{Model: j.cfg.Model, Messages: req.Messages, Seed: j.cfg.Seed}
-	if j.sendTemperature {
-		creq.Temperature = new(float64)
-	}
-	if j.reasoning {
-		creq.MaxCompletionTokens = j.cfg.MaxTokens
-	} else {
-		creq.MaxTokens = j.cfg.MaxTokens
-	}
-	hasSchema := req.Schema != nil && len(bytes.TrimSpace(req.Schema.Schema)) > 0
-	switch {
-	case !hasSchema:
-		// Nothing to enforce.
-	case mode == StructuredOutputsJSONSchema:
-		creq.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: req.Schema.Name, Strict: true, Schema: req.Schema.Schema}}
-	default:
-		if mode == StructuredOutputsJSONObject {
-			creq.ResponseFormat = &responseFormat{Type: "json_object"}
-		}
-		creq.Messages = withSchemaInstruction(req.Messages, req.Schema)
-	}
-	// Prompts are full of the '<' and '>' of their block delimiters; left
-	// unescaped they stay one byte each instead of six, which makes the
-	// body smaller and the encoding cheaper. The JSON means the same.
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(creq); err != nil {
-		return nil, false, fmt.Errorf("encoding judge request: %w", err)
-	}
-	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), creq.ResponseFormat != nil, nil
-}
-
-// SchemaInstruction is the sentence that spells a schema out when the
-// endpoint does not enforce it. It names the schema as "(name: X)".
-func SchemaInstruction(s *scoring.Schema) string {
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, s.Schema); err != nil {
-		compact.Reset()
-		compact.Write(s.Schema)
-	}
-	return fmt.Sprintf("Reply with only a JSON object matching this JSON Schema (name: %s): %s", s.Name, compact.String())
-}
-
-// withSchemaInstruction appends the schema to the last system message, or
-// adds a final system message when there is none. msgs is not modified.
-func withSchemaInstruction(msgs []scoring.Message, s *scoring.Schema) []scoring.Message {
-	out := append([]scoring.Message(nil), msgs...)
-	instr := SchemaInstruction(s)
-	for i := len(out) - 1; i >= 0; i-- {
-		if out[i].Role == "system" {
-			out[i].Content = strings.TrimRight(out[i].Content, "\n") + "\n\n" + instr
-			return out
-		}
-	}
-	return append(out, scoring.Message{Role: "system", Content: instr})
 }
 
 // attempt makes one HTTP call. callerCtx tells the caller's deadline apart

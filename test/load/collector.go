@@ -18,7 +18,9 @@ import (
 )
 
 // collectorConfig is the pipeline under load: otlp -> [llm_eval] -> batch -> otlphttp (the sink).
-var collectorConfig = template.Must(template.New("config").Parse(`
+var collectorConfig = template.Must(template.New("config").Funcs(template.FuncMap{
+	"list": func(s ...string) []string { return s },
+}).Parse(`
 receivers:
   otlp:
     protocols:
@@ -50,9 +52,12 @@ processors:
 {{- end}}
 {{- end}}
     scorers:
-      - name: bias
-      - name: hallucination
-      - name: prompt_alignment
+{{- range (list "bias" "hallucination" "prompt_alignment")}}
+      - name: {{.}}
+{{- if $.ReasonMode}}
+        reason_mode: {{$.ReasonMode}}
+{{- end}}
+{{- end}}
 {{- end}}
 exporters:
   otlphttp:
@@ -91,6 +96,7 @@ type configValues struct {
 	Sampling                      float64
 	MaxConcurrency, QueueSize     int
 	MaxWait                       time.Duration
+	ReasonMode                    string // scorers' reason_mode; empty leaves the default
 	// trace_context settings; zero leaves the collector's default.
 	ContextMaxTraces int
 	ContextMaxBytes  int64

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ type options struct {
 	maxConcurrency int
 	queueSize      int
 	maxWait        time.Duration
+	reasonMode     string
 	scenarios      string
 	pprof          string
 	shape          string
@@ -55,6 +57,7 @@ func main() {
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
+	flag.StringVar(&o.reasonMode, "reason-mode", "", "llm_eval scorers' reason_mode: llm or summary (empty: the collector's default)")
 	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished")
 	flag.StringVar(&o.shape, "shape", shapeChat, "GenAI traffic shape: chat (a lone chat span) or rag (invoke_agent root with retrieval, execute_tool and chat children); the unfinished scenario always sends its own shape")
 	flag.IntVar(&o.contextMaxTraces, "context-max-traces", 0, fmt.Sprintf("llm_eval trace_context.max_traces (0: collector default; unfinished: %d)", unfinishedMaxTraces))
@@ -133,7 +136,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	defer s.close()
 
 	v := configValues{Sink: s.endpoint(), Sampling: o.sampling, MaxConcurrency: o.maxConcurrency,
-		QueueSize: o.queueSize, MaxWait: o.maxWait, Pprof: o.pprof,
+		QueueSize: o.queueSize, MaxWait: o.maxWait, ReasonMode: o.reasonMode, Pprof: o.pprof,
 		ContextMaxTraces: o.contextMaxTraces, ContextMaxBytes: o.contextMaxBytes, ContextTTL: o.contextTTL}
 	switch name {
 	case "baseline":
@@ -230,8 +233,8 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 }
 
 func printReport(o options, reports []report) {
-	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d\n\n",
-		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency)
+	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d, reason_mode %s\n\n",
+		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency, cmp.Or(o.reasonMode, "default"))
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	perSpan := map[string][]float64{}
