@@ -186,7 +186,8 @@ type ScorerConfig struct {
 	StrictMode bool `mapstructure:"strict_mode"`
 	// IncludeReason asks for a reason with every score (default true).
 	IncludeReason bool `mapstructure:"include_reason"`
-	// ReasonMode is llm (an extra judge call) or summary (built from the verdicts).
+	// ReasonMode is summary (default: built from the verdicts, no extra
+	// call) or llm (the judge writes the reason in one more call).
 	ReasonMode string `mapstructure:"reason_mode"`
 	// Instructions are the rules prompt_alignment checks.
 	Instructions []string `mapstructure:"instructions"`
@@ -282,7 +283,7 @@ func defaultScorerConfig(name string) ScorerConfig {
 		Name:                  name,
 		Scale:                 1,
 		IncludeReason:         true,
-		ReasonMode:            string(scoring.ReasonLLM),
+		ReasonMode:            string(scoring.ReasonSummary),
 		UseSystemInstructions: true,
 		ScorerSelection:       defaultScorerSelection(),
 	}
