@@ -186,8 +186,7 @@ type ScorerConfig struct {
 	StrictMode bool `mapstructure:"strict_mode"`
 	// IncludeReason asks for a reason with every score (default true).
 	IncludeReason bool `mapstructure:"include_reason"`
-	// ReasonMode is summary (default: built from the verdicts, no extra
-	// call) or llm (the judge writes the reason in one more call).
+	// ReasonMode is llm (an extra judge call) or summary (built from the verdicts).
 	ReasonMode string `mapstructure:"reason_mode"`
 	// Instructions are the rules prompt_alignment checks.
 	Instructions []string `mapstructure:"instructions"`
@@ -283,7 +282,7 @@ func defaultScorerConfig(name string) ScorerConfig {
 		Name:                  name,
 		Scale:                 1,
 		IncludeReason:         true,
-		ReasonMode:            string(scoring.ReasonSummary),
+		ReasonMode:            string(scoring.ReasonLLM),
 		UseSystemInstructions: true,
 		ScorerSelection:       defaultScorerSelection(),
 	}

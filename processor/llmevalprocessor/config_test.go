@@ -53,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 	hall := defaultScorerConfig(scoring.Hallucination)
 	hall.Scale, hall.StrictMode, hall.IncludeReason = 10, true, false
 	align := defaultScorerConfig(scoring.PromptAlignment)
-	align.ReasonMode = "llm"
+	align.ReasonMode = "summary"
 	align.Instructions = []string{"Answer in English", "Cite the provided context"}
 	full.Scorers = []ScorerConfig{bias, hall, align}
 
