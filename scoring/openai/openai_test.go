@@ -333,7 +333,8 @@ func TestCallerCancelIsCanceled(t *testing.T) {
 func TestAttemptTimeoutIsRetried(t *testing.T) {
 	srv := scoringtest.New(t)
 	srv.Script(scoringtest.AnyStep, scoringtest.JSON(`{"opinions":["slow"]}`).WithDelay(time.Minute), scoringtest.JSON(`{"opinions":["fast"]}`))
-	j, fs := newTestJudge(t, srv.URL, func(c *Config) { c.Retry.AttemptTimeout = 20 * time.Millisecond })
+	// Long enough for the fast reply on a loaded machine, far shorter than the slow one.
+	j, fs := newTestJudge(t, srv.URL, func(c *Config) { c.Retry.AttemptTimeout = 500 * time.Millisecond })
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"opinions":["fast"]}`, resp.Content)

@@ -69,6 +69,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "load: -shape %q is not one of chat, rag\n", o.shape)
 		os.Exit(2)
 	}
+	if o.genAIEvery < 1 || o.rate < 1 || o.duration <= 0 {
+		fmt.Fprintln(os.Stderr, "load: -genai-every, -rate and -duration must be positive")
+		os.Exit(2)
+	}
+	if o.reasonMode != "" && o.reasonMode != "llm" && o.reasonMode != "summary" {
+		fmt.Fprintf(os.Stderr, "load: -reason-mode %q is not one of llm, summary\n", o.reasonMode)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
