@@ -39,6 +39,7 @@ type scoreFlags struct {
 	scale             float64
 	strict            bool
 	noReason          bool
+	reasonMode        string
 	instructionsFile  string
 	concurrency       int
 	timeout           time.Duration
@@ -134,7 +135,8 @@ Flags:`)
 	fs.Var(&f.threshold, "threshold", "pass/fail threshold (default: half the scale)")
 	fs.Float64Var(&f.scale, "scale", 1, "maximum score")
 	fs.BoolVar(&f.strict, "strict", false, "binary scores (0 or scale) and the strictest threshold")
-	fs.BoolVar(&f.noReason, "no-reason", false, "skip the reason step (one judge call less per case)")
+	fs.BoolVar(&f.noReason, "no-reason", false, "no reason at all (one judge call less per case)")
+	fs.StringVar(&f.reasonMode, "reason-mode", string(scoring.ReasonLLM), "llm (the judge writes the reason in one more call) or summary (built from the verdicts, no extra call)")
 	fs.StringVar(&f.instructionsFile, "instructions-file", "", "file with one instruction per line, used for cases that have none")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "cases scored at once")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "timeout of each judge HTTP request")
@@ -209,7 +211,11 @@ Flags:`)
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
-	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, Verbose: f.verbose, MaxInputChars: f.maxInputChars}
+	if m := scoring.ReasonMode(f.reasonMode); m != scoring.ReasonLLM && m != scoring.ReasonSummary {
+		return usageError(stderr, "--reason-mode %q: want %s or %s", f.reasonMode, scoring.ReasonLLM, scoring.ReasonSummary)
+	}
+	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}

@@ -423,3 +423,31 @@ func TestScoreCriteria(t *testing.T) {
 		assert.Contains(t, sys, "1. Find the steps.\n2. Check each can be followed.")
 	}
 }
+
+func TestScoreReasonMode(t *testing.T) {
+	in := jsonl(map[string]any{"input": "hi", "output": "Hello!", "instructions": []string{"Greet the user", "Answer in French"}})
+	tests := []struct {
+		mode      string
+		wantCalls int
+	}{
+		{mode: "llm", wantCalls: 2},
+		{mode: "summary", wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			code, out, stderr := runScoreCLI(t, in, append(judgeFlags(srv, "prompt_alignment"), "--reason-mode", tt.mode)...)
+			require.Equal(t, exitOK, code, stderr)
+			require.Len(t, out, 1)
+			assert.NotEmpty(t, out[0].Reason)
+			assert.Len(t, srv.Calls(), tt.wantCalls)
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		srv := scoringtest.New(t)
+		code, _, stderr := runScoreCLI(t, in, append(judgeFlags(srv, "prompt_alignment"), "--reason-mode", "poem")...)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, `--reason-mode "poem"`)
+		assert.Empty(t, srv.Calls())
+	})
+}
