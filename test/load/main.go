@@ -29,6 +29,7 @@ type options struct {
 	queueSize      int
 	maxWait        time.Duration
 	reasonMode     string
+	windows        time.Duration
 	scenarios      string
 	pprof          string
 	shape          string
@@ -58,6 +59,7 @@ func main() {
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
 	flag.StringVar(&o.reasonMode, "reason-mode", "", "llm_eval scorers' reason_mode: llm or summary (empty: the collector's default)")
+	flag.DurationVar(&o.windows, "windows", 0, "llm_eval scenario: send GenAI spans only in every other window of this length (the others carry the same spans unselectable) and report the CPU per evaluated generation measured inside one collector process; 0: off")
 	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished")
 	flag.StringVar(&o.shape, "shape", shapeChat, "GenAI traffic shape: chat (a lone chat span) or rag (invoke_agent root with retrieval, execute_tool and chat children); the unfinished scenario always sends its own shape")
 	flag.IntVar(&o.contextMaxTraces, "context-max-traces", 0, fmt.Sprintf("llm_eval trace_context.max_traces (0: collector default; unfinished: %d)", unfinishedMaxTraces))
@@ -71,6 +73,10 @@ func main() {
 	}
 	if o.genAIEvery < 1 || o.rate < 1 || o.duration <= 0 {
 		fmt.Fprintln(os.Stderr, "load: -genai-every, -rate and -duration must be positive")
+		os.Exit(2)
+	}
+	if o.windows != 0 && o.windows < 2*windowSettle {
+		fmt.Fprintf(os.Stderr, "load: -windows must be at least %s\n", 2*windowSettle)
 		os.Exit(2)
 	}
 	if o.reasonMode != "" && o.reasonMode != "llm" && o.reasonMode != "summary" {
@@ -105,6 +111,7 @@ type report struct {
 	joins               map[string]float64 // context_joins by source
 	ctxBytesSeries      []float64          // every 5 s while sending
 	elapsed             time.Duration
+	windows             []window // -windows
 }
 
 func run(ctx context.Context, o options) error {
@@ -186,6 +193,12 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	sendCtx, cancel := context.WithTimeout(ctx, o.duration)
 	done := make(chan struct{})
 	go func() { snd.run(sendCtx, o.rate); close(done) }()
+	windowsDone := make(chan []window, 1)
+	if o.windows > 0 && name == "llm_eval" {
+		go func() { windowsDone <- measureWindows(sendCtx, c, snd, o.windows) }()
+	} else {
+		windowsDone <- nil
+	}
 	for sampling := true; sampling; {
 		select {
 		case <-done:
@@ -197,6 +210,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		}
 	}
 	cancel()
+	r.windows = <-windowsDone
 	// Drained: every accepted span is out and nothing arrived for 2 s, or
 	// max_wait plus a margin passed.
 	deadline := time.Now().Add(o.maxWait + 20*time.Second)
@@ -273,6 +287,9 @@ func printReport(o options, reports []report) {
 			fmt.Printf("%s: %.0f evaluations, %.0f refused by the open circuit breaker, %.0f spans passed unscored\n",
 				r.name, r.evaluations, r.circuitOpen, r.unscored)
 		}
+	}
+	for _, r := range reports {
+		printWindows(r.name, r.windows)
 	}
 	for _, r := range reports {
 		var series []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -45,6 +46,10 @@ type sender struct {
 	rejected int
 	genAI    int
 	seq      int
+	// hideGenAI, while set, sends each chat span with its operation name
+	// renamed, so that llm_eval passes it like any other span: the same
+	// bytes arrive, and nothing is evaluated (-windows).
+	hideGenAI atomic.Bool
 }
 
 func newSender(endpoint string, genAIEvery int, shape string) *sender {
@@ -156,7 +161,11 @@ func (s *sender) chatTrace(spans ptrace.SpanSlice, trace pcommon.TraceID, now ti
 		span := newSpan(spans, trace, parent, now, 20*time.Millisecond)
 		if seq%s.genAIEvery == 0 {
 			chatSpan(span, seq)
-			genAI++
+			if s.hideGenAI.Load() {
+				hideOperation(span)
+			} else {
+				genAI++
+			}
 		} else {
 			httpSpan(span, i)
 		}
@@ -241,6 +250,16 @@ func chatSpan(span ptrace.Span, seq int) {
 		`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_order","arguments":{"id":%d}}]},`+
 		`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","response":"Order %d shipped on 2026-11-18 by DHL, expected delivery 2026-11-21."}]}]`, seq, seq, seq))
 	a.PutStr("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"text","content":"Order %d shipped on November 18 with DHL and should arrive on November 21."}],"finish_reason":"stop"}]`, seq))
+}
+
+// hideOperation renames the span's gen_ai.operation.name, which leaves no
+// attribute llm_eval selects a generation by.
+func hideOperation(span ptrace.Span) {
+	a := span.Attributes()
+	if v, ok := a.Get("gen_ai.operation.name"); ok {
+		a.PutStr("load.hidden.operation.name", v.Str())
+		a.Remove("gen_ai.operation.name")
+	}
 }
 
 // agentSpan is an invoke_agent root with the user's request and the final
