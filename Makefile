@@ -81,7 +81,9 @@ demo: build
 # 10,000 spans/s without and with llm_eval, through a judge outage and under
 # never-finishing agent traces (scenario unfinished, small trace_context limits).
 # LOAD_FLAGS passes flags to test/load, e.g. LOAD_FLAGS="-sampling 1 -duration 30s"
-# or LOAD_FLAGS="-shape rag -scenarios baseline,llm_eval,unfinished" (agent/RAG traces).
+# or LOAD_FLAGS="-shape rag -scenarios baseline,llm_eval,unfinished" (agent/RAG traces),
+# or LOAD_FLAGS="-duration 200s -windows 20s -scenarios llm_eval" (CPU per evaluated
+# generation measured inside one process).
 load: $(COLLECTOR)
 	$(GO) run ./test/load -collector $(COLLECTOR) $(LOAD_FLAGS)
 
