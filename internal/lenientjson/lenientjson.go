@@ -198,21 +198,8 @@ func (p *lenientParser) array(depth int) (any, error) {
 			return out, err
 		}
 		out = append(out, v)
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return out, ErrTruncated
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-			if p.closes(']') {
-				return out, nil
-			}
-		case ']':
-			p.i++
-			return out, nil
-		default:
-			return out, ErrSyntax
+		if done, err := p.afterItem(']'); done || err != nil {
+			return out, err
 		}
 	}
 }
@@ -254,23 +241,29 @@ func (p *lenientParser) object(depth int) (any, error) {
 			return out, err
 		}
 		out[k.(string)] = v
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return out, ErrTruncated
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-			if p.closes('}') {
-				return out, nil
-			}
-		case '}':
-			p.i++
-			return out, nil
-		default:
-			return out, ErrSyntax
+		if done, err := p.afterItem('}'); done || err != nil {
+			return out, err
 		}
 	}
+}
+
+// afterItem reads what follows an array element or object member: a comma
+// (one before close is tolerated) or close. It reports whether the
+// container ended.
+func (p *lenientParser) afterItem(close byte) (bool, error) {
+	p.skipSpace()
+	if p.i >= len(p.s) {
+		return false, ErrTruncated
+	}
+	switch p.s[p.i] {
+	case ',':
+		p.i++
+		return p.closes(close), nil
+	case close:
+		p.i++
+		return true, nil
+	}
+	return false, ErrSyntax
 }
 
 // str reads a string. A string cut by the end of input returns its prefix
