@@ -81,17 +81,6 @@ func printWindows(name string, ws []window) {
 	if len(perGen) == 0 {
 		return
 	}
-	fmt.Printf("windows, %s: %d windows with GenAI against their neighbours without: CPU per evaluated generation median %.2f ms (each: %s); CPU with / without median %.3f x\n",
-		name, len(perGen), median(perGen), formatAll(perGen, "%.2f"), median(ratios))
-}
-
-func formatAll(v []float64, f string) string {
-	s := ""
-	for i, x := range v {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf(f, x)
-	}
-	return s
+	fmt.Printf("windows, %s: %d windows with GenAI against their neighbours without: CPU per evaluated generation median %.2f ms (each: %.2f); CPU with / without median %.3f x\n",
+		name, len(perGen), median(perGen), perGen, median(ratios))
 }
