@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/llm-eval/llm_eval/internal/jsonstring"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -104,7 +104,7 @@ func withSchemaInstruction(msgs []scoring.Message, s *scoring.Schema) []scoring.
 // copy out of its buffer were a tenth of a call's client-side CPU.
 func (r *chatRequest) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"model":`...)
-	dst = appendString(dst, r.Model)
+	dst = jsonstring.Append(dst, r.Model, false)
 	dst = append(dst, `,"messages":`...)
 	if r.Messages == nil {
 		dst = append(dst, "null"...) // as encoding/json; Complete never sends it
@@ -116,9 +116,9 @@ func (r *chatRequest) appendJSON(dst []byte) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"role":`...)
-		dst = appendString(dst, m.Role)
+		dst = jsonstring.Append(dst, m.Role, false)
 		dst = append(dst, `,"content":`...)
-		dst = appendString(dst, m.Content)
+		dst = jsonstring.Append(dst, m.Content, false)
 		dst = append(dst, '}')
 	}
 	if r.Messages != nil {
@@ -142,10 +142,10 @@ func (r *chatRequest) appendJSON(dst []byte) ([]byte, error) {
 	}
 	if f := r.ResponseFormat; f != nil {
 		dst = append(dst, `,"response_format":{"type":`...)
-		dst = appendString(dst, f.Type)
+		dst = jsonstring.Append(dst, f.Type, false)
 		if s := f.JSONSchema; s != nil {
 			dst = append(dst, `,"json_schema":{"name":`...)
-			dst = appendString(dst, s.Name)
+			dst = jsonstring.Append(dst, s.Name, false)
 			dst = append(dst, `,"strict":`...)
 			dst = strconv.AppendBool(dst, s.Strict)
 			dst = append(dst, `,"schema":`...)
@@ -159,58 +159,4 @@ func (r *chatRequest) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does
-// with HTML escaping off: quotes, backslashes and control characters, U+2028
-// and U+2029, and invalid UTF-8 as U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -56,16 +56,3 @@ func TestRequestJSONRejectsABadSchema(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema broken")
 }
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\"\\", "\x00\x01\x1f\x7f", "\b\f\n\r\t", "<>&", "\u2028\u2029", "\xff", "a\xc3", "é日🙂"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want := encodingJSON(t, s)
-		got := appendString(nil, s)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("appendString(%q) = %s, encoding/json gives %s", s, got, want)
-		}
-	})
-}
