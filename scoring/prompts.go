@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -14,27 +13,17 @@ import (
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
 
-// Delimiters of a data block: a line blockOpen+NAME starts it and a line
-// NAME+blockClose ends it. json.Marshal escapes '<' and '>', so evaluated
-// text can never contain either delimiter.
-const (
-	blockOpen  = "<<<"
-	blockClose = ">>>"
-)
-
-// prompts holds every step's system and user templates. Templates only
-// reach evaluated text through text, list and jsonl, which JSON-escape it.
+// prompts holds every step's system prompt. They never see evaluated
+// text, which only user messages carry (userMessage).
 var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
-	"text":  textBlock,
-	"list":  listBlock,
-	"jsonl": jsonlBlock,
 	// The marker as the judge sees it, without its leading space.
 	"truncationMarker": func() string { return strings.TrimSpace(TruncationMarker) },
 	"inc":              func(i int) int { return i + 1 },
 }).ParseFS(promptFS, "prompts/*.tmpl"))
 
-// promptData is what the templates see. Text fields are raw; the block
-// functions escape them.
+// promptData is what a step's prompt is built from: system templates read
+// Scorer, Scale and Criterion, userMessage the rest. Text fields are raw;
+// the block writers escape them.
 type promptData struct {
 	Scorer       string
 	Input        string
@@ -51,58 +40,19 @@ type promptData struct {
 	Criterion *criterion
 }
 
-// quote renders s as a JSON string literal: one line, with quotes, control
-// characters and angle brackets escaped.
-func quote(s string) string {
-	b, err := json.Marshal(s)
-	if err != nil { // cannot happen for a string
-		return `""`
-	}
-	return string(b)
-}
-
-func textBlock(name, s string) string {
-	return blockOpen + name + "\n" + quote(s) + "\n" + name + blockClose
-}
-
-func listBlock(name string, items []string) string {
-	var b strings.Builder
-	b.WriteString(blockOpen + name + "\n")
-	for i, it := range items {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, quote(it))
-	}
-	b.WriteString(name + blockClose)
-	return b.String()
-}
-
-func jsonlBlock(name string, items []any) (string, error) {
-	var b strings.Builder
-	b.WriteString(blockOpen + name + "\n")
-	for _, it := range items {
-		j, err := json.Marshal(it)
-		if err != nil {
-			return "", fmt.Errorf("encoding %s item: %w", name, err)
-		}
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	b.WriteString(name + blockClose)
-	return b.String(), nil
-}
-
 // render builds the system and user messages of the named prompt.
 func render(name string, data promptData) ([]Message, error) {
 	sys, err := renderSystem(name, data)
 	if err != nil {
 		return nil, err
 	}
-	var user strings.Builder
-	if err := prompts.ExecuteTemplate(&user, name+".user", data); err != nil {
-		return nil, fmt.Errorf("rendering %s user prompt: %w", name, err)
+	user, err := userMessage(name, data)
+	if err != nil {
+		return nil, err
 	}
 	return []Message{
 		{Role: "system", Content: sys},
-		{Role: "user", Content: user.String()},
+		{Role: "user", Content: user},
 	}, nil
 }
 
