@@ -8,20 +8,36 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
+// plain and plainHTML mark the bytes copied as they are: printable ASCII
+// but '"' and '\\' (and, for HTML, '<', '>' and '&'). A table lookup per
+// byte is what makes the common run of plain text fast.
+var plain, plainHTML = func() (p, h [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		p[b] = b != '"' && b != '\\'
+		h[b] = p[b] && b != '<' && b != '>' && b != '&'
+	}
+	return p, h
+}()
+
 // Append appends s to dst as a JSON string literal: quotes, backslashes and
 // control characters escaped, U+2028 and U+2029 as \u escapes, invalid
 // UTF-8 as U+FFFD. With html, '<', '>' and '&' are escaped too, as
 // json.Marshal does; without it the output is that of an Encoder with
 // SetEscapeHTML(false).
 func Append(dst []byte, s string, html bool) []byte {
+	safe := &plain
+	if html {
+		safe = &plainHTML
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&')) {
-				i++
-				continue
-			}
+		b := s[i]
+		if safe[b] {
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':

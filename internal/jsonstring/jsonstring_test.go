@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +61,15 @@ func ExampleAppend() {
 	// Output:
 	// "\u003c\u003c\u003cOUTPUT \"hi\"\n"
 	// "<<<OUTPUT \"hi\"\n"
+}
+
+// BenchmarkAppend escapes a system prompt's worth of plain text, the
+// common case of a judge request.
+func BenchmarkAppend(b *testing.B) {
+	s := strings.Repeat("You are an evaluator. Read the text (\"x\") and list its opinions.\n- A block: <<<OUTPUT\n", 50)
+	buf := make([]byte, 0, 2*len(s))
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = Append(buf[:0], s, false)
+	}
 }
