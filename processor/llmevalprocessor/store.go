@@ -80,6 +80,14 @@ type evalStore struct {
 	// evaluations waits for a worker; its capacity covers every
 	// evaluation of capacity items, so dispatch never blocks.
 	evaluations chan evaluation
+	// idle holds the wake channels of workers parked on an empty queue,
+	// the most recently parked last; guarded by mu. Dispatch wakes the
+	// last one, so evaluations run on few workers whose stacks are grown.
+	// Receiving on the channel would instead rotate them through every
+	// worker, and the GC shrinks the stack of each worker left idle, which
+	// then grows again, copied frame by frame, inside its next evaluation
+	// (the GC runs several times a second in a busy collector).
+	idle []chan struct{}
 	// workers counts worker goroutines and expiry runs in progress.
 	workers sync.WaitGroup
 
@@ -217,10 +225,20 @@ func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
 	}
 	select {
 	case s.evaluations <- ev:
+		s.wakeWorker()
 	default: // cannot happen: capacity covers every admitted item's evaluations
 		item.pending--
 		item.results[i] = &evalResult{scorer: sc.cfg.Name, at: s.now(),
 			result: errorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
+	}
+}
+
+// wakeWorker wakes the most recently parked worker, if any. Called with mu
+// held.
+func (s *evalStore) wakeWorker() {
+	if n := len(s.idle); n > 0 {
+		s.idle[n-1] <- struct{}{}
+		s.idle = s.idle[:n-1]
 	}
 }
 
@@ -262,12 +280,43 @@ func (s *evalStore) expire() {
 	}
 }
 
-// work runs evaluations until the channel is closed at shutdown.
+// work runs evaluations until the channel is closed at shutdown, parking
+// in idle while the queue is empty.
 func (s *evalStore) work() {
 	defer s.workers.Done()
-	for ev := range s.evaluations {
+	wake := make(chan struct{}, 1)
+	for {
+		ev, ok, got := s.next(wake)
+		if !ok {
+			return
+		}
+		if !got {
+			<-wake
+			continue
+		}
 		s.finish(ev.item, ev.scorerIndex, s.run(ev))
 	}
+}
+
+// next takes a queued evaluation (got), or parks wake in idle when the
+// queue is empty; ok is false once the queue is closed. The second look
+// is under mu, where dispatch queues and wakes, so no evaluation can be
+// queued between that look and parking without waking a worker.
+func (s *evalStore) next(wake chan struct{}) (ev evaluation, ok, got bool) {
+	select {
+	case ev, ok = <-s.evaluations:
+		return ev, ok, ok
+	default:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case ev, ok = <-s.evaluations:
+		return ev, ok, ok
+	default:
+	}
+	s.idle = append(s.idle, wake)
+	return evaluation{}, true, false
 }
 
 // run runs one evaluation, bounded by its item's deadline.
@@ -407,6 +456,11 @@ func (s *evalStore) shutdown(ctx context.Context) error {
 		s.leave(item, leftShutdown)
 	}
 	close(s.evaluations) // no sender left: admit checks the phase under mu
+	s.mu.Lock()
+	for len(s.idle) > 0 {
+		s.wakeWorker() // each finds the queue closed
+	}
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		s.workers.Wait()
