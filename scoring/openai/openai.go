@@ -227,21 +227,6 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// chatResponse is the part of a chat completion the judge reads.
-type chatResponse struct {
-	Choices []struct {
-		Message struct {
-			Content string `json:"content"`
-			Refusal string `json:"refusal"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-}
-
 // errorResponse is an OpenAI error body.
 type errorResponse struct {
 	Error struct {
@@ -284,8 +269,8 @@ func (j *Judge) attempt(callerCtx, actx context.Context, body []byte, withFormat
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return scoring.Response{}, j.statusFailure(resp, data, withFormat)
 	}
-	var cr chatResponse
-	if err := json.Unmarshal(data, &cr); err != nil {
+	cr, err := decodeReply(data)
+	if err != nil {
 		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: resp.StatusCode,
 			Err: fmt.Errorf("judge reply is not a chat completion: %s", j.bounded(err.Error()))}}
 	}
