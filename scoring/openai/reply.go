@@ -29,8 +29,8 @@ type chatUsage struct {
 
 // decodeReply decodes a chat completion as json.Unmarshal does. Replies
 // as endpoints write them take a direct path: encoding/json scans a reply
-// twice and reflects over the struct, which was about a tenth of an
-// evaluation's collector CPU. Anything that path does not expect exactly
+// twice and reflects over the struct, several per cent of an evaluation's
+// collector CPU in a load profile. Anything that path does not expect exactly
 // (a \u escape, a key in another case, a repeated key, a number that is
 // not a plain integer, a value of another type, deep nesting, invalid
 // JSON) goes to json.Unmarshal, which decides. So the replies accepted
