@@ -76,53 +76,40 @@ func (p *replyParser) choices(cr *chatResponse) bool {
 		cr.Choices = nil
 		return true
 	}
-	if !p.byte('[') {
-		return false
-	}
-	p.space()
 	cr.Choices = make([]chatChoice, 0, 1)
-	if p.byte(']') {
+	return p.array(func() bool {
+		cr.Choices = append(cr.Choices, chatChoice{})
+		return p.choice(&cr.Choices[len(cr.Choices)-1])
+	})
+}
+
+func (p *replyParser) choice(c *chatChoice) bool {
+	var seenMessage, seenFinish bool
+	return p.object(func(key []byte) bool {
+		switch string(key) {
+		case "message":
+			return once(&seenMessage) && p.message(&c.Message)
+		case "finish_reason":
+			return once(&seenFinish) && p.stringOrNull(&c.FinishReason)
+		}
+		return p.unknown(key, "message", "finish_reason")
+	})
+}
+
+func (p *replyParser) message(m *chatMessage) bool {
+	if p.null() {
 		return true
 	}
-	for {
-		cr.Choices = append(cr.Choices, chatChoice{})
-		c := &cr.Choices[len(cr.Choices)-1]
-		var seenMessage, seenFinish bool
-		ok := p.object(func(key []byte) bool {
-			switch string(key) {
-			case "message":
-				if !once(&seenMessage) {
-					return false
-				}
-				if p.null() {
-					return true
-				}
-				var seenContent, seenRefusal bool
-				return p.object(func(key []byte) bool {
-					switch string(key) {
-					case "content":
-						return once(&seenContent) && p.stringOrNull(&c.Message.Content)
-					case "refusal":
-						return once(&seenRefusal) && p.stringOrNull(&c.Message.Refusal)
-					}
-					return p.unknown(key, "content", "refusal")
-				})
-			case "finish_reason":
-				return once(&seenFinish) && p.stringOrNull(&c.FinishReason)
-			}
-			return p.unknown(key, "message", "finish_reason")
-		})
-		if !ok {
-			return false
+	var seenContent, seenRefusal bool
+	return p.object(func(key []byte) bool {
+		switch string(key) {
+		case "content":
+			return once(&seenContent) && p.stringOrNull(&m.Content)
+		case "refusal":
+			return once(&seenRefusal) && p.stringOrNull(&m.Refusal)
 		}
-		p.space()
-		if p.byte(']') {
-			return true
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+		return p.unknown(key, "content", "refusal")
+	})
 }
 
 func (p *replyParser) usage(cr *chatResponse) bool {
@@ -196,6 +183,30 @@ func (p *replyParser) object(member func(key []byte) bool) bool {
 		}
 		p.space()
 		if p.byte('}') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// array reads an array, calling elem with p at each element.
+func (p *replyParser) array(elem func() bool) bool {
+	if !p.byte('[') {
+		return false
+	}
+	p.space()
+	if p.byte(']') {
+		return true
+	}
+	for {
+		p.space()
+		if !elem() {
+			return false
+		}
+		p.space()
+		if p.byte(']') {
 			return true
 		}
 		if !p.byte(',') {
@@ -380,24 +391,7 @@ func (p *replyParser) skip(depth int) bool {
 	case c == '{':
 		return p.object(func([]byte) bool { return p.skip(depth + 1) })
 	case c == '[':
-		p.i++
-		p.space()
-		if p.byte(']') {
-			return true
-		}
-		for {
-			p.space()
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.space()
-			if p.byte(']') {
-				return true
-			}
-			if !p.byte(',') {
-				return false
-			}
-		}
+		return p.array(func() bool { return p.skip(depth + 1) })
 	case c == '"':
 		return p.skipString()
 	case c == 't':
