@@ -115,9 +115,3 @@ func appendJSONL(b []byte, name string, items []any) ([]byte, error) {
 	}
 	return append(b, name+blockClose...), nil
 }
-
-// quote renders s as a JSON string literal: one line, with quotes, control
-// characters and angle brackets escaped.
-func quote(s string) string {
-	return string(jsonstring.Append(nil, s, true))
-}
