@@ -6,6 +6,7 @@ package scoringtest
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,6 +47,28 @@ func NewServer() *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL + "/v1"
 	return s
+}
+
+// NewTLSServer starts a fake judge that serves HTTPS with HTTP/2, as hosted
+// judges do, under a self-signed certificate (see CertificatePEM). Close it
+// when done.
+func NewTLSServer() *Server {
+	s := &Server{scripts: map[string][]Reply{}}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.srv.EnableHTTP2 = true
+	s.srv.StartTLS()
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// CertificatePEM returns the PEM-encoded certificate of a server started by
+// NewTLSServer, for a client's CA file; nil for a plain HTTP server.
+func (s *Server) CertificatePEM() []byte {
+	cert := s.srv.Certificate()
+	if cert == nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 }
 
 // New starts a fake judge that is closed when t ends.

@@ -3,6 +3,8 @@ package scoringtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -252,4 +254,31 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, s.Calls(), 16)
 	assert.Equal(t, 0, s.Pending())
+}
+
+func TestTLSServerServesHTTP2UnderItsCertificate(t *testing.T) {
+	s := NewTLSServer()
+	t.Cleanup(s.Close)
+	pemBytes := s.CertificatePEM()
+	require.NotEmpty(t, pemBytes)
+
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(pemBytes), "the PEM holds the server's certificate")
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: pool},
+		ForceAttemptHTTP2: true,
+	}}
+	t.Cleanup(client.CloseIdleConnections)
+	resp, err := client.Post(s.URL+"/chat/completions", "application/json",
+		bytes.NewReader(schemaBody("bias_opinions", Message{Role: "user", Content: "The sky is blue."})))
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	assert.Equal(t, 2, resp.ProtoMajor, "served over HTTP/2")
+	assert.Contains(t, content(t, resp), "opinions")
+
+	// A client that does not trust the certificate is refused.
+	_, err = http.Post(s.URL+"/chat/completions", "application/json", bytes.NewReader(textBody()))
+	require.Error(t, err)
+	plain := New(t)
+	assert.Nil(t, plain.CertificatePEM(), "a plain HTTP server has no certificate")
 }
