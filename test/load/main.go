@@ -32,6 +32,7 @@ type options struct {
 	windows        time.Duration
 	scenarios      string
 	pprof          string
+	windowProfiles string
 	shape          string
 	// trace_context of the llm_eval scenarios (0: collector default; the
 	// unfinished scenario uses small limits when left 0).
@@ -66,6 +67,7 @@ func main() {
 	flag.Int64Var(&o.contextMaxBytes, "context-max-bytes", 0, fmt.Sprintf("llm_eval trace_context.max_bytes (0: collector default; unfinished: %d)", unfinishedMaxBytes))
 	flag.DurationVar(&o.contextTTL, "context-ttl", 0, "llm_eval trace_context.ttl (0: collector default)")
 	flag.StringVar(&o.pprof, "pprof", "", "serve the collector's pprof on this address (the binary must include pprofextension)")
+	flag.StringVar(&o.windowProfiles, "window-profiles", "", "with -windows and -pprof: write a CPU profile of every window into this directory (window-NN-genai.pprof and window-NN-plain.pprof)")
 	flag.Parse()
 	if o.shape != shapeChat && o.shape != shapeRAG {
 		fmt.Fprintf(os.Stderr, "load: -shape %q is not one of chat, rag\n", o.shape)
@@ -77,6 +79,10 @@ func main() {
 	}
 	if o.windows != 0 && o.windows < 2*windowSettle {
 		fmt.Fprintf(os.Stderr, "load: -windows must be at least %s\n", 2*windowSettle)
+		os.Exit(2)
+	}
+	if o.windowProfiles != "" && (o.windows == 0 || o.pprof == "") {
+		fmt.Fprintln(os.Stderr, "load: -window-profiles needs -windows and -pprof")
 		os.Exit(2)
 	}
 	if o.reasonMode != "" && o.reasonMode != "llm" && o.reasonMode != "summary" {
@@ -195,7 +201,9 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	go func() { snd.run(sendCtx, o.rate); close(done) }()
 	windowsDone := make(chan []window, 1)
 	if o.windows > 0 && name == "llm_eval" {
-		go func() { windowsDone <- measureWindows(sendCtx, c, snd, o.windows) }()
+		go func() {
+			windowsDone <- measureWindows(sendCtx, c, snd, o.windows, windowProfiles{addr: o.pprof, dir: o.windowProfiles})
+		}()
 	} else {
 		windowsDone <- nil
 	}

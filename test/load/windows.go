@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -16,7 +20,11 @@ type window struct {
 	genAI   bool    // GenAI spans were selectable in this window
 	cpu     float64 // collector CPU seconds per second
 	sampled float64 // generations sampled for evaluation per second
+	alloc   float64 // bytes the collector allocated per second
 }
+
+// metricAllocBytes is the collector's count of heap bytes allocated.
+const metricAllocBytes = "otelcol_process_runtime_total_alloc_bytes"
 
 // measureWindows alternates the sender between windows with and without
 // selectable GenAI spans, starting without, until ctx ends, and measures
@@ -24,7 +32,11 @@ type window struct {
 // same spans and bytes, so within one collector process their difference is
 // the cost of evaluating, free of the run-to-run noise that comparing two
 // processes carries.
-func measureWindows(ctx context.Context, c *collector, snd *sender, length time.Duration) []window {
+//
+// With profiles set, each window's measured stretch is also recorded as a
+// CPU profile in profiles.dir, so that the windows with GenAI can be merged
+// and compared with those without (go tool pprof -diff_base).
+func measureWindows(ctx context.Context, c *collector, snd *sender, length time.Duration, profiles windowProfiles) []window {
 	var out []window
 	for on := false; ; on = !on {
 		snd.hideGenAI.Store(!on)
@@ -37,7 +49,8 @@ func measureWindows(ctx context.Context, c *collector, snd *sender, length time.
 		if err != nil {
 			return out
 		}
-		sampled0, t0 := c.metric("otelcol_processor_llm_eval_spans_sampled"), time.Now()
+		sampled0, alloc0, t0 := c.metric("otelcol_processor_llm_eval_spans_sampled"), c.metric(metricAllocBytes), time.Now()
+		profiled := profiles.start(ctx, len(out), on, length-windowSettle)
 		select {
 		case <-ctx.Done():
 			return out // a window cut short is not measured
@@ -48,9 +61,61 @@ func measureWindows(ctx context.Context, c *collector, snd *sender, length time.
 			return out
 		}
 		d := time.Since(t0).Seconds()
+		if err := <-profiled; err != nil {
+			fmt.Fprintf(os.Stderr, "load: window profile: %v\n", err)
+		}
 		out = append(out, window{genAI: on, cpu: (cpu1 - cpu0) / d,
-			sampled: (c.metric("otelcol_processor_llm_eval_spans_sampled") - sampled0) / d})
+			sampled: (c.metric("otelcol_processor_llm_eval_spans_sampled") - sampled0) / d,
+			alloc:   (c.metric(metricAllocBytes) - alloc0) / d})
 	}
+}
+
+// windowProfiles records a CPU profile of each window through the
+// collector's pprof extension at addr into dir; with dir empty it does
+// nothing.
+type windowProfiles struct{ addr, dir string }
+
+// start fetches a profile of the coming stretch of window i, one second
+// shorter than it so that it ends inside the window, and reports on the
+// returned channel once it is written.
+func (p windowProfiles) start(ctx context.Context, i int, genAI bool, stretch time.Duration) <-chan error {
+	done := make(chan error, 1)
+	if p.dir == "" {
+		done <- nil
+		return done
+	}
+	kind := "plain"
+	if genAI {
+		kind = "genai"
+	}
+	path := filepath.Join(p.dir, fmt.Sprintf("window-%02d-%s.pprof", i, kind))
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.addr, int((stretch - time.Second).Seconds()))
+	go func() { done <- fetchProfile(ctx, url, path) }()
+	return done
+}
+
+func fetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // printWindows reports the CPU per evaluated generation of a -windows run:
@@ -60,15 +125,16 @@ func printWindows(name string, ws []window) {
 	if len(ws) < 3 {
 		return
 	}
-	var perGen, ratios []float64
+	var perGen, ratios, allocPerGen []float64
 	for i, w := range ws {
 		if !w.genAI || w.sampled <= 0 {
 			continue
 		}
-		var off []float64
+		var off, offAlloc []float64
 		for _, j := range []int{i - 1, i + 1} {
 			if j >= 0 && j < len(ws) && !ws[j].genAI {
 				off = append(off, ws[j].cpu)
+				offAlloc = append(offAlloc, ws[j].alloc)
 			}
 		}
 		if len(off) == 0 {
@@ -76,11 +142,12 @@ func printWindows(name string, ws []window) {
 		}
 		base := (off[0] + off[len(off)-1]) / 2
 		perGen = append(perGen, (w.cpu-base)/w.sampled*1000)
+		allocPerGen = append(allocPerGen, (w.alloc-(offAlloc[0]+offAlloc[len(offAlloc)-1])/2)/w.sampled/1024)
 		ratios = append(ratios, w.cpu/base)
 	}
 	if len(perGen) == 0 {
 		return
 	}
-	fmt.Printf("windows, %s: %d windows with GenAI against their neighbours without: CPU per evaluated generation median %.2f ms (each: %.2f); CPU with / without median %.3f x\n",
-		name, len(perGen), median(perGen), perGen, median(ratios))
+	fmt.Printf("windows, %s: %d windows with GenAI against their neighbours without: CPU per evaluated generation median %.2f ms (each: %.2f); CPU with / without median %.3f x; heap allocated per evaluated generation median %.0f KiB\n",
+		name, len(perGen), median(perGen), perGen, median(ratios), median(allocPerGen))
 }
