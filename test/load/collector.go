@@ -32,6 +32,10 @@ processors:
   llm_eval:
     judge:
       endpoint: {{.Judge}}
+{{- if .JudgeCAFile}}
+      tls:
+        ca_file: {{.JudgeCAFile}}
+{{- end}}
       timeout: 10s
       model: load-judge
       max_concurrency: {{.MaxConcurrency}}
@@ -91,6 +95,7 @@ service:
 
 type configValues struct {
 	Receiver, Sink, Health, Judge string
+	JudgeCAFile                   string // with an HTTPS judge: its certificate
 	Pprof                         string // pprof extension address; needs a build with pprofextension
 	TelemetryPort                 int
 	Sampling                      float64

@@ -25,6 +25,7 @@ type options struct {
 	genAIEvery     int
 	sampling       float64
 	judgeLatency   time.Duration
+	judgeTLS       bool
 	maxConcurrency int
 	queueSize      int
 	maxWait        time.Duration
@@ -56,6 +57,7 @@ func main() {
 	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%); with -shape rag the trace holding it is an agent trace")
 	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
 	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
+	flag.BoolVar(&o.judgeTLS, "judge-tls", false, "serve the fake judge over HTTPS with HTTP/2, as hosted judges are served, instead of plain HTTP/1.1")
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
@@ -162,17 +164,23 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	switch name {
 	case "baseline":
 	case "llm_eval":
-		judge, stopJudge := startJudge(o.judgeLatency)
-		defer stopJudge()
-		v.Judge = judge
+		judge, err := startJudge(o.judgeLatency, o.judgeTLS, dir)
+		if err != nil {
+			return r, err
+		}
+		defer judge.stop()
+		v.Judge, v.JudgeCAFile = judge.url, judge.caFile
 	case "outage":
 		v.Judge = "http://" + freeAddr() + "/v1" // nothing listens: connection refused
 	case "unfinished":
 		// Every trace is sampled, so every retrieval and tool span goes
 		// into the index, and no generation ever comes to use it.
-		judge, stopJudge := startJudge(o.judgeLatency)
-		defer stopJudge()
-		v.Judge = judge
+		judge, err := startJudge(o.judgeLatency, o.judgeTLS, dir)
+		if err != nil {
+			return r, err
+		}
+		defer judge.stop()
+		v.Judge, v.JudgeCAFile = judge.url, judge.caFile
 		v.Sampling = 100
 		r.shape, r.sampling = shapeUnfinished, 100
 		if v.ContextMaxTraces == 0 {
@@ -263,8 +271,12 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 }
 
 func printReport(o options, reports []report) {
-	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s, max_concurrency %d, reason_mode %s\n\n",
-		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, o.maxConcurrency, cmp.Or(o.reasonMode, "default"))
+	transport := "HTTP/1.1"
+	if o.judgeTLS {
+		transport = "HTTPS, HTTP/2"
+	}
+	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s\n\n",
+		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"))
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	perSpan := map[string][]float64{}
