@@ -163,31 +163,26 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		ContextMaxTraces: o.contextMaxTraces, ContextMaxBytes: o.contextMaxBytes, ContextTTL: o.contextTTL}
 	switch name {
 	case "baseline":
-	case "llm_eval":
-		judge, err := startJudge(o.judgeLatency, o.judgeTLS, dir)
-		if err != nil {
-			return r, err
-		}
-		defer judge.stop()
-		v.Judge, v.JudgeCAFile = judge.url, judge.caFile
 	case "outage":
 		v.Judge = "http://" + freeAddr() + "/v1" // nothing listens: connection refused
-	case "unfinished":
-		// Every trace is sampled, so every retrieval and tool span goes
-		// into the index, and no generation ever comes to use it.
+	case "llm_eval", "unfinished":
 		judge, err := startJudge(o.judgeLatency, o.judgeTLS, dir)
 		if err != nil {
 			return r, err
 		}
 		defer judge.stop()
 		v.Judge, v.JudgeCAFile = judge.url, judge.caFile
-		v.Sampling = 100
-		r.shape, r.sampling = shapeUnfinished, 100
-		if v.ContextMaxTraces == 0 {
-			v.ContextMaxTraces = unfinishedMaxTraces
-		}
-		if v.ContextMaxBytes == 0 {
-			v.ContextMaxBytes = unfinishedMaxBytes
+		if name == "unfinished" {
+			// Every trace is sampled, so every retrieval and tool span goes
+			// into the index, and no generation ever comes to use it.
+			v.Sampling = 100
+			r.shape, r.sampling = shapeUnfinished, 100
+			if v.ContextMaxTraces == 0 {
+				v.ContextMaxTraces = unfinishedMaxTraces
+			}
+			if v.ContextMaxBytes == 0 {
+				v.ContextMaxBytes = unfinishedMaxBytes
+			}
 		}
 	default:
 		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage, unfinished)", name)
