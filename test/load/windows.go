@@ -23,8 +23,12 @@ type window struct {
 	alloc   float64 // bytes the collector allocated per second
 }
 
-// metricAllocBytes is the collector's count of heap bytes allocated.
-const metricAllocBytes = "otelcol_process_runtime_total_alloc_bytes"
+// Counters read at each window's ends: generations sampled for evaluation
+// and heap bytes allocated.
+const (
+	metricSampled    = "otelcol_processor_llm_eval_spans_sampled"
+	metricAllocBytes = "otelcol_process_runtime_total_alloc_bytes"
+)
 
 // measureWindows alternates the sender between windows with and without
 // selectable GenAI spans, starting without, until ctx ends, and measures
@@ -45,11 +49,14 @@ func measureWindows(ctx context.Context, c *collector, snd *sender, length time.
 			return out
 		case <-time.After(windowSettle):
 		}
+		// The counters are scraped outside the CPU measured: a scrape
+		// costs the collector CPU too.
+		sampled0, alloc0 := c.metric(metricSampled), c.metric(metricAllocBytes)
 		cpu0, err := c.cpuSeconds()
 		if err != nil {
 			return out
 		}
-		sampled0, alloc0, t0 := c.metric("otelcol_processor_llm_eval_spans_sampled"), c.metric(metricAllocBytes), time.Now()
+		t0 := time.Now()
 		profiled := profiles.start(ctx, len(out), on, length-windowSettle)
 		select {
 		case <-ctx.Done():
@@ -65,7 +72,7 @@ func measureWindows(ctx context.Context, c *collector, snd *sender, length time.
 			fmt.Fprintf(os.Stderr, "load: window profile: %v\n", err)
 		}
 		out = append(out, window{genAI: on, cpu: (cpu1 - cpu0) / d,
-			sampled: (c.metric("otelcol_processor_llm_eval_spans_sampled") - sampled0) / d,
+			sampled: (c.metric(metricSampled) - sampled0) / d,
 			alloc:   (c.metric(metricAllocBytes) - alloc0) / d})
 	}
 }
@@ -130,19 +137,19 @@ func printWindows(name string, ws []window) {
 		if !w.genAI || w.sampled <= 0 {
 			continue
 		}
-		var off, offAlloc []float64
+		var off []window
 		for _, j := range []int{i - 1, i + 1} {
 			if j >= 0 && j < len(ws) && !ws[j].genAI {
-				off = append(off, ws[j].cpu)
-				offAlloc = append(offAlloc, ws[j].alloc)
+				off = append(off, ws[j])
 			}
 		}
 		if len(off) == 0 {
 			continue
 		}
-		base := (off[0] + off[len(off)-1]) / 2
+		first, last := off[0], off[len(off)-1]
+		base := (first.cpu + last.cpu) / 2
 		perGen = append(perGen, (w.cpu-base)/w.sampled*1000)
-		allocPerGen = append(allocPerGen, (w.alloc-(offAlloc[0]+offAlloc[len(offAlloc)-1])/2)/w.sampled/1024)
+		allocPerGen = append(allocPerGen, (w.alloc-(first.alloc+last.alloc)/2)/w.sampled/1024)
 		ratios = append(ratios, w.cpu/base)
 	}
 	if len(perGen) == 0 {
