@@ -170,6 +170,7 @@ type joinAttrs struct {
 	arrived  metric.MeasurementOption
 	timedOut metric.MeasurementOption
 	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
+	limit    [3]metric.MeasurementOption // document_truncated, document_dropped, link_dropped
 }
 
 func newJoinAttrs() joinAttrs {
@@ -181,6 +182,9 @@ func newJoinAttrs() joinAttrs {
 	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
 	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
 		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
+	}
+	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped"} {
+		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
 	}
 	return a
 }
@@ -213,10 +217,21 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index) error {
 	}); err != nil {
 		return err
 	}
-	return t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
 		st := ix.Stats()
 		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
 			o.Observe(int64(n), t.join.cause[i])
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Cut or dropped context makes a case's context silently partial, so
+	// it is counted where an alert can see it.
+	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		for i, n := range []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks} {
+			o.Observe(int64(n), t.join.limit[i])
 		}
 		return nil
 	})

@@ -10,7 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -71,6 +75,16 @@ func TestTraceContextBadInputAndBounds(t *testing.T) {
 	st := h.p.join.ix.Stats()
 	assert.LessOrEqual(t, st.Bytes, cfg.TraceContext.MaxBytes, "the index stays within max_bytes")
 	assert.Positive(t, st.DroppedDocuments+st.EvictedMaxBytes, "the bound was hit and counted")
+	// Every kept document was over 32 KiB and the trace's 1 MiB filled
+	// after a few dozen: both show in the limited counter.
+	assert.Positive(t, st.TruncatedDocuments, "documents cut to 32 KiB")
+	assert.Greater(t, st.DroppedDocuments, uint64(1000), "documents past the trace's bound")
+	limit := func(l string) attribute.Set { return attribute.NewSet(attribute.String("limit", l)) }
+	metadatatest.AssertEqualProcessorLlmEvalTraceContextLimited(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: limit("document_truncated"), Value: int64(st.TruncatedDocuments)},
+		{Attributes: limit("document_dropped"), Value: int64(st.DroppedDocuments)},
+		{Attributes: limit("link_dropped"), Value: int64(st.DroppedLinks)},
+	}, metricdatatest.IgnoreTimestamp())
 
 	// A retrieval span after the generation left passes through.
 	late := newBatch()

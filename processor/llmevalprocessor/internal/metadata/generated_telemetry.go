@@ -56,6 +56,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
 	ProcessorLlmEvalTraceContextBytes        metric.Int64ObservableGauge
 	ProcessorLlmEvalTraceContextEvictions    metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextLimited      metric.Int64ObservableCounter
 	ProcessorLlmEvalTraceContextTraces       metric.Int64ObservableGauge
 	ProcessorOutgoingItems                   metric.Int64Counter
 }
@@ -167,6 +168,21 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalTraceContextEvictionsCa
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalTraceContextEvictions, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalTraceContextEvictions)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalTraceContextLimitedCallback sets callback for observable ProcessorLlmEvalTraceContextLimited metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalTraceContextLimitedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalTraceContextLimited, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalTraceContextLimited)
 	if err != nil {
 		return err
 	}
@@ -388,6 +404,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_trace_context_evictions",
 		metric.WithDescription("Traces the trace context index forgot before a generation could use them, by cause. [Development]"),
 		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalTraceContextLimited, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_llm_eval_trace_context_limited",
+		metric.WithDescription("Context the trace context index cut or did not keep because a per-document or per-trace bound was reached, by what happened (document_truncated, document_dropped, link_dropped). [Development]"),
+		metric.WithUnit("{items}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalTraceContextTraces, err = builder.meter.Int64ObservableGauge(
