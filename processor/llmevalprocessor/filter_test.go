@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -146,4 +149,8 @@ func TestAgentTarget(t *testing.T) {
 	for _, c := range cases[scoring.Hallucination] {
 		assert.Contains(t, c.Context, doc1)
 	}
+	// The chat span and the agent span are both candidates (sampling is 100 %).
+	ignore := metricdatatest.IgnoreTimestamp()
+	metadatatest.AssertEqualProcessorLlmEvalSpansSelected(t, h.tel, []metricdata.DataPoint[int64]{{Value: 2}}, ignore)
+	metadatatest.AssertEqualProcessorLlmEvalSpansSampled(t, h.tel, []metricdata.DataPoint[int64]{{Value: 2}}, ignore)
 }

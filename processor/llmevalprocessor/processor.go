@@ -207,10 +207,15 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 						continue
 					}
 				case genai.KindAggregate:
-					if !p.agents || !genai.IsAgent(span) || !p.sampler.sampled(span.TraceID()) ||
+					if !p.agents || !genai.IsAgent(span) ||
 						(!p.filter.empty() && !p.filter.matches(rs.Resource(), span)) {
 						continue
 					}
+					selected++ // an agent span is a candidate like a generation
+					if !p.sampler.sampled(span.TraceID()) {
+						continue
+					}
+					sampled++
 					candidates = append(candidates, generationAt{i, j, k, true})
 				default:
 					continue

@@ -378,13 +378,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalSpansSampled, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_spans_sampled",
-		metric.WithDescription("Generation spans chosen by trace-id sampling for evaluation. [Development]"),
+		metric.WithDescription("Generation spans (and agent spans, when a scorer targets agent) chosen by trace-id sampling for evaluation. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalSpansSelected, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_spans_selected",
-		metric.WithDescription("Generation spans seen (candidates for evaluation before sampling). [Development]"),
+		metric.WithDescription("Generation spans (and agent spans, when a scorer targets agent) seen that pass the filters (candidates for evaluation before sampling). [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)

@@ -382,7 +382,7 @@ func AssertEqualProcessorLlmEvalQueueDepth(t *testing.T, tt *componenttest.Telem
 func AssertEqualProcessorLlmEvalSpansSampled(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_spans_sampled",
-		Description: "Generation spans chosen by trace-id sampling for evaluation. [Development]",
+		Description: "Generation spans (and agent spans, when a scorer targets agent) chosen by trace-id sampling for evaluation. [Development]",
 		Unit:        "{spans}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -398,7 +398,7 @@ func AssertEqualProcessorLlmEvalSpansSampled(t *testing.T, tt *componenttest.Tel
 func AssertEqualProcessorLlmEvalSpansSelected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_spans_selected",
-		Description: "Generation spans seen (candidates for evaluation before sampling). [Development]",
+		Description: "Generation spans (and agent spans, when a scorer targets agent) seen that pass the filters (candidates for evaluation before sampling). [Development]",
 		Unit:        "{spans}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
