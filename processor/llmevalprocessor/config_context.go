@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
@@ -313,18 +312,19 @@ func (f spanFilter) empty() bool {
 	return len(f.include) == 0 && len(f.exclude) == 0
 }
 
-// matches says whether a span passes: it matches an include entry (or
-// there are none) and no exclude entry.
-func (f spanFilter) matches(res pcommon.Resource, span ptrace.Span) bool {
-	if len(f.include) > 0 && !anyMatch(f.include, res, span) {
+// matches says whether an item passes: it matches an include entry (or
+// there are none) and no exclude entry. res are its resource attributes,
+// attrs its own: a span's, or those of a log call's records.
+func (f spanFilter) matches(res, attrs pcommon.Map) bool {
+	if len(f.include) > 0 && !anyMatch(f.include, res, attrs) {
 		return false
 	}
-	return !anyMatch(f.exclude, res, span)
+	return !anyMatch(f.exclude, res, attrs)
 }
 
-func anyMatch(entries []attributeMatch, res pcommon.Resource, span ptrace.Span) bool {
+func anyMatch(entries []attributeMatch, res, attrs pcommon.Map) bool {
 	for _, e := range entries {
-		if allMatch(e.resource, res.Attributes()) && allMatch(e.span, span.Attributes()) {
+		if allMatch(e.resource, res) && allMatch(e.span, attrs) {
 			return true
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
@@ -145,14 +144,14 @@ func TestScorerSelectionValidate(t *testing.T) {
 }
 
 func TestSpanFilterMatches(t *testing.T) {
-	span := func(service string, attrs map[string]any) (pcommon.Resource, ptrace.Span) {
-		res := pcommon.NewResource()
+	span := func(service string, attrs map[string]any) (res, own pcommon.Map) {
+		res = pcommon.NewMap()
 		if service != "" {
-			res.Attributes().PutStr("service.name", service)
+			res.PutStr("service.name", service)
 		}
-		s := ptrace.NewSpan()
-		require.NoError(t, s.Attributes().FromRaw(attrs))
-		return res, s
+		own = pcommon.NewMap()
+		require.NoError(t, own.FromRaw(attrs))
+		return res, own
 	}
 	filter := SpanFilterConfig{
 		Include: []AttributeMatchConfig{

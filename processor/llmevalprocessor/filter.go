@@ -2,7 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // scorerSkipper is a subject some scorers may not apply to.
@@ -35,11 +34,12 @@ func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	return out, nil
 }
 
-// excluded lists the scorers whose filter the span does not pass, or nil.
-func (fs scorerFilters) excluded(res pcommon.Resource, span ptrace.Span) map[string]bool {
+// excluded lists the scorers whose filter an item does not pass, or nil;
+// res and attrs are as for spanFilter.matches.
+func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
 	var out map[string]bool
 	for name, f := range fs {
-		if f.matches(res, span) {
+		if f.matches(res, attrs) {
 			continue
 		}
 		if out == nil {

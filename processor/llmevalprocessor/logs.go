@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
@@ -177,8 +178,16 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	p.countLate(ctx)
 	for _, g := range groups {
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
+		var excluded map[string]bool
+		if !p.core.filter.empty() || len(p.core.scorerSel) > 0 {
+			res, attrs := g.Resource().Resource().Attributes(), callAttributes(g.Records())
+			if !p.core.filter.empty() && !p.core.filter.matches(res, attrs) {
+				continue // not a candidate: its records have passed already
+			}
+			excluded = p.core.scorerSel.excluded(res, attrs)
+		}
 		gen := genai.ReadLogs(g.Records())
-		call := &logCall{p: p, gen: gen, group: g, of: evaluatedSpan{
+		call := &logCall{p: p, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
 			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,
 		}}
 		if gen.Missing != "" {
@@ -219,19 +228,48 @@ type logCall struct {
 	of    evaluatedSpan
 	gen   genai.Generation
 	group logjoin.Group // read-only once admitted
+	// excluded are the scorers whose include/exclude the call fails.
+	excluded map[string]bool
+}
+
+// callAttributes are what filters match a log call's own attributes
+// against: each key as the first of its records to carry it has it.
+func callAttributes(recs plog.LogRecordSlice) pcommon.Map {
+	attrs := pcommon.NewMap()
+	for i := 0; i < recs.Len(); i++ {
+		for k, v := range recs.At(i).Attributes().All() {
+			if _, ok := attrs.Get(k); !ok {
+				v.CopyTo(attrs.PutEmpty(k))
+			}
+		}
+	}
+	return attrs
 }
 
 func (c *logCall) caseFor(cfg ScorerConfig) scoring.Case {
 	return caseFromGeneration(c.gen, c.of, cfg)
 }
 
-// leave emits one result record per scorer.
+// skips implements scorerSkipper: a log call is a generation.
+func (c *logCall) skips(sc ScorerConfig) bool {
+	if !sc.hasTarget(targetGeneration) || c.excluded[sc.Name] {
+		return true
+	}
+	return sc.When.ContextPresent && len(c.gen.Context) == 0
+}
+
+// leave emits one result record per scorer that applies to the call.
 func (c *logCall) leave(ctx context.Context, results []evalResult) {
 	ld, recs := newResultLogs(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
+		if r.skipped {
+			continue
+		}
 		appendResultRecord(recs, c.of, r.scorer, r.result, r.at, c.p.core.redact)
 	}
-	c.p.emit(ctx, ld)
+	if recs.Len() > 0 {
+		c.p.emit(ctx, ld)
+	}
 }
 
 // late emits a result that finished after the others left, or only counts
@@ -250,13 +288,16 @@ func (c *logCall) late(ctx context.Context, r evalResult) {
 // (not scorable, queue full, shut down) and counts the call unscored.
 func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string, record bool) {
 	now := c.p.core.now()
-	results := make([]evalResult, len(c.p.core.cfg.Scorers))
-	for i, sc := range c.p.core.cfg.Scorers {
+	results := make([]evalResult, 0, len(c.p.core.cfg.Scorers))
+	for _, sc := range c.p.core.cfg.Scorers {
+		if !sc.hasTarget(targetGeneration) {
+			continue // as on spans: only scorers of the call's kind
+		}
 		r := res
 		r.Scorer = sc.Name
-		results[i] = evalResult{scorer: sc.Name, at: now, result: r}
+		results = append(results, evalResult{scorer: sc.Name, at: now, result: r})
 		if record {
-			c.p.core.tel.recordResult(ctx, results[i])
+			c.p.core.tel.recordResult(ctx, results[len(results)-1])
 		}
 	}
 	c.p.core.tel.spanUnscored(ctx, reason)

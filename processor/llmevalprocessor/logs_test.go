@@ -168,3 +168,88 @@ func TestLogsTelemetry(t *testing.T) {
 	}}, ignoreTime)
 	metadatatest.AssertEqualProcessorLlmEvalLogLateEvents(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignoreTime)
 }
+
+// resultScorersBySpan collects the scorer names of the result records in
+// the sink, by span id.
+func resultScorersBySpan(batches []plog.Logs) map[string][]string {
+	out := map[string][]string{}
+	for _, ld := range batches {
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, rec := range sl.LogRecords().All() {
+					if name, ok := rec.Attributes().Get(evalconv.AttrName); ok && rec.EventName() == evalconv.EventName {
+						out[rec.SpanID().String()] = append(out[rec.SpanID().String()], name.Str())
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestLogsFilters checks that include, exclude, scorers[].include/exclude
+// and scorers[].when apply to calls read from log records as to spans: the
+// resource is the records', the "span" attributes are the records' own.
+// The two calls of the fixture come from service weather-agent and their
+// records carry gen_ai.system; only the first has context (a tool result).
+func TestLogsFilters(t *testing.T) {
+	system := map[string]ValueMatchConfig{"gen_ai.system": {Regexp: "."}}
+	service := func(name string) map[string]ValueMatchConfig {
+		return map[string]ValueMatchConfig{"service.name": {Equals: name}}
+	}
+	const withContext, without = "1e44d14bd3c74269", "8bed2dbecbd446ef"
+	both := func(scorers ...string) map[string][]string {
+		return map[string][]string{withContext: scorers, without: scorers}
+	}
+	tests := []struct {
+		name   string
+		config func(*Config)
+		want   map[string][]string // call span id -> scorers with a result record
+	}{
+		{"no filters", func(*Config) {}, both(scoring.Bias, scoring.PromptAlignment)},
+		{"included service", func(c *Config) {
+			c.Include = []AttributeMatchConfig{{Resource: service("weather-agent")}}
+		}, both(scoring.Bias, scoring.PromptAlignment)},
+		{"other service included only", func(c *Config) {
+			c.Include = []AttributeMatchConfig{{Resource: service("checkout")}}
+		}, map[string][]string{}},
+		{"excluded by a record attribute", func(c *Config) {
+			c.Exclude = []AttributeMatchConfig{{Span: system}}
+		}, map[string][]string{}},
+		{"one scorer excluded", func(c *Config) {
+			c.Scorers[0].Exclude = []AttributeMatchConfig{{Resource: service("weather-agent"), Span: system}}
+		}, both(scoring.PromptAlignment)},
+		{"one scorer includes another service", func(c *Config) {
+			c.Scorers[1].Include = []AttributeMatchConfig{{Resource: service("checkout")}}
+		}, both(scoring.Bias)},
+		{"one scorer only with context", func(c *Config) {
+			c.Scorers[1].When.ContextPresent = true
+		}, map[string][]string{withContext: {scoring.Bias, scoring.PromptAlignment}, without: {scoring.Bias}}},
+		{"one scorer targets agents only", func(c *Config) {
+			c.Scorers[0].Targets = []string{targetAgent}
+		}, both(scoring.PromptAlignment)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias, scoring.PromptAlignment)
+			tt.config(cfg)
+			h := newLogsHarness(t, cfg,
+				fixedScorer(scoring.Bias, 0.1, scoring.LabelPass),
+				fixedScorer(scoring.PromptAlignment, 0.9, scoring.LabelPass))
+			in := readLogsFile(t, "message_events_one_batch.json")
+			records := in.LogRecordCount()
+			h.consume(in)
+			h.waitIdle()
+			require.NoError(t, h.p.Shutdown(context.Background()))
+
+			inputs, results := h.split()
+			require.Len(t, inputs, 1)
+			assert.Equal(t, records, inputs[0].LogRecordCount(), "every input record passes")
+			got := resultScorersBySpan(results)
+			require.Len(t, got, len(tt.want))
+			for span, scorers := range tt.want {
+				assert.ElementsMatch(t, scorers, got[span], "call %s", span)
+			}
+		})
+	}
+}

@@ -193,7 +193,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				kind := genai.Classify(rs.Resource(), span)
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.empty() && !p.filter.matches(rs.Resource(), span) {
+					if !p.filter.empty() && !p.filter.matches(rs.Resource().Attributes(), span.Attributes()) {
 						continue // not a candidate: forwarded as it is
 					}
 					selected++
@@ -208,7 +208,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					}
 				case genai.KindAggregate:
 					if !p.agents || !genai.IsAgent(span) ||
-						(!p.filter.empty() && !p.filter.matches(rs.Resource(), span)) {
+						(!p.filter.empty() && !p.filter.matches(rs.Resource().Attributes(), span.Attributes())) {
 						continue
 					}
 					selected++ // an agent span is a candidate like a generation
@@ -302,7 +302,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.admit(ctx, func() evalSubject {
-		excluded := p.scorerSel.excluded(rs.Resource(), span) // before the span moves
+		excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes()) // before the span moves
 		h := newHeldSpan(p.out, rs, ss, span, gen)
 		h.join = p.join
 		h.excluded = excluded
