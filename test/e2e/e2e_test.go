@@ -310,6 +310,11 @@ func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_evaluations{", `scorer="bias"`, `outcome="`),
 		"processor telemetry lacks otelcol_processor_llm_eval_evaluations")
+	// The trace-context alert's counters, exported at zero before any loss.
+	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_trace_context_evictions{", `cause="max_bytes"`),
+		"processor telemetry lacks otelcol_processor_llm_eval_trace_context_evictions")
+	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_trace_context_limited{", `limit="document_dropped"`),
+		"processor telemetry lacks otelcol_processor_llm_eval_trace_context_limited")
 
 	// Every sent span exactly once, read after the metrics wait so a late
 	// duplicate would have had time to show up.
