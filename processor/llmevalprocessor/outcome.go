@@ -88,9 +88,12 @@ func resultLabel(r scoring.Result) scoring.Label {
 }
 
 // resultErrorType is the error.type of a failed evaluation.
-func resultErrorType(r scoring.Result) string {
+func resultErrorType(r scoring.Result) string { return errorType(r.Err) }
+
+// errorType is the scoring error type of err, or _OTHER.
+func errorType(err error) string {
 	var se *scoring.Error
-	if errors.As(r.Err, &se) && se.Type != "" {
+	if errors.As(err, &se) && se.Type != "" {
 		return string(se.Type)
 	}
 	return otherErrorType

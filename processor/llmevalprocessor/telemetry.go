@@ -234,6 +234,13 @@ func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
 		}
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
+	if r.result.ReasonErr != nil {
+		errType := errorType(r.result.ReasonErr)
+		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("scorer", r.scorer), attribute.String("error_type", errType)))
+		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
+			zap.String("scorer", r.scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.result.ReasonErr.Error())))
+	}
 	u := r.result.Usage
 	if r.ran {
 		opt := t.scorerOpt(r.scorer)

@@ -2,6 +2,7 @@ package llmevalprocessor
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -133,4 +134,32 @@ func TestJudgeFailuresDoNotFloodLogs(t *testing.T) {
 			assert.NotContains(t, v, "sk-very-secret")
 		}
 	}
+}
+
+// TestReasonFallbackCounted checks an evaluation whose reason step failed:
+// the verdict and the summary reason stand on the span, and the failure is
+// counted in reason_fallbacks by its error type.
+func TestReasonFallbackCounted(t *testing.T) {
+	h := newHarness(t, testConfig(scoring.Bias), &fakeScorer{name: scoring.Bias, fn: func(context.Context, scoring.Case) scoring.Result {
+		return scoring.Result{Score: 0, Label: scoring.LabelPass, Reason: "No opinion was judged biased.",
+			ReasonErr: &scoring.Error{Type: scoring.ErrorJudgeRateLimited, Step: scoring.StepReason, Err: errors.New("HTTP 429")}}
+	}})
+	b := newBatch()
+	span := b.generation(randomTraceID(), "q", "a")
+	h.consume(b.td)
+	h.waitSpans(1)
+	h.waitIdle()
+
+	byID, _ := sinkSpans(h.sink)
+	attrs := byID[span].span.Attributes()
+	label, _ := attrs.Get("llm_eval.bias.label")
+	reason, _ := attrs.Get("llm_eval.bias.reason")
+	assert.Equal(t, "pass", label.Str())
+	assert.Equal(t, "No opinion was judged biased.", reason.Str())
+	metadatatest.AssertEqualProcessorLlmEvalReasonFallbacks(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("scorer", "bias"), attribute.String("error_type", string(scoring.ErrorJudgeRateLimited))), Value: 1},
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorLlmEvalEvaluations(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("scorer", "bias"), attribute.String("outcome", "pass")), Value: 1},
+	}, metricdatatest.IgnoreTimestamp())
 }

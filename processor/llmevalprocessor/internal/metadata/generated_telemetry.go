@@ -51,6 +51,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalLogCalls                 metric.Int64Counter
 	ProcessorLlmEvalLogLateEvents            metric.Int64Counter
 	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
+	ProcessorLlmEvalReasonFallbacks          metric.Int64Counter
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
@@ -373,6 +374,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorLlmEvalQueueDepth, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_llm_eval_queue_depth",
 		metric.WithDescription("Evaluations waiting for a free worker. [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalReasonFallbacks, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_reason_fallbacks",
+		metric.WithDescription("Evaluations whose reason step failed after the score was decided, by scorer and error type; their reason was built from the verdicts instead (as with reason_mode summary). [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)

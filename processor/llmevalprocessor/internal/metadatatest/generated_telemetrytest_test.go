@@ -74,6 +74,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalLateResultsDropped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalLogCalls.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalLogLateEvents.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalReasonFallbacks.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSampled.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
@@ -145,6 +146,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalQueueDepth(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalReasonFallbacks(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalSpansSampled(t, testTel,
