@@ -186,10 +186,13 @@ func (s *cachedScorer) lead(ctx context.Context, key cacheKey, call *cacheCall, 
 	return r
 }
 
+// cacheableResult reports whether a result is kept: verdicts, not errors,
+// and not a verdict whose reason call failed, which would otherwise pin the
+// fallback reason for the cache's TTL.
 func cacheableResult(r scoring.Result) bool {
 	switch r.Label {
 	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
-		return r.Err == nil
+		return r.Err == nil && r.ReasonErr == nil
 	}
 	return false
 }

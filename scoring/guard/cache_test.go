@@ -135,6 +135,9 @@ func TestCacheStoresOnlyVerdicts(t *testing.T) {
 		{scoring.Result{Label: scoring.LabelNotScorable, Reason: "no context"}, true},
 		{scoring.Result{Label: scoring.LabelError, Err: guardTypedErr(scoring.ErrorJudgeUnavailable)}, false},
 		{scoring.Result{Label: scoring.LabelError, Err: guardTypedErr(scoring.ErrorJudgeParse)}, false},
+		// A verdict whose reason call failed: the next identical case gets
+		// another chance at the judge's reason.
+		{scoring.Result{Label: scoring.LabelPass, Reason: "summary", ReasonErr: guardTypedErr(scoring.ErrorJudgeRateLimited)}, false},
 	} {
 		t.Run(string(tc.result.Label), func(t *testing.T) {
 			c := newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
