@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -18,21 +19,39 @@ import (
 // resultsBySpan collects the result records in the sink: span id -> the
 // label, or error.type for a failed evaluation, of each.
 func resultsBySpan(batches []plog.Logs) map[string][]string {
+	return resultRecordsBySpan(batches, func(attrs pcommon.Map) string {
+		if et, ok := attrs.Get(evalconv.AttrErrorType); ok {
+			return "error:" + et.Str()
+		}
+		if l, ok := attrs.Get(evalconv.AttrScoreLabel); ok {
+			return l.Str()
+		}
+		return ""
+	})
+}
+
+// resultScorersBySpan collects the scorer names of the result records in
+// the sink, by span id.
+func resultScorersBySpan(batches []plog.Logs) map[string][]string {
+	return resultRecordsBySpan(batches, func(attrs pcommon.Map) string {
+		if name, ok := attrs.Get(evalconv.AttrName); ok {
+			return name.Str()
+		}
+		return ""
+	})
+}
+
+// resultRecordsBySpan maps span id -> what value says of each result record.
+func resultRecordsBySpan(batches []plog.Logs, value func(attrs pcommon.Map) string) map[string][]string {
 	out := map[string][]string{}
 	for _, ld := range batches {
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, rec := range sl.LogRecords().All() {
-					if rec.EventName() != evalconv.EventName {
-						continue
+					if rec.EventName() == evalconv.EventName {
+						id := rec.SpanID().String()
+						out[id] = append(out[id], value(rec.Attributes()))
 					}
-					v := ""
-					if et, ok := rec.Attributes().Get(evalconv.AttrErrorType); ok {
-						v = "error:" + et.Str()
-					} else if l, ok := rec.Attributes().Get(evalconv.AttrScoreLabel); ok {
-						v = l.Str()
-					}
-					out[rec.SpanID().String()] = append(out[rec.SpanID().String()], v)
 				}
 			}
 		}
@@ -167,24 +186,6 @@ func TestLogsTelemetry(t *testing.T) {
 		Value: 2, Attributes: attribute.NewSet(attribute.String("join_reason", "answered")),
 	}}, ignoreTime)
 	metadatatest.AssertEqualProcessorLlmEvalLogLateEvents(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignoreTime)
-}
-
-// resultScorersBySpan collects the scorer names of the result records in
-// the sink, by span id.
-func resultScorersBySpan(batches []plog.Logs) map[string][]string {
-	out := map[string][]string{}
-	for _, ld := range batches {
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, rec := range sl.LogRecords().All() {
-					if name, ok := rec.Attributes().Get(evalconv.AttrName); ok && rec.EventName() == evalconv.EventName {
-						out[rec.SpanID().String()] = append(out[rec.SpanID().String()], name.Str())
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // TestLogsFilters checks that include, exclude, scorers[].include/exclude
