@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -64,6 +66,61 @@ func TestPerScorerFilterAndWhen(t *testing.T) {
 	assert.True(t, has(withContext, scoring.Hallucination), "joined context: hallucination applies")
 	assert.Equal(t, 2, calls[scoring.Bias])
 	assert.Equal(t, 1, calls[scoring.Hallucination])
+}
+
+// TestUnscoredMarkersRespectScorerFilters checks that a span that stays
+// in its batch unevaluated (not scorable, queue full, after shutdown) gets
+// markers only from the scorers whose include/exclude it passes, as an
+// evaluated span gets results only from those.
+func TestUnscoredMarkersRespectScorerFilters(t *testing.T) {
+	tests := []struct {
+		name      string
+		wantLabel string // hallucination's flat label on the internal span
+		setup     func(h *harness, b *batchBuilder) pcommon.SpanID
+	}{
+		{
+			name: "not scorable", wantLabel: "not_scorable",
+			setup: func(_ *harness, b *batchBuilder) pcommon.SpanID { return b.emptyGeneration(randomTraceID()) },
+		},
+		{
+			name: "queue full", wantLabel: "error",
+			setup: func(h *harness, b *batchBuilder) pcommon.SpanID {
+				first := newBatch()
+				first.generation(randomTraceID(), "q", "a")
+				h.consume(first.td) // takes the only queue place and hangs
+				return b.generation(randomTraceID(), "q", "a")
+			},
+		},
+		{
+			name: "after shutdown", wantLabel: "error",
+			setup: func(h *harness, b *batchBuilder) pcommon.SpanID {
+				h.shutdown()
+				return b.generation(randomTraceID(), "q", "a")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias, scoring.Hallucination)
+			cfg.QueueSize = 1
+			cfg.Scorers[0].Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.agent.name": {Regexp: "^internal-"}}}}
+			h := newHarness(t, cfg, hangingScorer(scoring.Bias), hangingScorer(scoring.Hallucination))
+			b := newBatch()
+			id := tt.setup(h, b)
+			b.spans.At(b.spans.Len()-1).Attributes().PutStr("gen_ai.agent.name", "internal-router")
+			h.consume(b.td)
+
+			byID, count := sinkSpans(h.sink)
+			require.Equal(t, 1, count[id], "the span stays in its batch")
+			events := evaluationEvents(byID[id].span)
+			assert.NotContains(t, events, scoring.Bias, "bias is excluded for this span")
+			require.Contains(t, events, scoring.Hallucination)
+			attrs := byID[id].span.Attributes()
+			assert.Equal(t, tt.wantLabel, mustStr(t, attrs, evalconv.FlatLabel(scoring.Hallucination)))
+			_, flat := attrs.Get(evalconv.FlatLabel(scoring.Bias))
+			assert.False(t, flat, "no flat bias label")
+		})
+	}
 }
 
 func TestScorerSelectionKeys(t *testing.T) {

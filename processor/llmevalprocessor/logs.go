@@ -290,8 +290,8 @@ func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string
 	now := c.p.core.now()
 	results := make([]evalResult, 0, len(c.p.core.cfg.Scorers))
 	for _, sc := range c.p.core.cfg.Scorers {
-		if !sc.hasTarget(targetGeneration) {
-			continue // as on spans: only scorers of the call's kind
+		if !sc.hasTarget(targetGeneration) || c.excluded[sc.Name] {
+			continue // as on spans: only scorers that apply to the call
 		}
 		r := res
 		r.Scorer = sc.Name

@@ -206,29 +206,36 @@ func TestLogsFilters(t *testing.T) {
 		name   string
 		config func(*Config)
 		want   map[string][]string // call span id -> scorers with a result record
+		file   string              // the input; empty means message_events_one_batch.json
 	}{
-		{"no filters", func(*Config) {}, both(scoring.Bias, scoring.PromptAlignment)},
+		{"no filters", func(*Config) {}, both(scoring.Bias, scoring.PromptAlignment), ""},
 		{"included service", func(c *Config) {
 			c.Include = []AttributeMatchConfig{{Resource: service("weather-agent")}}
-		}, both(scoring.Bias, scoring.PromptAlignment)},
+		}, both(scoring.Bias, scoring.PromptAlignment), ""},
 		{"other service included only", func(c *Config) {
 			c.Include = []AttributeMatchConfig{{Resource: service("checkout")}}
-		}, map[string][]string{}},
+		}, map[string][]string{}, ""},
 		{"excluded by a record attribute", func(c *Config) {
 			c.Exclude = []AttributeMatchConfig{{Span: system}}
-		}, map[string][]string{}},
+		}, map[string][]string{}, ""},
 		{"one scorer excluded", func(c *Config) {
 			c.Scorers[0].Exclude = []AttributeMatchConfig{{Resource: service("weather-agent"), Span: system}}
-		}, both(scoring.PromptAlignment)},
+		}, both(scoring.PromptAlignment), ""},
 		{"one scorer includes another service", func(c *Config) {
 			c.Scorers[1].Include = []AttributeMatchConfig{{Resource: service("checkout")}}
-		}, both(scoring.Bias)},
+		}, both(scoring.Bias), ""},
 		{"one scorer only with context", func(c *Config) {
 			c.Scorers[1].When.ContextPresent = true
-		}, map[string][]string{withContext: {scoring.Bias, scoring.PromptAlignment}, without: {scoring.Bias}}},
+		}, map[string][]string{withContext: {scoring.Bias, scoring.PromptAlignment}, without: {scoring.Bias}}, ""},
 		{"one scorer targets agents only", func(c *Config) {
 			c.Scorers[0].Targets = []string{targetAgent}
-		}, both(scoring.PromptAlignment)},
+		}, both(scoring.PromptAlignment), ""},
+		{"not_scorable only from scorers that apply", func(c *Config) {
+			c.Scorers[0].Exclude = []AttributeMatchConfig{{Span: system}}
+		}, map[string][]string{
+			"0102030405060708": {scoring.PromptAlignment},               // per-message events carry gen_ai.system
+			"1112131415161718": {scoring.Bias, scoring.PromptAlignment}, // operation details do not
+		}, "capture_off.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +244,11 @@ func TestLogsFilters(t *testing.T) {
 			h := newLogsHarness(t, cfg,
 				fixedScorer(scoring.Bias, 0.1, scoring.LabelPass),
 				fixedScorer(scoring.PromptAlignment, 0.9, scoring.LabelPass))
-			in := readLogsFile(t, "message_events_one_batch.json")
+			file := tt.file
+			if file == "" {
+				file = "message_events_one_batch.json"
+			}
+			in := readLogsFile(t, file)
 			records := in.LogRecordCount()
 			h.consume(in)
 			h.waitIdle()

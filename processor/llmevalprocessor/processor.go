@@ -296,13 +296,13 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	} else {
 		gen = genai.Read(span)
 	}
+	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
 	if gen.Missing != "" {
-		p.annotateNotScorable(ctx, span, gen, target)
+		p.annotateNotScorable(ctx, span, gen, target, excluded)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.admit(ctx, func() evalSubject {
-		excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes()) // before the span moves
 		h := newHeldSpan(p.out, rs, ss, span, gen)
 		h.join = p.join
 		h.excluded = excluded
@@ -312,19 +312,19 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	case admitted:
 		return true
 	case rejectedFull:
-		p.markUnscored(ctx, span, gen, target, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
+		p.markUnscored(ctx, span, gen, target, excluded, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
 	case rejectedClosed:
-		p.markUnscored(ctx, span, gen, target, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
+		p.markUnscored(ctx, span, gen, target, excluded, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
 	}
 	return false
 }
 
 // annotateNotScorable marks a span without usable content as not scorable
-// by every scorer, without calling any.
-func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation, target string) {
+// by every scorer that applies to it, without calling any.
+func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
-		if !sc.hasTarget(target) {
+		if !sc.hasTarget(target) || excluded[sc.Name] {
 			continue
 		}
 		r := evalResult{scorer: sc.Name, at: now, result: scoring.Result{
@@ -336,12 +336,14 @@ func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.
 	p.tel.spanUnscored(ctx, reasonNotScorable)
 }
 
-// markUnscored writes the unscored marker of every scorer on a span that
-// stays in its batch without being evaluated, and counts it.
-func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, t scoring.ErrorType, msg, reason string) {
+// markUnscored writes the unscored marker of every scorer that applies to
+// a span that stays in its batch without being evaluated, and counts it.
+// Scorers the span's kind or their include/exclude rule out get no marker,
+// as they get no result when the span is evaluated.
+func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, t scoring.ErrorType, msg, reason string) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
-		if !sc.hasTarget(target) {
+		if !sc.hasTarget(target) || excluded[sc.Name] {
 			continue
 		}
 		annotateSpan(span, evalResult{scorer: sc.Name, at: now, result: errorResult(t, errors.New(msg))}, gen.ResponseID, p.redact)
