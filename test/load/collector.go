@@ -36,6 +36,9 @@ processors:
       tls:
         ca_file: {{.JudgeCAFile}}
 {{- end}}
+{{- if .JudgeHTTP1}}
+      force_attempt_http2: false
+{{- end}}
       timeout: 10s
       model: load-judge
       max_concurrency: {{.MaxConcurrency}}
@@ -96,6 +99,7 @@ service:
 type configValues struct {
 	Receiver, Sink, Health, Judge string
 	JudgeCAFile                   string // with an HTTPS judge: its certificate
+	JudgeHTTP1                    bool   // judge.force_attempt_http2: false
 	Pprof                         string // pprof extension address; needs a build with pprofextension
 	TelemetryPort                 int
 	Sampling                      float64

@@ -26,6 +26,7 @@ type options struct {
 	sampling       float64
 	judgeLatency   time.Duration
 	judgeTLS       bool
+	judgeHTTP1     bool
 	maxConcurrency int
 	queueSize      int
 	maxWait        time.Duration
@@ -58,6 +59,7 @@ func main() {
 	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
 	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
 	flag.BoolVar(&o.judgeTLS, "judge-tls", false, "serve the fake judge over HTTPS with HTTP/2, as hosted judges are served, instead of plain HTTP/1.1")
+	flag.BoolVar(&o.judgeHTTP1, "judge-http1", false, "with -judge-tls: the collector sets judge.force_attempt_http2 false and talks HTTP/1.1 over TLS")
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
@@ -85,6 +87,10 @@ func main() {
 	}
 	if o.windowProfiles != "" && (o.windows == 0 || o.pprof == "") {
 		fmt.Fprintln(os.Stderr, "load: -window-profiles needs -windows and -pprof")
+		os.Exit(2)
+	}
+	if o.judgeHTTP1 && !o.judgeTLS {
+		fmt.Fprintln(os.Stderr, "load: -judge-http1 needs -judge-tls")
 		os.Exit(2)
 	}
 	if o.reasonMode != "" && o.reasonMode != "llm" && o.reasonMode != "summary" {
@@ -171,7 +177,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 			return r, err
 		}
 		defer judge.stop()
-		v.Judge, v.JudgeCAFile = judge.url, judge.caFile
+		v.Judge, v.JudgeCAFile, v.JudgeHTTP1 = judge.url, judge.caFile, o.judgeHTTP1
 		if name == "unfinished" {
 			// Every trace is sampled, so every retrieval and tool span goes
 			// into the index, and no generation ever comes to use it.
@@ -267,7 +273,10 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 
 func printReport(o options, reports []report) {
 	transport := "HTTP/1.1"
-	if o.judgeTLS {
+	switch {
+	case o.judgeTLS && o.judgeHTTP1:
+		transport = "HTTPS, HTTP/1.1"
+	case o.judgeTLS:
 		transport = "HTTPS, HTTP/2"
 	}
 	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s\n\n",
