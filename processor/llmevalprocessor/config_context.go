@@ -322,6 +322,17 @@ func (f spanFilter) matches(res, attrs pcommon.Map) bool {
 	return !anyMatch(f.exclude, res, attrs)
 }
 
+// rulesOut says whether a resource alone decides that no item under it
+// passes, whatever the items' own attributes: no include entry matches the
+// resource, or an exclude entry without span attributes does. The logs
+// signal checks it before it copies records for joining.
+func (f spanFilter) rulesOut(res pcommon.Map) bool {
+	if len(f.include) > 0 && !slices.ContainsFunc(f.include, func(e attributeMatch) bool { return allMatch(e.resource, res) }) {
+		return true
+	}
+	return slices.ContainsFunc(f.exclude, func(e attributeMatch) bool { return len(e.span) == 0 && allMatch(e.resource, res) })
+}
+
 func anyMatch(entries []attributeMatch, res, attrs pcommon.Map) bool {
 	for _, e := range entries {
 		if allMatch(e.resource, res) && allMatch(e.span, attrs) {

@@ -192,16 +192,39 @@ func TestSpanFilterMatches(t *testing.T) {
 		})
 	}
 
+	// rulesOut decides by the resource alone, only where no item attribute
+	// could change the answer.
+	exclService, err := SpanFilterConfig{
+		Include: filter.Include,
+		Exclude: append([]AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "support-test"}}}}, filter.Exclude...),
+	}.compile()
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		service string
+		want    bool
+	}{
+		{"checkout", false},    // included by resource
+		{"support-eu", false},  // included if the item's agent is triage
+		{"billing", true},      // no include entry can match
+		{"", true},             // no service at all
+		{"support-test", true}, // excluded by resource alone
+	} {
+		res, _ := span(tt.service, nil)
+		assert.Equal(t, tt.want, exclService.rulesOut(res), "service %q", tt.service)
+	}
+
 	none, err := SpanFilterConfig{}.compile()
 	require.NoError(t, err)
 	assert.True(t, none.empty())
 	res, s := span("", nil)
 	assert.True(t, none.matches(res, s), "no filter lets everything through")
+	assert.False(t, none.rulesOut(res))
 
 	onlyExclude, err := SpanFilterConfig{Exclude: filter.Exclude}.compile()
 	require.NoError(t, err)
 	res, s = span("anything", map[string]any{"gen_ai.request.model": "gpt-4o"})
 	assert.True(t, onlyExclude.matches(res, s), "without include, only excludes apply")
+	assert.False(t, onlyExclude.rulesOut(res), "excludes on item attributes need the item")
 }
 
 func TestFilterErrorsNameEveryBadKey(t *testing.T) {

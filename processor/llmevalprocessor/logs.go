@@ -146,6 +146,9 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
+		if p.core.filter.rulesOut(rl.Resource().Attributes()) {
+			continue // no call here can pass include/exclude: nothing to hold
+		}
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
@@ -177,7 +180,6 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	p.countLate(ctx)
 	for _, g := range groups {
-		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		var excluded map[string]bool
 		if !p.core.filter.empty() || len(p.core.scorerSel) > 0 {
 			res, attrs := g.Resource().Resource().Attributes(), callAttributes(g.Records())
@@ -186,6 +188,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			}
 			excluded = p.core.scorerSel.excluded(res, attrs)
 		}
+		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
 		call := &logCall{p: p, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
 			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,

@@ -188,6 +188,38 @@ func TestLogsTelemetry(t *testing.T) {
 	metadatatest.AssertEqualProcessorLlmEvalLogLateEvents(t, h.tel, []metricdata.DataPoint[int64]{{Value: 1}}, ignoreTime)
 }
 
+// TestLogsFilterBeforeJoining checks that records under a resource that
+// include/exclude rule out are not held for joining, while the others are.
+// message_events_split_1.json holds a call's input messages, without its
+// gen_ai.choice, from service trip-planner.
+func TestLogsFilterBeforeJoining(t *testing.T) {
+	service := func(name string) []AttributeMatchConfig {
+		return []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Equals: name}}}}
+	}
+	tests := []struct {
+		name      string
+		config    func(*Config)
+		wantCalls int
+	}{
+		{"no filter", func(*Config) {}, 1},
+		{"service included", func(c *Config) { c.Include = service("trip-planner") }, 1},
+		{"other service included", func(c *Config) { c.Include = service("checkout") }, 0},
+		{"service excluded", func(c *Config) { c.Exclude = service("trip-planner") }, 0},
+		{"excluded by a record attribute: decided when the call is read", func(c *Config) {
+			c.Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.system": {Regexp: "."}}}}
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(scoring.Bias)
+			tt.config(cfg)
+			h := newLogsHarness(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+			h.consume(readLogsFile(t, "message_events_split_1.json"))
+			assert.Equal(t, tt.wantCalls, h.p.joiner.Stats().Calls)
+		})
+	}
+}
+
 // TestLogsFilters checks that include, exclude, scorers[].include/exclude
 // and scorers[].when apply to calls read from log records as to spans: the
 // resource is the records', the "span" attributes are the records' own.
@@ -259,6 +291,8 @@ func TestLogsFilters(t *testing.T) {
 			assert.Equal(t, records, inputs[0].LogRecordCount(), "every input record passes")
 			got := resultScorersBySpan(results)
 			require.Len(t, got, len(tt.want))
+			assert.Equal(t, int64(len(tt.want)), sumOf(t, h.tel, "otelcol_processor_llm_eval_log_calls"),
+				"log_calls counts the calls that pass include/exclude")
 			for span, scorers := range tt.want {
 				assert.ElementsMatch(t, scorers, got[span], "call %s", span)
 			}

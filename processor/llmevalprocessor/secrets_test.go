@@ -108,19 +108,6 @@ func TestJudgeCallsCountOnlyRequestsSent(t *testing.T) {
 		r.send("Women are bad engineers.")
 	}
 	require.Len(t, judge.Calls(), 2)
-	assert.Equal(t, int64(len(judge.Calls())), sumCounter(t, r, "otelcol_processor_llm_eval_judge_calls"))
-	assert.Equal(t, int64(4), sumCounter(t, r, "otelcol_processor_llm_eval_judge_calls_refused"))
-}
-
-func sumCounter(t *testing.T, r *faultRig, name string) int64 {
-	t.Helper()
-	m, err := r.tel.GetMetric(name)
-	require.NoError(t, err)
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is a sum", name)
-	var total int64
-	for _, dp := range sum.DataPoints {
-		total += dp.Value
-	}
-	return total
+	assert.Equal(t, int64(len(judge.Calls())), sumOf(t, r.tel, "otelcol_processor_llm_eval_judge_calls"))
+	assert.Equal(t, int64(4), sumOf(t, r.tel, "otelcol_processor_llm_eval_judge_calls_refused"))
 }

@@ -361,7 +361,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalLogCalls, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_log_calls",
-		metric.WithDescription("GenAI calls read from sampled log events (logs pipeline), by how their events were gathered. [Development]"),
+		metric.WithDescription("GenAI calls read from sampled log events (logs pipeline) that pass include/exclude, by how their events were gathered. [Development]"),
 		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)

@@ -336,7 +336,7 @@ func AssertEqualProcessorLlmEvalLateResultsDropped(t *testing.T, tt *componentte
 func AssertEqualProcessorLlmEvalLogCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_log_calls",
-		Description: "GenAI calls read from sampled log events (logs pipeline), by how their events were gathered. [Development]",
+		Description: "GenAI calls read from sampled log events (logs pipeline) that pass include/exclude, by how their events were gathered. [Development]",
 		Unit:        "{calls}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
