@@ -3,6 +3,8 @@ package llmevalprocessor
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -171,4 +173,44 @@ func TestJudgeClientIsNotInstrumented(t *testing.T) {
 		assert.Error(t, err, "%s is recorded", name)
 	}
 	assert.Empty(t, h.tel.SpanRecorder.Ended(), "judge calls made client spans")
+}
+
+// TestJudgeTransportFollowsForceAttemptHTTP2 checks the "Judge transport"
+// advice of the README: against an HTTPS judge the client speaks HTTP/2 by
+// default and HTTP/1.1 with judge.force_attempt_http2: false.
+func TestJudgeTransportFollowsForceAttemptHTTP2(t *testing.T) {
+	judge := scoringtest.NewTLSServer()
+	t.Cleanup(judge.Close)
+	caFile := filepath.Join(t.TempDir(), "judge.pem")
+	require.NoError(t, os.WriteFile(caFile, judge.CertificatePEM(), 0o600))
+
+	tests := []struct {
+		name  string
+		judge map[string]any
+		want  string
+	}{
+		{name: "default", judge: map[string]any{}, want: "HTTP/2.0"},
+		{name: "force_attempt_http2 false", judge: map[string]any{"force_attempt_http2": false}, want: "HTTP/1.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(judge.Calls())
+			cfg := testConfig(scoring.PromptAlignment)
+			tt.judge["endpoint"], tt.judge["model"] = judge.URL, "m"
+			tt.judge["tls"] = map[string]any{"ca_file": caFile}
+			require.NoError(t, confmap.NewFromStringMap(map[string]any{"judge": tt.judge}).Unmarshal(cfg))
+			h, _ := judgeHarness(t, cfg)
+
+			b := newBatch()
+			b.generation(randomTraceID(), "Say hi.", "Hi!")
+			h.consume(b.td)
+			h.waitSpans(1)
+
+			calls := judge.Calls()[before:]
+			require.NotEmpty(t, calls)
+			for _, c := range calls {
+				assert.Equal(t, tt.want, c.Proto)
+			}
+		})
+	}
 }

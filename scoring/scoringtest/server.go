@@ -144,6 +144,7 @@ type Call struct {
 	// Step is the schema name the request carries, or "" if none was found.
 	Step     string
 	Method   string
+	Proto    string // "HTTP/1.1" or "HTTP/2.0"
 	Path     string
 	RawQuery string
 	Header   http.Header
@@ -222,7 +223,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
-	call := Call{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+	call := Call{Method: r.Method, Proto: r.Proto, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	if err := json.Unmarshal(body, &call.Request); err != nil {
 		s.record(call)
 		writeError(w, http.StatusBadRequest, "request body is not a chat completion request: "+err.Error())
