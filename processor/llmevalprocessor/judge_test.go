@@ -176,8 +176,9 @@ func TestJudgeClientIsNotInstrumented(t *testing.T) {
 }
 
 // TestJudgeTransportFollowsForceAttemptHTTP2 checks the "Judge transport"
-// advice of the README: against an HTTPS judge the client speaks HTTP/2 by
-// default and HTTP/1.1 with judge.force_attempt_http2: false.
+// section of the README: against an HTTPS judge the client speaks HTTP/1.1
+// by default (unlike confighttp's default) and HTTP/2 with
+// judge.force_attempt_http2: true.
 func TestJudgeTransportFollowsForceAttemptHTTP2(t *testing.T) {
 	judge := scoringtest.NewTLSServer()
 	t.Cleanup(judge.Close)
@@ -189,7 +190,8 @@ func TestJudgeTransportFollowsForceAttemptHTTP2(t *testing.T) {
 		judge map[string]any
 		want  string
 	}{
-		{name: "default", judge: map[string]any{}, want: "HTTP/2.0"},
+		{name: "default", judge: map[string]any{}, want: "HTTP/1.1"},
+		{name: "force_attempt_http2 true", judge: map[string]any{"force_attempt_http2": true}, want: "HTTP/2.0"},
 		{name: "force_attempt_http2 false", judge: map[string]any{"force_attempt_http2": false}, want: "HTTP/1.1"},
 	}
 	for _, tt := range tests {

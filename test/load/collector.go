@@ -36,8 +36,8 @@ processors:
       tls:
         ca_file: {{.JudgeCAFile}}
 {{- end}}
-{{- if .JudgeHTTP1}}
-      force_attempt_http2: false
+{{- if .JudgeHTTP2}}
+      force_attempt_http2: true
 {{- end}}
       timeout: 10s
       model: load-judge
@@ -99,7 +99,7 @@ service:
 type configValues struct {
 	Receiver, Sink, Health, Judge string
 	JudgeCAFile                   string // with an HTTPS judge: its certificate
-	JudgeHTTP1                    bool   // judge.force_attempt_http2: false
+	JudgeHTTP2                    bool   // judge.force_attempt_http2: true
 	Pprof                         string // pprof extension address; needs a build with pprofextension
 	TelemetryPort                 int
 	Sampling                      float64

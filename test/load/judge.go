@@ -17,7 +17,7 @@ type fakeJudge struct {
 
 // startJudge starts the fake judge with a fixed reply latency. Its replies
 // are canned: the load run measures the collector, not judging quality.
-// With useTLS it serves HTTPS with HTTP/2, as hosted judges do, and writes
+// With useTLS it serves HTTPS (HTTP/2 or HTTP/1.1), as hosted judges do, and writes
 // its certificate into dir.
 func startJudge(latency time.Duration, useTLS bool, dir string) (fakeJudge, error) {
 	if !useTLS {

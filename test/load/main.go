@@ -26,7 +26,7 @@ type options struct {
 	sampling       float64
 	judgeLatency   time.Duration
 	judgeTLS       bool
-	judgeHTTP1     bool
+	judgeHTTP2     bool
 	maxConcurrency int
 	queueSize      int
 	maxWait        time.Duration
@@ -58,8 +58,8 @@ func main() {
 	flag.IntVar(&o.genAIEvery, "genai-every", 100, "one span in this many is a GenAI chat span (100 = 1%); with -shape rag the trace holding it is an agent trace")
 	flag.Float64Var(&o.sampling, "sampling", 10, "llm_eval sampling.percentage")
 	flag.DurationVar(&o.judgeLatency, "judge-latency", 400*time.Millisecond, "latency of every fake judge reply")
-	flag.BoolVar(&o.judgeTLS, "judge-tls", false, "serve the fake judge over HTTPS with HTTP/2, as hosted judges are served, instead of plain HTTP/1.1")
-	flag.BoolVar(&o.judgeHTTP1, "judge-http1", false, "with -judge-tls: the collector sets judge.force_attempt_http2 false and talks HTTP/1.1 over TLS")
+	flag.BoolVar(&o.judgeTLS, "judge-tls", false, "serve the fake judge over HTTPS (HTTP/1.1 and HTTP/2), as hosted judges are served, instead of plain HTTP/1.1")
+	flag.BoolVar(&o.judgeHTTP2, "judge-http2", false, "with -judge-tls: the collector sets judge.force_attempt_http2 true and talks HTTP/2 instead of its default HTTP/1.1")
 	flag.IntVar(&o.maxConcurrency, "max-concurrency", 64, "llm_eval judge.max_concurrency")
 	flag.IntVar(&o.queueSize, "queue-size", 1000, "llm_eval queue_size")
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
@@ -89,8 +89,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load: -window-profiles needs -windows and -pprof")
 		os.Exit(2)
 	}
-	if o.judgeHTTP1 && !o.judgeTLS {
-		fmt.Fprintln(os.Stderr, "load: -judge-http1 needs -judge-tls")
+	if o.judgeHTTP2 && !o.judgeTLS {
+		fmt.Fprintln(os.Stderr, "load: -judge-http2 needs -judge-tls")
 		os.Exit(2)
 	}
 	if o.reasonMode != "" && o.reasonMode != "llm" && o.reasonMode != "summary" {
@@ -177,7 +177,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 			return r, err
 		}
 		defer judge.stop()
-		v.Judge, v.JudgeCAFile, v.JudgeHTTP1 = judge.url, judge.caFile, o.judgeHTTP1
+		v.Judge, v.JudgeCAFile, v.JudgeHTTP2 = judge.url, judge.caFile, o.judgeHTTP2
 		if name == "unfinished" {
 			// Every trace is sampled, so every retrieval and tool span goes
 			// into the index, and no generation ever comes to use it.
@@ -274,10 +274,10 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 func printReport(o options, reports []report) {
 	transport := "HTTP/1.1"
 	switch {
-	case o.judgeTLS && o.judgeHTTP1:
-		transport = "HTTPS, HTTP/1.1"
-	case o.judgeTLS:
+	case o.judgeTLS && o.judgeHTTP2:
 		transport = "HTTPS, HTTP/2"
+	case o.judgeTLS:
+		transport = "HTTPS, HTTP/1.1"
 	}
 	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s\n\n",
 		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"))
