@@ -46,7 +46,7 @@ func NewFactory() processor.Factory {
 func createDefaultConfig() component.Config {
 	client := confighttp.NewDefaultClientConfig()
 	client.Timeout = defaultJudgeTimeout
-	// HTTP/1.1 over TLS: against an HTTPS judge it cost about a third less
+	// HTTP/1.1 over TLS: against an HTTPS judge it cost about a sixth less
 	// collector CPU per evaluation than HTTP/2 in load runs (BENCHMARKS.md,
 	// round 5), for one connection per busy worker. httpx, the client of
 	// OpenAI's Python SDK, also speaks HTTP/1.1 unless told otherwise.
