@@ -50,13 +50,20 @@ func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
 	return out
 }
 
+// appliesTo says whether the scorer scores an item of target whose
+// per-scorer include/exclude left out the excluded scorers. A scorer that
+// does not apply writes neither a result nor a marker.
+func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
+	return sc.hasTarget(target) && !excluded[sc.Name]
+}
+
 // skips implements scorerSkipper for a held generation.
 func (h *heldSpan) skips(sc ScorerConfig) bool {
 	target := targetGeneration
 	if h.agent {
 		target = targetAgent
 	}
-	if !sc.hasTarget(target) || h.excluded[sc.Name] {
+	if !sc.appliesTo(target, h.excluded) {
 		return true
 	}
 	return sc.When.ContextPresent && len(h.currentContext()) == 0

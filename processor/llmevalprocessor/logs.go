@@ -255,7 +255,7 @@ func (c *logCall) caseFor(cfg ScorerConfig) scoring.Case {
 
 // skips implements scorerSkipper: a log call is a generation.
 func (c *logCall) skips(sc ScorerConfig) bool {
-	if !sc.hasTarget(targetGeneration) || c.excluded[sc.Name] {
+	if !sc.appliesTo(targetGeneration, c.excluded) {
 		return true
 	}
 	return sc.When.ContextPresent && len(c.gen.Context) == 0
@@ -293,8 +293,8 @@ func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string
 	now := c.p.core.now()
 	results := make([]evalResult, 0, len(c.p.core.cfg.Scorers))
 	for _, sc := range c.p.core.cfg.Scorers {
-		if !sc.hasTarget(targetGeneration) || c.excluded[sc.Name] {
-			continue // as on spans: only scorers that apply to the call
+		if !sc.appliesTo(targetGeneration, c.excluded) {
+			continue
 		}
 		r := res
 		r.Scorer = sc.Name

@@ -298,7 +298,8 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
 	if gen.Missing != "" {
-		p.annotateNotScorable(ctx, span, gen, target, excluded)
+		// Without content no scorer is called; the results are counted.
+		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
@@ -312,41 +313,28 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	case admitted:
 		return true
 	case rejectedFull:
-		p.markUnscored(ctx, span, gen, target, excluded, scoring.ErrorQueueFull, "queue_size spans were already waiting for results", reasonQueueFull)
+		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case rejectedClosed:
-		p.markUnscored(ctx, span, gen, target, excluded, scoring.ErrorShutdown, "the processor was shutting down", reasonShutdown)
+		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
 }
 
-// annotateNotScorable marks a span without usable content as not scorable
-// by every scorer that applies to it, without calling any.
-func (p *llmEvalProcessor) annotateNotScorable(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool) {
+// markAll writes the same result of every scorer that applies to a span
+// that stays in its batch unevaluated (not scorable, queue full, shut down)
+// and counts the span unscored; with record the results are counted too.
+func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, res scoring.Result, reason string, record bool) {
 	now := p.now()
 	for _, sc := range p.cfg.Scorers {
-		if !sc.hasTarget(target) || excluded[sc.Name] {
+		if !sc.appliesTo(target, excluded) {
 			continue
 		}
-		r := evalResult{scorer: sc.Name, at: now, result: scoring.Result{
-			Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: gen.Missing,
-		}}
-		p.tel.recordResult(ctx, r)
+		r := evalResult{scorer: sc.Name, at: now, result: res}
+		r.result.Scorer = sc.Name
+		if record {
+			p.tel.recordResult(ctx, r)
+		}
 		annotateSpan(span, r, gen.ResponseID, p.redact)
-	}
-	p.tel.spanUnscored(ctx, reasonNotScorable)
-}
-
-// markUnscored writes the unscored marker of every scorer that applies to
-// a span that stays in its batch without being evaluated, and counts it.
-// Scorers the span's kind or their include/exclude rule out get no marker,
-// as they get no result when the span is evaluated.
-func (p *llmEvalProcessor) markUnscored(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, t scoring.ErrorType, msg, reason string) {
-	now := p.now()
-	for _, sc := range p.cfg.Scorers {
-		if !sc.hasTarget(target) || excluded[sc.Name] {
-			continue
-		}
-		annotateSpan(span, evalResult{scorer: sc.Name, at: now, result: errorResult(t, errors.New(msg))}, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)
 }
