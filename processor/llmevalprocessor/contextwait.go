@@ -99,22 +99,28 @@ func (s *evalStore) dispatchWaited(item *admittedItem, readers bool) {
 	}
 }
 
-// contextArrived dispatches the items waiting for context of the trace,
-// which has just gained some.
-func (s *evalStore) contextArrived(trace pcommon.TraceID) {
+// contextMayHaveArrived dispatches the items of the given traces that
+// waited for context and now have some: their trace gained documents, or
+// links that connect them to documents it already had.
+func (s *evalStore) contextMayHaveArrived(traces []pcommon.TraceID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning {
 		return
 	}
-	waiting := s.waits.byTrace[trace]
-	if len(waiting) == 0 {
-		return
-	}
-	for _, wi := range append([]*waitingItem(nil), waiting...) {
-		s.waits.remove(wi)
-		s.tel.contextWaitEnded(wi.item.ctx, true)
-		s.dispatchWaited(wi.item, true)
+	for _, trace := range traces {
+		waiting := s.waits.byTrace[trace]
+		if len(waiting) == 0 {
+			continue
+		}
+		for _, wi := range append([]*waitingItem(nil), waiting...) {
+			if _, still := wi.item.subject.(contextWaiter).waitsForContext(); still {
+				continue
+			}
+			s.waits.remove(wi)
+			s.tel.contextWaitEnded(wi.item.ctx, true)
+			s.dispatchWaited(wi.item, true)
+		}
 	}
 }
 

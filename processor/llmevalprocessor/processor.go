@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -181,7 +182,6 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	var selected, sampled, taken int
 	var candidates []generationAt
 	var gained []pcommon.TraceID
-	indexed := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -220,20 +220,23 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				default:
 					continue
 				}
-				if p.join != nil {
-					indexed = true
-					if p.join.indexSpan(kind, span) {
-						gained = append(gained, span.TraceID())
-					}
+				if p.join != nil && p.join.indexSpan(kind, span) {
+					gained = append(gained, span.TraceID())
 				}
 			}
 		}
 	}
-	if indexed {
-		p.join.ix.LinkAll(td)
+	if p.join != nil {
+		// Links of plain spans can connect a waiting generation to
+		// context its trace already has.
+		for _, trace := range p.join.ix.LinkAll(td) {
+			if !slices.Contains(gained, trace) {
+				gained = append(gained, trace)
+			}
+		}
 	}
-	for _, trace := range gained {
-		p.store.contextArrived(trace)
+	if len(gained) > 0 {
+		p.store.contextMayHaveArrived(gained)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)

@@ -21,8 +21,12 @@
 //     genai.ReadContext), KindGeneration or an agent (genai.IsAgent), before
 //     the span leaves the batch. Add reports whether the trace gained context,
 //     which is the signal to re-check generations waiting for it;
-//   - LinkAll once for the batch, after its spans were classified, to record
-//     the parent links of the other spans of known traces (one lock per batch).
+//   - LinkAll once for every batch, after its spans were classified, to
+//     record the parent links of the other spans of known traces (one lock
+//     per batch), also for batches without any GenAI span: the plain spans
+//     between a generation and its retriever often come alone. It returns
+//     the known traces it linked, whose waiting generations may now reach
+//     context.
 //
 // Only traces whose generations can be scored need the index: the
 // processor can skip spans of traces its sampler rejects (the decision is a

@@ -248,14 +248,19 @@ func (ix *Index) Link(traceID pcommon.TraceID, spanID, parentID pcommon.SpanID) 
 }
 
 // LinkAll records the parent links of every span of td whose trace is
-// known, under one lock. Call it once per batch after the batch's GenAI
-// spans were added, so their traces are known.
-func (ix *Index) LinkAll(td ptrace.Traces) {
+// known, under one lock, and returns those traces, each once. Call it for
+// every batch, after the batch's GenAI spans were added so their traces
+// are known: a chain of plain spans (a LangChain RunnableMap between a
+// retriever and the chain holding the LLM call) is what connects a
+// generation to its context, and such spans often come in batches of
+// their own. It costs one map lookup per span of the batch.
+func (ix *Index) LinkAll(td ptrace.Traces) []pcommon.TraceID {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if len(ix.traces) == 0 {
-		return
+		return nil
 	}
+	var linked []pcommon.TraceID
 	var lastID pcommon.TraceID
 	var last *trace
 	looked := false
@@ -269,6 +274,9 @@ func (ix *Index) LinkAll(td ptrace.Traces) {
 				// Spans of one trace usually come together: look a trace up once.
 				if id := span.TraceID(); !looked || id != lastID {
 					lastID, last, looked = id, ix.traces[id], true
+					if last != nil && !slices.Contains(linked, id) {
+						linked = append(linked, id)
+					}
 				}
 				if last != nil {
 					ix.link(last, span.SpanID(), span.ParentSpanID())
@@ -276,6 +284,7 @@ func (ix *Index) LinkAll(td ptrace.Traces) {
 			}
 		}
 	}
+	return linked
 }
 
 // link appends a parent link; a span delivered twice is linked twice,

@@ -213,11 +213,19 @@ func TestLinkOnlyForKnownTraces(t *testing.T) {
 		s.SetTraceID(tid(6))
 		s.SetSpanID(sid(100 + i))
 	}
-	ix.LinkAll(td)
+	assert.Empty(t, ix.LinkAll(td), "no known trace linked")
 	assert.Equal(t, Stats{}, ix.Stats(), "a trace without GenAI spans costs nothing")
 	ix.Add(genSpan(tid(6), llm, root, 0, 1))
-	ix.LinkAll(td)
-	assert.Equal(t, int64(traceOverhead+51*linkBytes), ix.Stats().Bytes)
+	// A second trace, known too, interleaved with the first.
+	ix.Add(genSpan(tid(7), llm, root, 0, 1))
+	s := spans.AppendEmpty()
+	s.SetTraceID(tid(7))
+	s.SetSpanID(sid(300))
+	s = spans.AppendEmpty()
+	s.SetTraceID(tid(6))
+	s.SetSpanID(sid(301))
+	assert.Equal(t, []pcommon.TraceID{tid(6), tid(7)}, ix.LinkAll(td), "each linked trace once")
+	assert.Equal(t, int64(2*traceOverhead+(1+51)*linkBytes+(1+1)*linkBytes), ix.Stats().Bytes)
 }
 
 func TestEvictionByMaxTraces(t *testing.T) {
