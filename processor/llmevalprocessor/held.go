@@ -22,6 +22,9 @@ const (
 	reasonError       = "error"
 )
 
+// Why a sampled generation was not evaluated at all (spans_skipped).
+const skipToolCallsOnly = "tool_calls_only"
+
 // Which late results become child spans (late_results).
 const (
 	lateResultsVerdicts = "verdicts"

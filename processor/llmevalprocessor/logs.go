@@ -190,6 +190,10 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
+		if gen.Missing == genai.MissingToolCalls {
+			p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
+			continue
+		}
 		call := &logCall{p: p, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
 			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,
 		}}

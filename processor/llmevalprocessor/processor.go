@@ -299,6 +299,12 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	} else {
 		gen = genai.Read(span)
 	}
+	if gen.Missing == genai.MissingToolCalls {
+		// An agent loop's step that only asks for tools is not an answer:
+		// the tool results reach the next step, which answers.
+		p.tel.spanSkipped(ctx, skipToolCallsOnly)
+		return false
+	}
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
 	if gen.Missing != "" {
 		// Without content no scorer is called; the results are counted.

@@ -194,6 +194,11 @@ func (t *telemetry) spanUnscored(ctx context.Context, reason string) {
 	t.tb.ProcessorLlmEvalSpansUnscored.Add(ctx, 1, opt)
 }
 
+// spanSkipped counts a sampled generation left without any result.
+func (t *telemetry) spanSkipped(ctx context.Context, reason string) {
+	t.tb.ProcessorLlmEvalSpansSkipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
 func (t *telemetry) lateResult(ctx context.Context, scorer string) {
 	t.tb.ProcessorLlmEvalLateResults.Add(ctx, 1, t.scorerOpt(scorer))
 }

@@ -54,6 +54,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalReasonFallbacks          metric.Int64Counter
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
+	ProcessorLlmEvalSpansSkipped             metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
 	ProcessorLlmEvalTraceContextBytes        metric.Int64ObservableGauge
 	ProcessorLlmEvalTraceContextEvictions    metric.Int64ObservableCounter
@@ -392,6 +393,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ProcessorLlmEvalSpansSelected, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_spans_selected",
 		metric.WithDescription("Generation spans (and agent spans, when a scorer targets agent) seen that pass the filters (candidates for evaluation before sampling). [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalSpansSkipped, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_spans_skipped",
+		metric.WithDescription("Sampled generations (spans or log calls) that were not evaluated and got no result and no marker, by reason. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
