@@ -193,6 +193,10 @@ type ScorerConfig struct {
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
+	// ContextSources are where the scorer's context comes from: trace,
+	// tool_messages, system (default [trace, tool_messages];
+	// config_context.go).
+	ContextSources []string `mapstructure:"context_sources"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
 	// named Name: what a good response does, in plain words.
@@ -284,6 +288,7 @@ func defaultScorerConfig(name string) ScorerConfig {
 		IncludeReason:         true,
 		ReasonMode:            string(scoring.ReasonLLM),
 		UseSystemInstructions: true,
+		ContextSources:        defaultContextSources(),
 		ScorerSelection:       defaultScorerSelection(),
 	}
 }
@@ -444,6 +449,7 @@ func (sc *ScorerConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
 	}
 	errs = append(errs, sc.ScorerSelection.validate()...)
+	errs = append(errs, validateContextSources(sc.ContextSources)...)
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))

@@ -51,6 +51,47 @@ const (
 	contextScopeTrace    = "trace"
 )
 
+// Sources of a scorer's context (scorers[].context_sources).
+const (
+	// contextSourceTrace: retrieved documents and tool results recorded on
+	// spans of the trace (retrieval, tool and memory spans, and documents
+	// on the generation span itself).
+	contextSourceTrace = "trace"
+	// contextSourceToolMessages: tool results in the call's own input.
+	contextSourceToolMessages = "tool_messages"
+	// contextSourceSystem: the call's system messages, for applications
+	// that put their retrieved documents into the system prompt.
+	contextSourceSystem = "system"
+)
+
+func defaultContextSources() []string {
+	return []string{contextSourceTrace, contextSourceToolMessages}
+}
+
+// validateContextSources checks scorers[].context_sources.
+func validateContextSources(sources []string) []error {
+	if len(sources) == 0 {
+		return []error{errors.New("context_sources: must name at least one of trace, tool_messages, system")}
+	}
+	var errs []error
+	for i, src := range sources {
+		switch src {
+		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
+		default:
+			errs = append(errs, fmt.Errorf("context_sources[%d]: %q is not one of trace, tool_messages, system", i, src))
+		}
+		if slices.Index(sources, src) < i {
+			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
+		}
+	}
+	return errs
+}
+
+// takesContextFrom says whether the scorer's context includes src.
+func (sc ScorerConfig) takesContextFrom(src string) bool {
+	return slices.Contains(sc.ContextSources, src)
+}
+
 // Fixed bounds of the trace context index that are not worth a key.
 const (
 	contextMaxDocumentBytes = 32 << 10 // each document

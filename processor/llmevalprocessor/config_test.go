@@ -286,6 +286,8 @@ func TestValidateErrorAsCollectorPrintsIt(t *testing.T) {
 		{name: "endpoint_no_scheme", want: "processors::llm_eval/endpoint_no_scheme::judge: endpoint: has no scheme"},
 		{name: "bad_scale_inf", want: "processors::llm_eval/bad_scale_inf::scorers::0: scale: must be a finite positive number"},
 		{name: "max_wait_no_unit", want: "processors::llm_eval/max_wait_no_unit: max_wait: must be at least 1ms"},
+		{name: "bad_context_sources", want: `processors::llm_eval/bad_context_sources::scorers::0: context_sources[1]: "prompt" is not one of trace, tool_messages, system; context_sources[2]: duplicate source "trace"`},
+		{name: "empty_context_sources", want: "processors::llm_eval/empty_context_sources::scorers::0: context_sources: must name at least one of trace, tool_messages, system"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

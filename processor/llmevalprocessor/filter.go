@@ -66,5 +66,9 @@ func (h *heldSpan) skips(sc ScorerConfig) bool {
 	if !sc.appliesTo(target, h.excluded) {
 		return true
 	}
-	return sc.When.ContextPresent && len(h.currentContext()) == 0
+	if !sc.When.ContextPresent {
+		return false
+	}
+	ctx, _ := h.contextAndSource(sc)
+	return len(ctx) == 0
 }

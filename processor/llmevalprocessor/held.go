@@ -2,6 +2,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -82,11 +83,11 @@ type heldSpan struct {
 	lateTemplate ptrace.Traces
 
 	// The trace context join (tracejoin.go); join is nil when off.
-	join          *traceJoin
-	parentID      pcommon.SpanID
-	end           pcommon.Timestamp
-	joined        bool
-	joinedContext []string
+	join       *traceJoin
+	parentID   pcommon.SpanID
+	end        pcommon.Timestamp
+	joined     bool // trace documents were found; joinedDocs holds them
+	joinedDocs []string
 	// excluded are the scorers whose include/exclude the span fails.
 	excluded map[string]bool
 	// agent: an agent or root span, scored by scorers targeting agent
@@ -130,7 +131,7 @@ func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig
 	c := scoring.Case{
 		Input:   gen.Input,
 		Output:  gen.Output,
-		Context: gen.Context,
+		Context: ownContext(gen, cfg),
 		Metadata: map[string]string{
 			"trace_id":   of.traceID.String(),
 			"span_id":    of.spanID.String(),
@@ -147,6 +148,30 @@ func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig
 		c.Instructions = gen.SystemInstructions
 	}
 	return c
+}
+
+// ownContext is the context a scorer takes from the call itself, by its
+// context_sources: the tool results in its input (tool_messages), the
+// documents recorded on its span (trace) and its system messages (system).
+func ownContext(gen genai.Generation, cfg ScorerConfig) []string {
+	var out []string
+	add := func(texts []string) {
+		for _, t := range texts {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	if cfg.takesContextFrom(contextSourceToolMessages) {
+		add(gen.ToolResults)
+	}
+	if cfg.takesContextFrom(contextSourceTrace) {
+		add(gen.Documents)
+	}
+	if cfg.takesContextFrom(contextSourceSystem) {
+		add(gen.SystemInstructions)
+	}
+	return out
 }
 
 // leave annotates the span with its results and forwards it.

@@ -262,7 +262,7 @@ func (c *logCall) skips(sc ScorerConfig) bool {
 	if !sc.appliesTo(targetGeneration, c.excluded) {
 		return true
 	}
-	return sc.When.ContextPresent && len(c.gen.Context) == 0
+	return sc.When.ContextPresent && len(ownContext(c.gen, sc)) == 0
 }
 
 // leave emits one result record per scorer that applies to the call.

@@ -106,7 +106,7 @@ func TestTraceContextFixtures(t *testing.T) {
 
 				gen := gens[0]
 				read := genai.Read(gen)
-				assert.Empty(t, read.Context, "the generation span itself carries no context")
+				assert.Empty(t, read.Context(), "the generation span itself carries no context")
 				assert.Equal(t, shape.question, read.Input)
 				got := ix.ContextFor(gen.TraceID(), gen.SpanID(), gen.ParentSpanID(), gen.EndTimestamp(), tracecontext.ScopeSiblings)
 				assert.Equal(t, shape.want, got)

@@ -27,10 +27,10 @@ const (
 type traceJoin struct {
 	ix    *tracecontext.Index
 	scope tracecontext.Scope
-	// needsContext is set when a scorer reads context (hallucination, a
-	// criteria scorer with the context field): only then does a
-	// generation without context wait for it.
-	needsContext bool
+	// waiters are the scorers that read context (hallucination, a
+	// criteria scorer with the context field) and take it from the
+	// trace: only for them does a generation without context wait.
+	waiters []ScorerConfig
 	// maxChars bounds the joined documents' total length (max_input_chars;
 	// 0: no bound beyond the index's own).
 	maxChars int
@@ -44,8 +44,8 @@ func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
 	}
 	j := &traceJoin{ix: ix, scope: cfg.TraceContext.scope(), maxChars: cfg.MaxInputChars, tel: tel}
 	for _, sc := range cfg.Scorers {
-		if scorerReadsContext(sc) {
-			j.needsContext = true
+		if scorerReadsContext(sc) && sc.takesContextFrom(contextSourceTrace) {
+			j.waiters = append(j.waiters, sc)
 		}
 	}
 	return j, nil
@@ -71,11 +71,10 @@ func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span) bool {
 	return j.ix.Add(s)
 }
 
-// contextFor returns the span's own context followed by the documents of
-// its trace under the configured scope, de-duplicated, and where they came
-// from.
-func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) ([]string, string) {
-	docs := j.ix.ContextFor(trace, span, parent, end, scope)
+// withTraceDocs appends the documents of the trace that count for the
+// span under scope to own, de-duplicated and bounded by max_input_chars in
+// total, and says where the context came from.
+func (j *traceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 	out := own
 	total := 0
 	for _, d := range own {
@@ -105,12 +104,6 @@ func (j *traceJoin) contextFor(own []string, trace pcommon.TraceID, span, parent
 	return nil, joinSourceNone
 }
 
-// hasContext says whether a generation without context of its own would
-// get some from its trace now.
-func (j *traceJoin) hasContext(trace pcommon.TraceID, span, parent pcommon.SpanID, end pcommon.Timestamp, scope tracecontext.Scope) bool {
-	return len(j.ix.ContextFor(trace, span, parent, end, scope)) > 0
-}
-
 // scope is the index scope of the span's query: an agent span gets
 // everything below it, a generation the configured scope.
 func (h *heldSpan) scope() tracecontext.Scope {
@@ -120,48 +113,56 @@ func (h *heldSpan) scope() tracecontext.Scope {
 	return h.join.scope
 }
 
-// caseContext is the context of the held span's case for a scorer. It is
-// computed at dispatch; once documents were joined they are kept, so every
-// later case of the span sees the same context. Only scorers that read
-// context count in context_joins.
-func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
-	if h.join == nil {
-		return h.gen.Context
+// traceDocs are the documents of the span's trace in its scope. They are
+// looked up at dispatch; once some were found they are kept, so every later
+// case of the span sees the same context.
+func (h *heldSpan) traceDocs() []string {
+	if h.joined {
+		return h.joinedDocs
 	}
-	out, source := h.contextAndSource()
-	if scorerReadsContext(cfg) {
+	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	if len(docs) > 0 {
+		h.joinedDocs, h.joined = docs, true
+	}
+	return docs
+}
+
+// caseContext is the context of the held span's case for a scorer: what it
+// takes from the call itself, then, when it takes context from the trace,
+// the trace's documents. Only scorers that read context count in
+// context_joins.
+func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
+	out, source := h.contextAndSource(cfg)
+	if h.join != nil && scorerReadsContext(cfg) {
 		h.join.tel.contextJoined(source)
 	}
 	return out
 }
 
-// currentContext is the context the span's case would get now.
-func (h *heldSpan) currentContext() []string {
-	if h.join == nil {
-		return h.gen.Context
+func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
+	own := ownContext(h.gen, cfg)
+	if h.join == nil || !cfg.takesContextFrom(contextSourceTrace) {
+		if len(own) > 0 {
+			return own, joinSourceSpan
+		}
+		return nil, joinSourceNone
 	}
-	out, _ := h.contextAndSource()
-	return out
+	return h.join.withTraceDocs(own, h.traceDocs())
 }
 
-func (h *heldSpan) contextAndSource() ([]string, string) {
-	if h.joined {
-		return h.joinedContext, joinSourceTrace
-	}
-	out, source := h.join.contextFor(h.gen.Context, h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
-	if source == joinSourceTrace {
-		h.joinedContext, h.joined = out, true
-	}
-	return out, source
-}
-
-// waitsForContext implements contextWaiter: a generation waits when a
-// scorer reads context, it has none and its trace has none for it yet.
+// waitsForContext implements contextWaiter: a generation waits while a
+// scorer that reads context from the trace has none of its own and the
+// trace has none for it yet.
 func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
-	if h.join == nil || !h.join.needsContext || len(h.gen.Context) > 0 {
+	if h.join == nil {
 		return h.of.traceID, false
 	}
-	return h.of.traceID, !h.join.hasContext(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	for _, sc := range h.join.waiters {
+		if len(ownContext(h.gen, sc)) == 0 {
+			return h.of.traceID, len(h.traceDocs()) == 0
+		}
+	}
+	return h.of.traceID, false
 }
 
 // joinAttrs are the attribute sets of the join counters, by value.

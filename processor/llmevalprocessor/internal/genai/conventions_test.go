@@ -47,7 +47,7 @@ func TestReadEvents(t *testing.T) {
 				Convention: ConventionGenAIEvents, Input: "Weather?",
 				Conversation: "system: You are kind.\nuser: Weather?\n" +
 					`assistant: [tool call weather({"city":"Rome"})]` + "\ntool: sunny, 25C",
-				Output: "It is sunny in Rome.", Context: []string{"sunny, 25C"},
+				Output: "It is sunny in Rome.", ToolResults: []string{"sunny, 25C"},
 				SystemInstructions: []string{"You are kind."},
 			},
 		},
@@ -122,7 +122,7 @@ func TestReadOpenInference(t *testing.T) {
 				Convention: ConventionOpenInference, Input: "And 2*3?",
 				Conversation:       "system: You are a math tutor.\nuser: What is 23*87?\nuser: And 2*3?",
 				Output:             "6",
-				Context:            []string{"Multiplication table", "doc A", "doc B"},
+				Documents:          []string{"Multiplication table", "doc A", "doc B"},
 				SystemInstructions: []string{"You are a math tutor."},
 				Model:              "gpt-4o-mini",
 			},
@@ -233,7 +233,7 @@ func TestReadOpenLLMetry(t *testing.T) {
 				"gen_ai.completion.0.tool_calls.0.arguments": `{"location":"Paris"}`,
 			},
 			want: Generation{Convention: ConventionOpenLLMetry, Input: "Weather in Paris?",
-				Conversation: "user: Weather in Paris?\ntool: rainy", Context: []string{"rainy"},
+				Conversation: "user: Weather in Paris?\ntool: rainy", ToolResults: []string{"rainy"},
 				Missing: MissingToolCalls},
 		},
 		{
@@ -279,7 +279,7 @@ func TestReadVercel(t *testing.T) {
 				Convention: ConventionVercel, Input: "Describe it",
 				Conversation: "system: Reply in French.\nuser: Describe it\n" +
 					`assistant: [tool call lookup({"q":"x"})]` + "\n" + `tool: {"found":"a red car"}`,
-				Output: "Une voiture rouge.", Context: []string{`{"found":"a red car"}`},
+				Output: "Une voiture rouge.", ToolResults: []string{`{"found":"a red car"}`},
 				SystemInstructions: []string{"Reply in French."},
 				Model:              "gpt-4o", ResponseID: "resp-1",
 			},
@@ -335,5 +335,5 @@ func TestReadSpanContext(t *testing.T) {
 		"gen_ai.tool.call.result":    map[string]any{"temp": int64(21)},
 		"gen_ai.output.messages":     `[{"role":"assistant","parts":[{"type":"text","content":"ok"}]}]`,
 	}))
-	assert.Equal(t, []string{"Paris is the capital of France.", `{"temp":21}`}, got.Context)
+	assert.Equal(t, []string{"Paris is the capital of France.", `{"temp":21}`}, got.Documents)
 }

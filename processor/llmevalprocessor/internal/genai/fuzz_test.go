@@ -16,7 +16,7 @@ func checkGeneration(t *testing.T, g Generation) {
 		t.Fatal("Read recovered from a panic")
 	}
 	fields := append([]string{g.Input, g.Conversation, g.Output, g.Model, g.ResponseID, g.Missing, g.Convention},
-		append(g.Context, g.SystemInstructions...)...)
+		append(g.Context(), g.SystemInstructions...)...)
 	for _, s := range fields {
 		if !utf8.ValidString(s) {
 			t.Fatalf("invalid UTF-8 in %q", s)
@@ -25,8 +25,8 @@ func checkGeneration(t *testing.T, g Generation) {
 			t.Fatalf("field of %d bytes exceeds the bound", len(s))
 		}
 	}
-	if len(g.Context) > maxItems || len(g.SystemInstructions) > maxItems {
-		t.Fatalf("too many items: %d context, %d instructions", len(g.Context), len(g.SystemInstructions))
+	if len(g.ToolResults) > maxItems || len(g.Documents) > maxItems || len(g.SystemInstructions) > maxItems {
+		t.Fatalf("too many items: %d context, %d instructions", len(g.Context()), len(g.SystemInstructions))
 	}
 }
 

@@ -34,11 +34,21 @@ type Generation struct {
 	Input              string   // last user turn
 	Conversation       string   // the whole input conversation as text, one "role: text" line per turn
 	Output             string   // text of the first choice
-	Context            []string // tool results and retrieved documents on the span
+	ToolResults        []string // tool results in the call's own input (tool messages)
+	Documents          []string // retrieved documents and tool results recorded on the span itself
 	SystemInstructions []string // separate instructions and system/developer messages, de-duplicated
 	Model              string   // request model, else response model
 	ResponseID         string   // gen_ai.response.id or ai.response.id
 	// Missing is set when the span has no usable content (absent,
 	// redacted, or only tool calls): the span is not scorable.
 	Missing string
+}
+
+// Context is what the span itself holds that an answer can be grounded in:
+// its tool messages, then the documents recorded on it.
+func (g Generation) Context() []string {
+	if len(g.Documents) == 0 {
+		return g.ToolResults
+	}
+	return appendUnique(append([]string(nil), g.ToolResults...), g.Documents...)
 }

@@ -146,7 +146,7 @@ func ReadLogs(records plog.LogRecordSlice) (g Generation) {
 		out = &details
 	}
 	g.fill(in, out, details.system)
-	g.Context = appendUnique(g.Context, context...)
+	g.Documents = appendUnique(g.Documents, context...)
 	for _, m := range meta {
 		if g.Model == "" {
 			g.Model = firstAttr(m, "gen_ai.request.model", "gen_ai.response.model")

@@ -64,7 +64,7 @@ func TestReadLogFiles(t *testing.T) {
 				"eee19b7ec3c1b174": logsGen("Where is my order 1042?",
 					"user: Where is my order 1042?\n"+`assistant: [tool call lookup_order({"order_id":"1042"})]`+"\ntool: Order 1042 shipped on 2025-12-18 via DHL.",
 					"Order 1042 shipped on 18 December 2025 with DHL.",
-					ctx("Order 1042 shipped on 2025-12-18 via DHL."),
+					tools("Order 1042 shipped on 2025-12-18 via DHL."),
 					system("You are the ACME support assistant. Answer only from the provided context."),
 					model("gpt-4o-mini", "chatcmpl-LOGS1")),
 			},
@@ -88,7 +88,7 @@ func TestReadLogFiles(t *testing.T) {
 			want: map[string]Generation{
 				"1e44d14bd3c74269": logsGen("Weather in Rome?",
 					"system: You are a weather assistant.\nuser: Weather in Rome?\n"+`assistant: [tool call get_weather({"city":"Rome"})]`+"\ntool: Rome: sunny, 24°C",
-					"It is sunny in Rome, 24°C.", ctx("Rome: sunny, 24°C"), system("You are a weather assistant.")),
+					"It is sunny in Rome, 24°C.", tools("Rome: sunny, 24°C"), system("You are a weather assistant.")),
 				"8bed2dbecbd446ef": logsGen("Opposite of hot?", "system: Reply with a single word.\nuser: Opposite of hot?", "Cold.",
 					system("Reply with a single word.")),
 			},

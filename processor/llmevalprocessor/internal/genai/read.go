@@ -32,7 +32,6 @@ type extraction struct {
 	input      []message
 	output     []message
 	system     []string
-	context    []string
 	hasInput   bool // the convention's input attributes are present, even if empty
 	hasOutput  bool
 }
@@ -80,7 +79,7 @@ func Read(span ptrace.Span) (g Generation) {
 		}
 	}
 	g.fill(in, out, system)
-	g.Context = appendUnique(g.Context, spanContext(attrs, idx)...)
+	g.Documents = spanContext(attrs, idx)
 	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
 		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
 	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
@@ -108,7 +107,7 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 			}
 			for _, p := range m.parts {
 				if p.kind == partToolResult && p.text != "" {
-					g.Context = appendUnique(g.Context, p.text)
+					g.ToolResults = appendUnique(g.ToolResults, p.text)
 				}
 			}
 			if line := conversationLine(m); line != "" {
@@ -116,10 +115,6 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 			}
 		}
 		g.Conversation = conv.String()
-		g.Context = appendUnique(g.Context, in.context...)
-	}
-	if out != nil {
-		g.Context = appendUnique(g.Context, out.context...)
 	}
 	g.Missing = missingReason(g.Input, out)
 	if out != nil {
@@ -236,8 +231,11 @@ func (g *Generation) clip() {
 	g.Output = clip(g.Output)
 	g.Model = clip(g.Model)
 	g.ResponseID = clip(g.ResponseID)
-	for i := range g.Context {
-		g.Context[i] = clip(g.Context[i])
+	for i := range g.ToolResults {
+		g.ToolResults[i] = clip(g.ToolResults[i])
+	}
+	for i := range g.Documents {
+		g.Documents[i] = clip(g.Documents[i])
 	}
 	for i := range g.SystemInstructions {
 		g.SystemInstructions[i] = clip(g.SystemInstructions[i])

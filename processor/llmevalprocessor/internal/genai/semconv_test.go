@@ -33,7 +33,7 @@ func TestReadSemconv(t *testing.T) {
 				Conversation: "system: Be brief.\nuser: Weather in Paris?\n" +
 					`assistant: [tool call get_weather({"location":"Paris"})]` + "\ntool: rainy, 57°F\nuser: And tomorrow?",
 				Output:             "Sunny tomorrow.",
-				Context:            []string{"rainy, 57°F"},
+				ToolResults:        []string{"rainy, 57°F"},
 				SystemInstructions: []string{"Answer only from the context.", "Be brief."},
 				Model:              "gpt-4o",
 				ResponseID:         "chatcmpl-1",

@@ -28,7 +28,8 @@ func model(m, id string) func(*Generation) {
 	return func(g *Generation) { g.Model, g.ResponseID = m, id }
 }
 func system(s ...string) func(*Generation) { return func(g *Generation) { g.SystemInstructions = s } }
-func ctx(s ...string) func(*Generation)    { return func(g *Generation) { g.Context = s } }
+func tools(s ...string) func(*Generation)  { return func(g *Generation) { g.ToolResults = s } }
+func docs(s ...string) func(*Generation)   { return func(g *Generation) { g.Documents = s } }
 func missing(r string) func(*Generation)   { return func(g *Generation) { g.Missing = r } }
 
 // TestConventionFiles reads every span of the OTLP/JSON files the processor
@@ -42,7 +43,7 @@ func TestConventionFiles(t *testing.T) {
 			"chat gpt-4o-mini": g(gen(ConventionGenAI, "Where is my order 1042?",
 				"user: Where is my order 1042?\n"+`assistant: [tool call lookup_order({"order_id":"1042"})]`+"\ntool: Order 1042 shipped on 2025-12-18 via DHL, tracking DE123456.",
 				"Order 1042 shipped on 18 December 2025 with DHL (tracking DE123456).",
-				ctx("Order 1042 shipped on 2025-12-18 via DHL, tracking DE123456."),
+				tools("Order 1042 shipped on 2025-12-18 via DHL, tracking DE123456."),
 				system("You are the ACME support assistant. Answer only from the provided context and cite the order number."),
 				model("gpt-4o-mini", "chatcmpl-AJSON1"))),
 			"chat o4-mini": g(gen(ConventionGenAI, "Is 1042 eligible for a refund if it arrives late?",
@@ -66,7 +67,7 @@ func TestConventionFiles(t *testing.T) {
 		"genai_message_events.json": {
 			"chat gpt-4o": g(gen(ConventionGenAIEvents, "Weather in Rome?",
 				"system: You are a weather assistant.\nuser: Weather in Rome?\n"+`assistant: [tool call get_weather({"city":"Rome"})]`+"\ntool: Rome: sunny, 24°C",
-				"It is sunny in Rome, 24°C.", ctx("Rome: sunny, 24°C"), system("You are a weather assistant."),
+				"It is sunny in Rome, 24°C.", tools("Rome: sunny, 24°C"), system("You are a weather assistant."),
 				model("gpt-4o", "chatcmpl-EVT1"))),
 			"chat gpt-4o-mini": g(gen(ConventionGenAIEvents, "Opposite of hot?", "user: Opposite of hot?", "Cold.",
 				system("Reply with a single word."), model("gpt-4o-mini", "chatcmpl-EVT2"))),
@@ -77,7 +78,7 @@ func TestConventionFiles(t *testing.T) {
 			"ChatCompletion": g(gen(ConventionOpenInference,
 				"Context:\nItems can be returned within 30 days of delivery.\n\nQuestion: What is the refund window?",
 				"system: Answer using only the context.\nuser: Context:\nItems can be returned within 30 days of delivery.\n\nQuestion: What is the refund window?",
-				"You can return items within 30 days.", ctx("Items can be returned within 30 days of delivery."),
+				"You can return items within 30 days.", docs("Items can be returned within 30 days of delivery."),
 				system("Answer using only the context."), model("gpt-4o-mini", ""))),
 			"ChatCompletion raw": g(gen(ConventionOpenInference, "Summarise: the shop opens at 9.",
 				"user: Summarise: the shop opens at 9.", "The shop opens at 9 am.", model("gpt-4o-mini", ""))),
@@ -132,7 +133,7 @@ func TestConventionFiles(t *testing.T) {
 			"execute_tool get_weather": contextSource,
 			"chat gpt-4o step 2": g(gen(ConventionGenAI, "What's the weather in Paris?",
 				"user: What's the weather in Paris?\n"+`assistant: [tool call get_weather({"location":"Paris"})]`+"\ntool: rainy, 14°C",
-				"It is rainy in Paris, 14°C. Take an umbrella.", ctx("rainy, 14°C"), model("gpt-4o", "chatcmpl-TOOL2"))),
+				"It is rainy in Paris, 14°C. Take an umbrella.", tools("rainy, 14°C"), model("gpt-4o", "chatcmpl-TOOL2"))),
 		},
 		"truncated_json.json": {
 			"chat gpt-4o-mini": g(gen(ConventionGenAI, "Summarise the meeting notes.", "user: Summarise the meeting notes.",
