@@ -56,7 +56,7 @@ func (a *aggregator) consumeLogs(ld plog.Logs, now pcommon.Timestamp) (overflowe
 		res := &resultResource{src: rl.Resource().Attributes()}
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
-				if !isEvaluationRecord(lr) {
+				if !isEvaluationRecord(lr) || onSpan(lr) {
 					continue
 				}
 				model, hasModel := modelOf(lr.Attributes())
@@ -87,6 +87,13 @@ func isEvaluationRecord(lr plog.LogRecord) bool {
 	}
 	name, ok := stringAttr(lr.Attributes(), evalconv.AttrLegacyEventName)
 	return ok && name == evalconv.EventName
+}
+
+// onSpan reports a record whose result llm_eval also wrote on its span:
+// it is counted from the span's event.
+func onSpan(lr plog.LogRecord) bool {
+	v, ok := lr.Attributes().Get(evalconv.AttrOnSpan)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
 }
 
 func modelOf(attrs pcommon.Map) (string, bool) {

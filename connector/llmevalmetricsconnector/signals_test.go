@@ -150,3 +150,33 @@ func TestLogRecordModel(t *testing.T) {
 		})
 	}
 }
+
+// A result record that llm_eval also wrote on its span (llm_eval.on_span)
+// is counted from the span only: one call evaluated for a traces and a
+// logs pipeline counts once.
+func TestRecordsOfResultsOnSpansCountedOnce(t *testing.T) {
+	td := ptrace.NewTraces()
+	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	ev := span.Events().AppendEmpty()
+	ev.SetName(evalconv.EventName)
+	ev.Attributes().PutStr(evalconv.AttrName, "bias")
+	ev.Attributes().PutStr(evalconv.AttrScoreLabel, "fail")
+	ev.Attributes().PutDouble(evalconv.AttrScoreValue, 1)
+	onSpan := resultsAsLogs(t, td)
+	onSpan.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().PutBool(evalconv.AttrOnSpan, true)
+	alone := resultsAsLogs(t, td)
+
+	sink := &consumertest.MetricsSink{}
+	c := newTestConnector(t, createDefaultConfig(), sink)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	require.NoError(t, c.ConsumeLogs(context.Background(), onSpan))
+	require.NoError(t, c.flush(context.Background()))
+	results, _ := findPoints(sink.AllMetrics()[0], "bias", "fail")
+	require.Len(t, results, 1)
+	assert.Equal(t, int64(1), results[0].IntValue(), "the record of a result on its span is not counted again")
+
+	require.NoError(t, c.ConsumeLogs(context.Background(), alone))
+	require.NoError(t, c.flush(context.Background()))
+	results, _ = findPoints(sink.AllMetrics()[len(sink.AllMetrics())-1], "bias", "fail")
+	assert.Equal(t, int64(2), results[0].IntValue(), "a record of its own counts")
+}

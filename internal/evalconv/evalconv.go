@@ -45,6 +45,12 @@ const (
 	LateSpanName = "gen_ai.evaluation"
 	// OperationEvaluation is the gen_ai.operation.name of such a span.
 	OperationEvaluation = "evaluation"
+	// AttrOnSpan (true) marks a result record whose result was also
+	// written on the evaluated span as a span event: a call whose span and
+	// GenAI log events both went through llm_eval, evaluated once. A reader
+	// that counts results from traces and logs skips such records, so each
+	// result is counted once.
+	AttrOnSpan = FlatPrefix + "on_span"
 )
 
 // FlatScore, FlatLabel and FlatReason are the flat attribute keys of one

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
@@ -93,7 +94,7 @@ func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
 		if !ok {
 			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 		}
-		ev, err := acquireEvaluator(set, pcfg, build)
+		ev, err := acquireEvaluator(set, pcfg, build, pipeline.SignalTraces)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,17 @@ const (
 	defaultJoinWindow      = 30 * time.Second
 	defaultMaxPending      = 1000
 	defaultMaxPendingBytes = 64 << 20
+	// defaultCrossSignalWait covers the export delays of the SDKs: the
+	// batch span processors of OpenTelemetry SDKs flush every 5s by
+	// default, their log record processors every 1s to 5s.
+	defaultCrossSignalWait = 10 * time.Second
+)
+
+// Bounds of the memory of calls that left, by which a half of a call
+// arriving after its call left is recognised (signaljoin.go).
+const (
+	crossSignalRemember    = 2 * time.Minute
+	crossSignalRememberPer = 8 // halves remembered per queue_size
 )
 
 // LogEventsConfig bounds the joining of the per-message GenAI log events
@@ -27,6 +38,12 @@ type LogEventsConfig struct {
 	// MaxPendingBytes caps the estimated size of the events held for
 	// joining, in bytes (default 64 MiB).
 	MaxPendingBytes int `mapstructure:"max_pending_bytes"`
+	// CrossSignalWait is how long, with the component in a traces and a
+	// logs pipeline, a span without content waits for its GenAI log
+	// events and a call read from log events waits for its span, so the
+	// call is evaluated once with its results on the span (default 10s;
+	// at most half of max_wait; 0 evaluates each signal on its own).
+	CrossSignalWait time.Duration `mapstructure:"cross_signal_wait"`
 }
 
 func defaultLogEventsConfig() LogEventsConfig {
@@ -34,6 +51,7 @@ func defaultLogEventsConfig() LogEventsConfig {
 		JoinWindow:      defaultJoinWindow,
 		MaxPending:      defaultMaxPending,
 		MaxPendingBytes: defaultMaxPendingBytes,
+		CrossSignalWait: defaultCrossSignalWait,
 	}
 }
 
@@ -52,7 +70,16 @@ func (c LogEventsConfig) validate() []error {
 	if c.MaxPendingBytes < 1 {
 		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
 	}
+	if c.CrossSignalWait < 0 {
+		errs = append(errs, fmt.Errorf("cross_signal_wait: must not be negative, got %s", c.CrossSignalWait))
+	}
 	return errs
+}
+
+// effectiveCrossSignalWait is how long a half waits for its other half:
+// cross_signal_wait, at most half of max_wait, so the evaluation has time.
+func (c LogEventsConfig) effectiveCrossSignalWait(maxWait time.Duration) time.Duration {
+	return min(c.CrossSignalWait, maxWait/2)
 }
 
 // joinerConfig is the joiner's configuration for these settings.

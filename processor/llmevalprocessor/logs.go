@@ -18,8 +18,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -32,7 +34,7 @@ func createLogsWith(build judgeBuilder) processor.CreateLogsFunc {
 		if !ok {
 			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 		}
-		ev, err := acquireEvaluator(set, pcfg, build)
+		ev, err := acquireEvaluator(set, pcfg, build, pipeline.SignalLogs)
 		if err != nil {
 			return nil, err
 		}
@@ -190,18 +192,27 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
-		if gen.Missing == genai.MissingToolCalls {
-			p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
-			continue
-		}
 		call := &logCall{p: p, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
 			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,
 		}}
-		if gen.Missing != "" {
-			call.markAll(ctx, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
+		// The call's span may reach the traces side of this component too
+		// (signaljoin.go): one evaluation for both.
+		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
+		store := p.core.store
+		if gen.Missing == genai.MissingToolCalls {
+			if store.settleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != settledLate {
+				p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
+			}
 			continue
 		}
-		switch p.core.store.admit(ctx, func() evalSubject { return call }) {
+		if gen.Missing != "" {
+			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
+			if store.settleHalf(ctx, key, pairing.Events, call, notScorable, false) == settledAlone {
+				call.markAll(ctx, notScorable, reasonNotScorable, true)
+			}
+			continue
+		}
+		switch store.admitHalf(ctx, key, pairing.Events, true, func() evalSubject { return call }) {
 		case rejectedFull:
 			call.markAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
 		case rejectedClosed:
@@ -237,6 +248,8 @@ type logCall struct {
 	group logjoin.Group // read-only once admitted
 	// excluded are the scorers whose include/exclude the call fails.
 	excluded map[string]bool
+	// onSpan: the call's span carries the same results (signaljoin.go).
+	onSpan bool
 }
 
 // callAttributes are what filters match a log call's own attributes
@@ -272,7 +285,10 @@ func (c *logCall) leave(ctx context.Context, results []evalResult) {
 		if r.skipped {
 			continue
 		}
-		appendResultRecord(recs, c.of, r.scorer, r.result, r.at, c.p.core.redact)
+		rec := appendResultRecord(recs, c.of, r.scorer, r.result, r.at, c.p.core.redact)
+		if c.onSpan {
+			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
+		}
 	}
 	if recs.Len() > 0 {
 		c.p.emit(ctx, ld)

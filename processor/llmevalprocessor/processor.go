@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
@@ -299,28 +300,38 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	} else {
 		gen = genai.Read(span)
 	}
+	// With a logs pipeline through the same component, a generation's
+	// content may come as log events of the same trace and span id
+	// (signaljoin.go): the call is evaluated once, for both signals.
+	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
+	joins := !agent && p.store.joining.Load()
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
-		p.tel.spanSkipped(ctx, skipToolCallsOnly)
+		if !joins || p.store.settleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != settledLate {
+			p.tel.spanSkipped(ctx, skipToolCallsOnly)
+		}
 		return false
 	}
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
-	if gen.Missing != "" {
+	awaitsEvents := joins && gen.Missing == genai.MissingOutput
+	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
 		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.admit(ctx, func() evalSubject {
+	switch p.store.admitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
 		h := newHeldSpan(p.out, rs, ss, span, gen)
 		h.join = p.join
 		h.excluded = excluded
 		h.agent = agent
 		return h
 	}) {
-	case admitted:
+	case admitted, joinedPartner:
 		return true
+	case lateHalf:
+		return false // its events were evaluated; it passes as it came
 	case rejectedFull:
 		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case rejectedClosed:

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 )
 
@@ -34,18 +35,20 @@ type sharedEvaluator struct {
 
 	mu      sync.Mutex
 	refs    int // instances created and not shut down
+	signals map[pipeline.Signal]bool
 	started bool
 	stopped bool
 }
 
 // acquireEvaluator returns the evaluator of cfg, creating it for the first
 // instance.
-func acquireEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*sharedEvaluator, error) {
+func acquireEvaluator(set processor.Settings, cfg *Config, build judgeBuilder, signal pipeline.Signal) (*sharedEvaluator, error) {
 	evaluators.Lock()
 	defer evaluators.Unlock()
 	if ev, ok := evaluators.m[cfg]; ok {
 		ev.mu.Lock()
 		ev.refs++
+		ev.signals[signal] = true
 		ev.mu.Unlock()
 		return ev, nil
 	}
@@ -53,7 +56,7 @@ func acquireEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (
 	if err != nil {
 		return nil, err
 	}
-	ev := &sharedEvaluator{cfg: cfg, core: core, refs: 1}
+	ev := &sharedEvaluator{cfg: cfg, core: core, refs: 1, signals: map[pipeline.Signal]bool{signal: true}}
 	evaluators.m[cfg] = ev
 	return ev, nil
 }
@@ -67,6 +70,12 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error
 	}
 	if err := ev.core.startEvaluator(ctx, host); err != nil {
 		return err
+	}
+	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
+		// Every instance exists before the first starts: one call, one
+		// evaluation across the two signals.
+		ev.core.store.joinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.started = true
 	return nil

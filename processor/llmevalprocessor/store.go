@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/client"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -103,6 +105,12 @@ type evalStore struct {
 	// (contextwait.go); guarded by mu.
 	contextWait time.Duration
 	waits       contextWaits
+	// Calls seen on one signal waiting for, or joined by, the other
+	// (signaljoin.go); nil unless the component is in a traces and a logs
+	// pipeline. Guarded by mu.
+	calls     *pairing.Table[*admittedItem]
+	callTimer *time.Timer
+	joining   atomic.Bool // calls is set: read without mu on the hot path
 }
 
 type storePhase int
@@ -119,12 +127,16 @@ type admittedItem struct {
 	// ctx carries the client.Info of the request the item came with, and
 	// nothing else: the request itself has long been answered.
 	ctx       context.Context
+	admitted  time.Time
 	expiresAt time.Time // admission + max_wait
 	deadline  time.Time // no evaluation of this item runs past it
 	results   []*evalResult
 	pending   int           // evaluations not finished
 	elem      *list.Element // in held; nil once the item has left
 	wait      *waitingItem  // set while the item waits for context
+	// call is the item's key in the store's table of calls seen on both
+	// signals (signaljoin.go); zero when it is not in the table.
+	call pairing.Key
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
@@ -177,6 +189,16 @@ func (s *evalStore) start(scorers []configuredScorer) {
 func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) admitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if res := s.refusal(); res != admitted {
+		return res
+	}
+	s.begin(s.hold(ctx, newSubject()))
+	return admitted
+}
+
+// refusal says why the store cannot take an item now, or admitted when it
+// can. Called with mu held.
+func (s *evalStore) refusal() admitResult {
 	switch {
 	case s.phase == phaseNew:
 		return notRunning
@@ -185,10 +207,18 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 	case s.unfinished >= s.capacity:
 		return rejectedFull
 	}
+	return admitted
+}
+
+// hold makes an admitted item of subject and holds it until it leaves;
+// its evaluations are not dispatched yet. Called with mu held, after
+// refusal said admitted.
+func (s *evalStore) hold(ctx context.Context, subject evalSubject) *admittedItem {
 	now := time.Now()
 	item := &admittedItem{
-		subject:   newSubject(),
+		subject:   subject,
 		ctx:       client.NewContext(context.Background(), client.FromContext(ctx)),
+		admitted:  now,
 		expiresAt: now.Add(s.maxWait),
 		deadline:  now.Add(s.maxWait + s.evalTimeout),
 		results:   make([]*evalResult, len(s.scorers)),
@@ -199,10 +229,15 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 	if s.held.Len() == 1 {
 		s.armExpiry(s.maxWait)
 	}
-	if !s.parkForContext(item, now) {
+	return item
+}
+
+// begin dispatches a held item's evaluations, or parks it until its
+// trace's context arrives. Called with mu held.
+func (s *evalStore) begin(item *admittedItem) {
+	if !s.parkForContext(item, time.Now()) {
 		s.dispatch(item)
 	}
-	return admitted
 }
 
 // dispatch builds the item's cases and queues its evaluations. Called
@@ -269,6 +304,12 @@ func (s *evalStore) expire() {
 		}
 		s.held.Remove(e)
 		item.elem = nil
+		if s.waitsForPartner(item) {
+			// Never dispatched: no evaluation will finish.
+			item.pending = 0
+			s.unfinished--
+		}
+		s.forgetCall(item, now)
 		s.dispatchWaiting(item)
 		leaving = append(leaving, item)
 	}
@@ -360,6 +401,7 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 	if last {
 		s.held.Remove(item.elem)
 		item.elem = nil
+		s.forgetCall(item, time.Now())
 	}
 	s.mu.Unlock()
 
@@ -444,6 +486,9 @@ func (s *evalStore) shutdown(ctx context.Context) error {
 	s.held.Init()
 	if s.expiry != nil {
 		s.expiry.Stop()
+	}
+	if s.callTimer != nil {
+		s.callTimer.Stop()
 	}
 	s.waits.stop()
 	s.mu.Unlock()

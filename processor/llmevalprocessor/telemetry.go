@@ -194,6 +194,11 @@ func (t *telemetry) spanUnscored(ctx context.Context, reason string) {
 	t.tb.ProcessorLlmEvalSpansUnscored.Add(ctx, 1, opt)
 }
 
+// signalJoined counts how a call seen on both signals was matched.
+func (t *telemetry) signalJoined(ctx context.Context, outcome string) {
+	t.tb.ProcessorLlmEvalSignalJoins.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+}
+
 // spanSkipped counts a sampled generation left without any result.
 func (t *telemetry) spanSkipped(ctx context.Context, reason string) {
 	t.tb.ProcessorLlmEvalSpansSkipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))

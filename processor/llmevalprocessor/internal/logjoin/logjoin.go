@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/recent"
 )
 
 // Config bounds a Joiner.
@@ -135,7 +136,7 @@ type Joiner struct {
 	calls   map[Key]*call
 	order   *list.List // of *call, oldest first; all share Window, so also by deadline
 	bytes   int
-	done    doneSet
+	done    recent.Set[Key] // calls that left within the last window: their records are late
 	evicted uint64
 	late    uint64
 }
@@ -161,7 +162,7 @@ func New(cfg Config) *Joiner {
 		now:   now,
 		calls: make(map[Key]*call),
 		order: list.New(),
-		done:  newDoneSet(cfg.MaxCalls),
+		done:  recent.New[Key](cfg.MaxCalls),
 	}
 }
 
@@ -192,8 +193,8 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 		return []Group{single(key, ReasonAlone, rec, rl, sl)}
 	}
 	now := j.now()
-	j.done.forget(now)
-	if j.done.has(key) {
+	j.done.Forget(now)
+	if j.done.Has(key) {
 		j.late++
 		return nil
 	}
@@ -212,12 +213,12 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 	var out []Group
 	if kind == genai.LogChoice {
 		out = append(out, j.take(c, ReasonAnswered))
-		j.done.add(key, now.Add(j.cfg.Window))
+		j.done.Add(key, now.Add(j.cfg.Window))
 	}
 	for len(j.calls) > 0 && (len(j.calls) > j.cfg.MaxCalls || j.bytes > j.cfg.MaxBytes) {
 		oldest := j.order.Front().Value.(*call)
 		out = append(out, j.take(oldest, ReasonEvicted))
-		j.done.add(oldest.key, now.Add(j.cfg.Window))
+		j.done.Add(oldest.key, now.Add(j.cfg.Window))
 		j.evicted++
 	}
 	return out
@@ -229,7 +230,7 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 func (j *Joiner) Expire(now time.Time) []Group {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.done.forget(now)
+	j.done.Forget(now)
 	var out []Group
 	for e := j.order.Front(); e != nil; e = j.order.Front() {
 		c := e.Value.(*call)
@@ -238,7 +239,7 @@ func (j *Joiner) Expire(now time.Time) []Group {
 		}
 		out = append(out, j.take(c, ReasonWindow))
 		// Its answer may still come: it must not start a call of its own.
-		j.done.add(c.key, now.Add(j.cfg.Window))
+		j.done.Add(c.key, now.Add(j.cfg.Window))
 	}
 	return out
 }
@@ -253,7 +254,7 @@ func (j *Joiner) Close() []Group {
 	for e := j.order.Front(); e != nil; e = j.order.Front() {
 		out = append(out, j.take(e.Value.(*call), ReasonClosed))
 	}
-	j.done = newDoneSet(0)
+	j.done = recent.Set[Key]{}
 	return out
 }
 
@@ -328,58 +329,4 @@ func mapSize(m pcommon.Map) int {
 		n += len(k) + valueSize(v)
 	}
 	return n
-}
-
-// doneSet remembers calls that left within the last window, so
-// their late records are not taken for a new call. It holds at most size
-// keys; the oldest are forgotten first.
-type doneSet struct {
-	until map[Key]time.Time
-	ring  []doneEntry // oldest at head
-	head  int
-	n     int
-}
-
-type doneEntry struct {
-	key   Key
-	until time.Time
-}
-
-func newDoneSet(size int) doneSet {
-	return doneSet{until: make(map[Key]time.Time, size), ring: make([]doneEntry, size)}
-}
-
-func (d *doneSet) has(k Key) bool {
-	_, ok := d.until[k]
-	return ok
-}
-
-func (d *doneSet) add(k Key, until time.Time) {
-	if len(d.ring) == 0 {
-		return
-	}
-	if d.n == len(d.ring) {
-		d.pop()
-	}
-	d.ring[(d.head+d.n)%len(d.ring)] = doneEntry{key: k, until: until}
-	d.n++
-	d.until[k] = until
-}
-
-// forget drops the keys remembered until now or earlier.
-func (d *doneSet) forget(now time.Time) {
-	for d.n > 0 && !now.Before(d.ring[d.head].until) {
-		d.pop()
-	}
-}
-
-func (d *doneSet) pop() {
-	e := d.ring[d.head]
-	d.ring[d.head] = doneEntry{}
-	d.head = (d.head + 1) % len(d.ring)
-	d.n--
-	// A key added again later has a later time: keep that one.
-	if t, ok := d.until[e.key]; ok && t.Equal(e.until) {
-		delete(d.until, e.key)
-	}
 }

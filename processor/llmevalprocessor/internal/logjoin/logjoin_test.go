@@ -300,7 +300,7 @@ func TestJoinerBounds(t *testing.T) {
 		for n := byte(1); n <= 5; n++ {
 			assert.Len(t, b.add(j, n, "gen_ai.choice", "answer"), 1)
 		}
-		assert.Len(t, j.done.until, 2)
+		assert.Equal(t, 2, j.done.Len())
 		assert.Len(t, b.add(j, 1, "gen_ai.choice", "forgotten early: a new call"), 1)
 		assert.Empty(t, b.add(j, 5, "gen_ai.choice", "remembered"))
 	})

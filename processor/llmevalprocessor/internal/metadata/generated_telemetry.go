@@ -52,6 +52,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalLogLateEvents            metric.Int64Counter
 	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
 	ProcessorLlmEvalReasonFallbacks          metric.Int64Counter
+	ProcessorLlmEvalSignalJoins              metric.Int64Counter
 	ProcessorLlmEvalSpansSampled             metric.Int64Counter
 	ProcessorLlmEvalSpansSelected            metric.Int64Counter
 	ProcessorLlmEvalSpansSkipped             metric.Int64Counter
@@ -382,6 +383,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_reason_fallbacks",
 		metric.WithDescription("Evaluations whose reason step failed after the score was decided, by scorer and error type; their reason was built from the verdicts instead (as with reason_mode summary). [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalSignalJoins, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_signal_joins",
+		metric.WithDescription("Calls seen on both signals (a span and its GenAI log events) by how they were matched; each is evaluated once. [Development]"),
+		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalSpansSampled, err = builder.meter.Int64Counter(

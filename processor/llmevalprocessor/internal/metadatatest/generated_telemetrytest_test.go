@@ -75,6 +75,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalLogCalls.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalLogLateEvents.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalReasonFallbacks.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalSignalJoins.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSampled.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSkipped.Add(context.Background(), 1)
@@ -150,6 +151,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalReasonFallbacks(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalSignalJoins(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalSpansSampled(t, testTel,

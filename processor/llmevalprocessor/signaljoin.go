@@ -1,0 +1,342 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// One call, one evaluation, across signals. With llm_eval in a traces and
+// a logs pipeline, a call recorded as a span without content plus GenAI log
+// events holding the content reaches the store twice. The store keeps a
+// table of such calls by trace and span id (internal/pairing): the half
+// that comes first waits up to log_events.cross_signal_wait for the other,
+// and the call is evaluated once, its results written on the span and
+// emitted as result records. A half arriving while its call is evaluated
+// joins the evaluation; a half arriving after its call left is late: it
+// passes without an evaluation of its own.
+
+// How a call seen on both signals ended (signal_joins).
+const (
+	joinJoined      = "joined"       // both halves came: one evaluation for both
+	joinSpanAlone   = "span_alone"   // a span without content waited; no events came
+	joinEventsAlone = "events_alone" // events waited for their span; it did not come
+	joinLateSpan    = "late_span"    // a span whose events were evaluated and left
+	joinLateEvents  = "late_events"  // events whose span was evaluated and left
+)
+
+// What a half asks of the store besides admission (admitHalf's results).
+const (
+	joinedPartner admitResult = iota + 100 // admitted into its other half's item
+	lateHalf                               // its call already left: not evaluated
+)
+
+// notScorableWithoutEvents is the reason of a span that waited in vain.
+const notScorableWithoutEvents = "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait"
+
+// joinSignals makes the store match each call's span with its log events.
+// The evaluator calls it once, at Start, when the component has a traces
+// and a logs instance.
+func (s *evalStore) joinSignals(wait, remember time.Duration, rememberMax int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if wait > 0 {
+		s.calls = pairing.New[*admittedItem](wait, remember, rememberMax)
+		s.joining.Store(true)
+	}
+}
+
+// admitHalf admits one half of a call: a generation span (side Span) or
+// the call read from its log events (side Events). hasContent says whether
+// the half can be scored on its own; a span without content waits for its
+// events, and events wait for their span, so that the results go on the
+// span. newSubject is called only when the half is taken. It returns
+// admitted, joinedPartner (the half joined its other half's item), lateHalf
+// (its call has left), or why it was refused.
+func (s *evalStore) admitHalf(ctx context.Context, key pairing.Key, side pairing.Side, hasContent bool, newSubject func() evalSubject) admitResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
+		if res := s.refusal(); res != admitted {
+			return res
+		}
+		s.begin(s.hold(ctx, newSubject()))
+		return admitted
+	}
+	now := time.Now()
+	st, sides, item := s.calls.State(key, now)
+	switch {
+	case (st == pairing.Waiting || st == pairing.Active) && sides&side == 0:
+		call := item.subject.(*pairedCall)
+		call.add(newSubject())
+		s.calls.Join(key, side)
+		if st == pairing.Waiting {
+			s.begin(item)
+		}
+		s.tel.signalJoined(item.ctx, joinJoined)
+		return joinedPartner
+	case st == pairing.Left && sides&side == 0:
+		s.tel.signalJoined(ctx, lateOutcome(side))
+		return lateHalf
+	case st != pairing.Unknown:
+		// The same half again (a duplicate delivery): evaluated on its own,
+		// as without joining.
+		if res := s.refusal(); res != admitted {
+			return res
+		}
+		s.begin(s.hold(ctx, newSubject()))
+		return admitted
+	}
+	if res := s.refusal(); res != admitted {
+		return res
+	}
+	call := &pairedCall{}
+	call.add(newSubject())
+	item = s.hold(ctx, call)
+	item.call = key
+	if hasContent && side == pairing.Span {
+		s.calls.Track(key, side, item)
+		s.begin(item)
+		return admitted
+	}
+	s.calls.Wait(key, side, item, now)
+	s.armCallTimer()
+	return admitted
+}
+
+// settled says what settleHalf did with a half that is not evaluated.
+type settled int
+
+const (
+	settledAlone   settled = iota // no other half known: the caller writes the half's outcome
+	settledWaiting                // the waiting other half took the outcome; both are written
+	settledLate                   // the other half already left: nothing more to write
+)
+
+// settleHalf ends, without an evaluation, a call one of whose halves cannot
+// be evaluated: log events without content or with only tool calls, or a
+// span with only tool calls (res is then ignored: skip). A span waiting for
+// such events leaves with res for every scorer that applies to it (nothing
+// when skip), and the events' result records carry the same. A half that
+// comes first is remembered, so that its other half, arriving later, is
+// late.
+func (s *evalStore) settleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half evalSubject, res scoring.Result, skip bool) settled {
+	s.mu.Lock()
+	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
+		s.mu.Unlock()
+		return settledAlone
+	}
+	now := time.Now()
+	st, sides, item := s.calls.State(key, now)
+	switch {
+	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
+		s.calls.Join(key, side)
+		item.subject.(*pairedCall).add(half)
+		s.tel.signalJoined(item.ctx, joinJoined)
+	case st == pairing.Left && sides&side == 0:
+		s.mu.Unlock()
+		s.tel.signalJoined(ctx, lateOutcome(side))
+		return settledLate
+	case st == pairing.Unknown:
+		s.calls.Track(key, side, nil)
+		s.calls.Leave(key, now)
+		s.mu.Unlock()
+		return settledAlone
+	default:
+		s.mu.Unlock()
+		return settledAlone
+	}
+	s.settle(item, res, skip, now)
+	s.mu.Unlock()
+	s.leave(item, leftComplete)
+	return settledWaiting
+}
+
+// settle fills every evaluation of an item not yet dispatched with res,
+// or marks them skipped, and takes it out of held; the caller then lets it
+// leave, without mu. Called with mu held.
+func (s *evalStore) settle(item *admittedItem, res scoring.Result, skip bool, now time.Time) {
+	sk, _ := item.subject.(scorerSkipper)
+	for i, sc := range s.scorers {
+		r := evalResult{scorer: sc.cfg.Name, at: now, result: res, skipped: skip}
+		r.result.Scorer = sc.cfg.Name
+		if !skip && sk != nil && sk.skips(sc.cfg) {
+			r.skipped = true
+		}
+		if !r.skipped {
+			s.tel.recordResult(item.ctx, r)
+		}
+		item.results[i] = &r
+	}
+	item.pending = 0
+	s.unfinished--
+	s.held.Remove(item.elem)
+	item.elem = nil
+	s.forgetCall(item, now)
+}
+
+// forgetCall takes a leaving item out of the call table, remembering its
+// halves as left. Called with mu held.
+func (s *evalStore) forgetCall(item *admittedItem, now time.Time) {
+	if s.calls != nil && item.call.Valid() {
+		s.calls.Leave(item.call, now)
+	}
+}
+
+// armCallTimer makes the call timer fire when the oldest waiting half's
+// wait ends. Called with mu held.
+func (s *evalStore) armCallTimer() {
+	at, ok := s.calls.NextExpiry()
+	if !ok {
+		return
+	}
+	d := time.Until(at)
+	if s.callTimer == nil {
+		s.callTimer = time.AfterFunc(d, s.callWaitsExpired)
+		return
+	}
+	s.callTimer.Reset(d)
+}
+
+// callWaitsExpired ends the waits that have passed: events that waited for
+// their span are evaluated alone; a span that waited for its events leaves
+// not scorable.
+func (s *evalStore) callWaitsExpired() {
+	s.mu.Lock()
+	if s.phase != phaseRunning {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var leaving []*admittedItem
+	for _, item := range s.calls.Expire(now) {
+		if item.elem == nil {
+			continue // left at max_wait meanwhile
+		}
+		if item.subject.(*pairedCall).span != nil {
+			s.tel.signalJoined(item.ctx, joinSpanAlone)
+			s.settle(item, scoring.Result{Label: scoring.LabelNotScorable, Reason: notScorableWithoutEvents}, false, now)
+			leaving = append(leaving, item)
+			continue
+		}
+		s.tel.signalJoined(item.ctx, joinEventsAlone)
+		s.begin(item)
+	}
+	s.armCallTimer()
+	s.workers.Add(1) // shutdown waits for these spans to be forwarded
+	s.mu.Unlock()
+	defer s.workers.Done()
+	for _, item := range leaving {
+		s.leave(item, leftComplete)
+	}
+}
+
+// waitsForPartner says whether an item is held without its evaluations
+// dispatched, waiting for its other half. Called with mu held.
+func (s *evalStore) waitsForPartner(item *admittedItem) bool {
+	if s.calls == nil || !item.call.Valid() {
+		return false
+	}
+	st, _, _ := s.calls.State(item.call, time.Now())
+	return st == pairing.Waiting
+}
+
+func lateOutcome(side pairing.Side) string {
+	if side == pairing.Span {
+		return joinLateSpan
+	}
+	return joinLateEvents
+}
+
+// pairedCall is the subject of a call held in the call table: its span,
+// its log events, or both once the second half joined. One evaluation
+// serves both: the results go on the span and into result records.
+type pairedCall struct {
+	span   *heldSpan // nil until the span came
+	events *logCall  // nil until the events came
+}
+
+// add takes a half. A span without content of its own is judged on the
+// content of its events.
+func (c *pairedCall) add(half evalSubject) {
+	switch h := half.(type) {
+	case *heldSpan:
+		c.span = h
+	case *logCall:
+		c.events = h
+	}
+	if c.span == nil || c.events == nil {
+		return
+	}
+	c.events.onSpan = true
+	if c.span.gen.Missing != "" {
+		c.span.takeContent(c.events.gen)
+	}
+}
+
+func (c *pairedCall) caseFor(cfg ScorerConfig) scoring.Case {
+	if c.span != nil {
+		return c.span.caseFor(cfg)
+	}
+	return c.events.caseFor(cfg)
+}
+
+func (c *pairedCall) skips(sc ScorerConfig) bool {
+	if c.span != nil {
+		return c.span.skips(sc)
+	}
+	return c.events.skips(sc)
+}
+
+func (c *pairedCall) waitsForContext() (pcommon.TraceID, bool) {
+	if c.span != nil {
+		return c.span.waitsForContext()
+	}
+	return c.events.of.traceID, false
+}
+
+func (c *pairedCall) leave(ctx context.Context, results []evalResult) {
+	if c.span != nil {
+		c.span.leave(ctx, results)
+	}
+	if c.events != nil {
+		c.events.leave(ctx, results)
+	}
+}
+
+// late writes a late result to both halves; it is counted once.
+func (c *pairedCall) late(ctx context.Context, r evalResult) {
+	switch {
+	case c.span == nil:
+		c.events.late(ctx, r)
+	case c.events == nil:
+		c.span.late(ctx, r)
+	default:
+		c.span.late(ctx, r)
+		if lateEmitted(c.events.p.core.cfg.LateResults, r) {
+			c.events.leave(ctx, []evalResult{r})
+		}
+	}
+}
+
+// takeContent makes a span without content of its own judged on what its
+// log events hold; the span's model and response id win when it has them.
+func (h *heldSpan) takeContent(from genai.Generation) {
+	gen := from
+	if h.gen.Model != "" {
+		gen.Model = h.gen.Model
+	}
+	if h.gen.ResponseID != "" {
+		gen.ResponseID = h.gen.ResponseID
+	}
+	h.gen = gen
+	if h.of.model == "" {
+		h.of.model = gen.Model
+	}
+	h.of.responseID = gen.ResponseID
+}
