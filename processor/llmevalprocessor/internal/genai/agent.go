@@ -41,10 +41,10 @@ func IsAgent(span ptrace.Span) bool {
 	if vercelKind(op) == KindAggregate {
 		return true
 	}
-	switch attrString(attrs, "mastra.span.type") {
-	case "AGENT_RUN":
+	switch strings.ToLower(attrString(attrs, attrMastraType)) {
+	case "agent_run":
 		return true
-	case "WORKFLOW_RUN":
+	case "workflow_run":
 		return root
 	}
 	switch attrString(attrs, "langfuse.observation.type") {

@@ -52,7 +52,7 @@ func Classify(resource pcommon.Resource, span ptrace.Span) Kind {
 			s.operationName = strValue(v)
 		case "traceloop.span.kind":
 			s.traceloopKind = strValue(v)
-		case "mastra.span.type":
+		case attrMastraType:
 			s.mastraType = strValue(v)
 		case "langfuse.observation.type":
 			s.langfuseType = strValue(v)
@@ -64,6 +64,9 @@ func Classify(resource pcommon.Resource, span ptrace.Span) Kind {
 	}
 	if !s.judge {
 		_, s.judge = resource.Attributes().Get(JudgeAttribute)
+	}
+	if k, ok := mastraKind(s.mastraType); ok && !s.judge {
+		return k
 	}
 	return s.kind(span.Name())
 }
@@ -111,14 +114,6 @@ func (s *signals) kind(spanName string) Kind {
 		if k := vercelKind(spanName); k != KindOther {
 			return k
 		}
-	}
-	switch s.mastraType {
-	case "MODEL_GENERATION":
-		return KindGeneration
-	case "AGENT_RUN", "WORKFLOW_RUN":
-		return KindAggregate
-	case "TOOL_CALL", "MCP_TOOL_CALL":
-		return KindContext
 	}
 	switch s.langfuseType {
 	case "generation":

@@ -40,7 +40,7 @@ type extraction struct {
 // When several conventions are present, input and output are each taken from
 // the first that has them, in this order: current gen_ai attributes, span
 // events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
-// SDK, raw OpenInference input.value/output.value.
+// SDK, Mastra, raw OpenInference input.value/output.value.
 // It never panics, whatever the attributes hold.
 func Read(span ptrace.Span) (g Generation) {
 	defer func() {
@@ -57,6 +57,7 @@ func Read(span ptrace.Span) (g Generation) {
 		func() extraction { return readOpenInference(idx) },
 		func() extraction { return readOpenLLMetry(idx) },
 		func() extraction { return readVercel(attrs) },
+		func() extraction { return readMastra(attrs) },
 		func() extraction { return readRawIO(attrs) },
 	}
 	var in, out *extraction
@@ -82,6 +83,9 @@ func Read(span ptrace.Span) (g Generation) {
 	g.Documents = spanContext(attrs, idx)
 	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
 		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
+	if g.Model == "" {
+		g.Model = mastraModel(attrs)
+	}
 	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
 	g.clip()
 	return g
