@@ -3,10 +3,12 @@ package llmevalprocessor
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,6 +115,87 @@ func TestMastraAgentScoredOnce(t *testing.T) {
 		if n == scoring.PromptAlignment {
 			require.Len(t, c.Instructions, 1)
 			assert.Contains(t, c.Instructions[0], "Answer in English.")
+		}
+	}
+}
+
+// TestContentInLogEventsScoredOnce sends what the official OpenTelemetry
+// JS and the Elastic OpenAI instrumentations sent for a tool loop of two
+// calls (spans without content, content as per-message log events) through
+// one llm_eval in a traces and a logs pipeline, in both orders of the two
+// signals: the answering call is evaluated once, its results on its span
+// and as records; the call that only asks for the tool gets nothing.
+func TestContentInLogEventsScoredOnce(t *testing.T) {
+	const toolResult = "Order 1042 shipped on 2025-12-18 with DHL, tracking number JD0142, expected delivery 2025-12-22."
+	names := []string{scoring.Bias, scoring.Hallucination, scoring.PromptAlignment}
+	for _, app := range []string{"otel-openai", "elastic-openai"} {
+		for _, tracesFirst := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/traces first %v", app, tracesFirst), func(t *testing.T) {
+				var rec caseRecorder
+				cfg := testConfig(names...)
+				cfg.MaxWait = time.Minute
+				cfg.LogEvents.CrossSignalWait = time.Hour
+				h := (&bothHarness{}).start(t, cfg, rec.scorers(names...)...)
+				traces, logs := clientBatches(t, app, "traces"), clientBatches(t, app, "logs")
+				require.NotEmpty(t, traces)
+				require.NotEmpty(t, logs)
+				sendTraces := func() {
+					for _, line := range traces {
+						h.consumeSpan(clientTraces(t, line))
+					}
+				}
+				sendLogs := func() {
+					for _, line := range logs {
+						h.consumeEvents(clientLogs(t, line))
+					}
+				}
+				if tracesFirst {
+					sendTraces()
+					sendLogs()
+				} else {
+					sendLogs()
+					sendTraces()
+				}
+				require.Eventually(t, func() bool { return h.spans.SpanCount() == 2 }, 10*time.Second, 5*time.Millisecond)
+				require.Eventually(t, func() bool { return len(rec.get(scoring.Bias)) == 1 }, 10*time.Second, 5*time.Millisecond)
+				h.shutdown()
+
+				for _, n := range names {
+					cases := rec.get(n)
+					require.Len(t, cases, 1, "%s: one evaluation", n)
+					c := cases[0]
+					assert.Equal(t, "Where is my order 1042?", c.Input)
+					assert.Equal(t, "Your order 1042 shipped on 2025-12-18 with DHL and should arrive on 2025-12-22 [get_order_status].", c.Output)
+					if n == scoring.Hallucination {
+						assert.Equal(t, []string{toolResult}, c.Context)
+					}
+					if n == scoring.PromptAlignment {
+						require.Len(t, c.Instructions, 1)
+						assert.Contains(t, c.Instructions[0], "Never promise a refund.")
+					}
+				}
+				var scored, bare int
+				for _, td := range h.spans.AllTraces() {
+					for _, rs := range td.ResourceSpans().All() {
+						for _, ss := range rs.ScopeSpans().All() {
+							for _, sp := range ss.Spans().All() {
+								got := len(evaluationEvents(sp))
+								switch got {
+								case 0:
+									bare++
+								case len(names):
+									scored++
+								}
+								out := h.outcome(call{trace: sp.TraceID(), span: sp.SpanID()})
+								assert.Len(t, out.records, got, "records of span %s: as many as its results", sp.SpanID())
+								assert.Equal(t, got, out.onSpan)
+							}
+						}
+					}
+				}
+				assert.Equal(t, 1, scored, "the answering call's span carries every result")
+				assert.Equal(t, 1, bare, "the tool-calling call's span carries none")
+			})
 		}
 	}
 }

@@ -39,17 +39,23 @@ type bothHarness struct {
 
 func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness {
 	t.Helper()
-	require.NoError(t, confmap.Validate(cfg))
-	h := &bothHarness{t: t, spans: new(consumertest.TracesSink), recs: new(consumertest.LogsSink),
-		tel: componenttest.NewTelemetry(), cases: make(chan scoring.Case, 10), gate: make(chan struct{})}
+	h := &bothHarness{cases: make(chan scoring.Case, 10), gate: make(chan struct{})}
 	close(h.gate)
-	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
 	scorer := &fakeScorer{name: scoring.Bias, fn: func(_ context.Context, c scoring.Case) scoring.Result {
 		h.cases <- c
 		<-h.gate
 		return scoring.Result{Score: 0, Label: label, Reason: "judged once"}
 	}}
-	build := fakeJudge([]scoring.Scorer{scorer})
+	return h.start(t, cfg, scorer)
+}
+
+// start creates and starts both instances of cfg with the given scorers.
+func (h *bothHarness) start(t *testing.T, cfg *Config, scorers ...scoring.Scorer) *bothHarness {
+	t.Helper()
+	require.NoError(t, confmap.Validate(cfg))
+	h.t, h.spans, h.recs, h.tel = t, new(consumertest.TracesSink), new(consumertest.LogsSink), componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+	build := fakeJudge(scorers)
 	set := metadatatest.NewSettings(h.tel)
 	var err error
 	h.traces, err = createTracesWith(build)(context.Background(), set, cfg, h.spans)
