@@ -199,3 +199,86 @@ func TestContentInLogEventsScoredOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestTracesOnlyClientsScoredOnce sends what real instrumentation
+// libraries sent (test/clients) through the processor in a traces pipeline
+// at default settings, unless a case says otherwise: each answer is
+// evaluated once per scorer, with the question, answer and context the
+// judge must see; tool-calling steps get nothing.
+func TestTracesOnlyClientsScoredOnce(t *testing.T) {
+	const (
+		toolResult = "Order 1042 shipped on 2025-12-18 with DHL, tracking number JD0142, expected delivery 2025-12-22."
+		warranty   = "Warranty policy: the frame of the Orbit e-bike has a 10-year warranty; its battery and motor have a 2-year warranty."
+		returns    = "Returns policy: unused bikes can be returned within 30 days of delivery."
+		order      = "Where is my order 1042?"
+		orderReply = "Your order 1042 shipped on 2025-12-18 with DHL and should arrive on 2025-12-22 [get_order_status]."
+		ragAsk     = "How long is the warranty on the frame of the Orbit e-bike?"
+		ragReply   = "The frame of the Orbit e-bike has a 10-year warranty [Warranty policy]."
+	)
+	tests := []struct {
+		app           string
+		sources       []string // hallucination's context_sources; nil: the default
+		input, output string
+		context       func(t *testing.T, ctx []string)
+	}{
+		{app: "openinference-openai", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx) }},
+		{app: "traceloop-openai", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx) }},
+		{app: "aisdk-agent", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx) }},
+		{app: "openinference-langchain", input: ragAsk, output: ragReply,
+			context: func(t *testing.T, ctx []string) {
+				assert.Equal(t, []string{warranty, returns}, ctx, "the retriever's documents, three levels below the LLM span's sibling")
+			}},
+		{app: "traceloop-langchain", input: ragAsk, output: ragReply,
+			context: func(t *testing.T, ctx []string) { assert.Empty(t, ctx, "every span in a trace of its own: no retriever to join") }},
+		{app: "traceloop-langchain", sources: []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem},
+			input: ragAsk, output: ragReply,
+			context: func(t *testing.T, ctx []string) {
+				require.Len(t, ctx, 1, "the system prompt, which holds the documents")
+				assert.Contains(t, ctx[0], warranty)
+			}},
+	}
+	names := []string{scoring.Bias, scoring.Hallucination, scoring.PromptAlignment}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.app, tt.sources), func(t *testing.T) {
+			var rec caseRecorder
+			cfg := testConfig(names...)
+			cfg.TraceContext.ContextWait = 100 * time.Millisecond
+			if tt.sources != nil {
+				cfg.Scorers[1].ContextSources = tt.sources
+			}
+			h := newHarness(t, cfg, rec.scorers(names...)...)
+			batches := clientBatches(t, tt.app, "traces")
+			require.NotEmpty(t, batches)
+			spans := 0
+			for _, line := range batches {
+				td := clientTraces(t, line)
+				spans += td.SpanCount()
+				h.consume(td)
+			}
+			h.waitSpans(spans)
+			h.drain()
+			_, count := sinkSpans(h.sink)
+			assert.Len(t, count, spans)
+			for id, n := range count {
+				assert.Equal(t, 1, n, "span %s leaves once", id)
+			}
+			for _, n := range names {
+				cases := rec.get(n)
+				require.Len(t, cases, 1, "%s: one evaluation", n)
+				c := cases[0]
+				assert.Equal(t, tt.input, c.Input, n)
+				assert.Equal(t, tt.output, c.Output, n)
+				if n == scoring.Hallucination {
+					tt.context(t, c.Context)
+				}
+				if n == scoring.PromptAlignment {
+					require.NotEmpty(t, c.Instructions)
+					assert.Contains(t, c.Instructions[0], "Answer in English.")
+				}
+			}
+		})
+	}
+}

@@ -363,6 +363,11 @@ func (f spanFilter) matches(res, attrs pcommon.Map) bool {
 	return !anyMatch(f.exclude, res, attrs)
 }
 
+// passes is matches, short-cut for a filter that lets everything through.
+func (f spanFilter) passes(res, attrs pcommon.Map) bool {
+	return f.empty() || f.matches(res, attrs)
+}
+
 // rulesOut says whether a resource alone decides that no item under it
 // passes, whatever the items' own attributes: no include entry matches the
 // resource, or an exclude entry without span attributes does. The logs

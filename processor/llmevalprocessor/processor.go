@@ -194,7 +194,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				kind := genai.Classify(rs.Resource(), span)
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.empty() && !p.filter.matches(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						continue // not a candidate: forwarded as it is
 					}
 					selected++
@@ -208,16 +208,20 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 						continue
 					}
 				case genai.KindAggregate:
-					if !p.agents || !genai.IsAgent(span) ||
-						(!p.filter.empty() && !p.filter.matches(rs.Resource().Attributes(), span.Attributes())) {
-						continue
-					}
-					selected++ // an agent span is a candidate like a generation
 					if !p.sampler.sampled(span.TraceID()) {
+						if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+							selected++
+						}
 						continue
 					}
-					sampled++
-					candidates = append(candidates, generationAt{i, j, k, true})
+					// Indexed even when not scored: a chain span can be the
+					// first of its trace to arrive, and its link connects a
+					// generation to a retriever below it.
+					if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+						selected++ // an agent span is a candidate like a generation
+						sampled++
+						candidates = append(candidates, generationAt{i, j, k, true})
+					}
 				default:
 					continue
 				}

@@ -71,6 +71,7 @@ func TestNestedRetrieverJoinedInAnyOrder(t *testing.T) {
 		{"retriever", "inner", "map", "prompt", "llm", "parser", "root"}, // as exported: children first
 		{"llm", "retriever", "inner", "map", "prompt", "parser", "root"}, // the generation first
 		{"retriever", "llm", "root", "parser", "prompt", "map", "inner"}, // the links last
+		{"inner", "prompt", "retriever", "llm", "map", "parser", "root"}, // a chain before the retriever, as captured
 	}
 	for _, order := range orders {
 		t.Run(fmt.Sprint(order), func(t *testing.T) {

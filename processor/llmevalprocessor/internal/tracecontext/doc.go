@@ -8,9 +8,9 @@
 // The index never holds or changes a span: it keeps copies of context texts
 // and a compact parent link (span id, parent id: 32 bytes, appended to a
 // per-trace list and only turned into a map when a query walks it) per span
-// of the traces it knows. A trace becomes known when a GenAI span of it is added (a context
-// source, a generation or an agent); links of other spans are only kept for
-// known traces, so traffic without GenAI spans costs one map lookup per
+// of the traces it knows. A trace becomes known when a GenAI span of it is
+// added (a context source, a generation, an agent or a chain); links of
+// other spans are only kept for known traces, so traffic without GenAI spans costs one map lookup per
 // span and no memory. Spans are normally exported when they end, and a
 // parent ends after its children, so the ancestors of a generation or of a
 // retrieval arrive in the same or a later batch, after the trace is known.
@@ -18,8 +18,9 @@
 // Per batch, the processor calls:
 //
 //   - Add for every span genai.Classify calls KindContext (with the texts of
-//     genai.ReadContext), KindGeneration or an agent (genai.IsAgent), before
-//     the span leaves the batch. Add reports whether the trace gained context,
+//     genai.ReadContext), KindGeneration or KindAggregate (agents, chains,
+//     workflows: a LangChain chain span may end, and arrive, before the
+//     retriever below it), before the span leaves the batch. Add reports whether the trace gained context,
 //     which is the signal to re-check generations waiting for it;
 //   - LinkAll once for every batch, after its spans were classified, to
 //     record the parent links of the other spans of known traces (one lock
