@@ -232,7 +232,9 @@ func TestTracesOnlyClientsScoredOnce(t *testing.T) {
 				assert.Equal(t, []string{warranty, returns}, ctx, "the retriever's documents, three levels below the LLM span's sibling")
 			}},
 		{app: "traceloop-langchain", input: ragAsk, output: ragReply,
-			context: func(t *testing.T, ctx []string) { assert.Empty(t, ctx, "every span in a trace of its own: no retriever to join") }},
+			context: func(t *testing.T, ctx []string) {
+				assert.Empty(t, ctx, "every span in a trace of its own: no retriever to join")
+			}},
 		{app: "traceloop-langchain", sources: []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem},
 			input: ragAsk, output: ragReply,
 			context: func(t *testing.T, ctx []string) {
