@@ -1,6 +1,9 @@
 package genai
 
 import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +70,53 @@ func TestMastraAgentCapture(t *testing.T) {
 	src := ReadContext(tool[0].span)
 	assert.Equal(t, RoleTool, src.Role)
 	assert.Equal(t, []string{"Order 1042 shipped on 2025-12-18 with DHL, tracking number JD0142, expected delivery 2025-12-22."}, src.Texts)
+}
+
+// TestMastraMalformedInput checks model steps whose mastra.* values are
+// not the JSON Mastra writes: read as far as they go, never a panic, and
+// not scorable when no answer can be read.
+func TestMastraMalformedInput(t *testing.T) {
+	step := func(in, out any) map[string]any {
+		a := map[string]any{"mastra.span.type": "model_step", "gen_ai.operation.name": "agent_step"}
+		if in != nil {
+			a["mastra.model_step.input"] = in
+		}
+		if out != nil {
+			a["mastra.model_step.output"] = out
+		}
+		return a
+	}
+	tests := []struct {
+		name          string
+		attrs         map[string]any
+		input, output string
+		missing       string
+	}{
+		{"input cut mid-string", step(`[{"role":"user","content":"Where is my order 10`, `{"text":"It shipped."}`), "", "It shipped.", ""},
+		{"input cut after a message", step(`[{"role":"user","content":"Where is my order?"},{"role":"assis`, `{"text":"It shipped."}`), "Where is my order?", "It shipped.", ""},
+		{"output not JSON", step(`[{"role":"user","content":"Hi"}]`, `It shipped, plain text.`), "Hi", "It shipped, plain text.", ""},
+		{"output text not a string", step(`[{"role":"user","content":"Hi"}]`, `{"text":42,"toolCalls":"nope"}`), "Hi", "42", ""},
+		{"output cut", step(`[{"role":"user","content":"Hi"}]`, `{"text":"It shipped on the 18th and`), "Hi", "It shipped on the 18th and", ""},
+		{"input a number", step(int64(7), `{"text":"ok"}`), "7", "ok", ""},
+		{"no output", step(`[{"role":"user","content":"Hi"}]`, nil), "Hi", "", MissingOutput},
+		{"empty", step(nil, nil), "", "", MissingOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			span := newSpan(t, "agent_step a", tt.attrs)
+			require.Equal(t, KindGeneration, Classify(pcommon.NewResource(), span))
+			var g Generation
+			require.NotPanics(t, func() { g = Read(span) })
+			assert.Equal(t, tt.input, g.Input)
+			assert.Equal(t, tt.output, g.Output)
+			assert.Equal(t, tt.missing, g.Missing)
+		})
+	}
+	t.Run("deeply nested and huge", func(t *testing.T) {
+		span := newSpan(t, "agent_step a", step(strings.Repeat("[", 100000), strings.Repeat(`{"text":`, 500000)))
+		var g Generation
+		require.NotPanics(t, func() { g = Read(span) })
+		assert.LessOrEqual(t, len(g.Input), maxFieldBytes, "taken as raw text, clipped")
+		assert.LessOrEqual(t, len(g.Output), maxFieldBytes)
+	})
 }
