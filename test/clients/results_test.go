@@ -125,8 +125,10 @@ type result struct {
 }
 
 func str(m pcommon.Map, key string) string {
-	v, _ := m.Get(key)
-	return v.AsString()
+	if v, ok := m.Get(key); ok {
+		return v.AsString()
+	}
+	return ""
 }
 
 func newResult(attrs pcommon.Map, traceID, spanID, source string) result {
