@@ -36,7 +36,12 @@ async function answerFromDocuments(appRequire) {
     new ChatOpenAI({ model: scenario.model }),
     new StringOutputParser(),
   ]);
-  return chain.invoke(scenario.rag.question);
+  const answer = await chain.invoke(scenario.rag.question);
+  // LangChain runs callbacks (and so the tracers) in the background: a
+  // short-lived script waits for them before it shuts its exporter down, as
+  // LangChain's docs say, or the root chain's span is never ended.
+  await appRequire('@langchain/core/callbacks/promises').awaitAllCallbacks();
+  return answer;
 }
 
 module.exports = { answerFromDocuments };
