@@ -2,6 +2,9 @@ module github.com/llm-eval/llm_eval
 
 go 1.26.0
 
+// The Node apps of test/clients install their packages here; no Go code.
+ignore ./test/clients/node_modules
+
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden v0.162.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest v0.162.0

@@ -282,3 +282,17 @@ func TestTLSServerServesHTTP2UnderItsCertificate(t *testing.T) {
 	plain := New(t)
 	assert.Nil(t, plain.CertificatePEM(), "a plain HTTP server has no certificate")
 }
+
+func TestCallBlockDecodesItems(t *testing.T) {
+	s := New(t)
+	user := "Judge.\n\n<<<INPUT\n\"Where is \\\"1042\\\"?\"\nINPUT>>>\n\n<<<INSTRUCTIONS\n1. \"Answer in English.\"\n2. \"Cite the source.\"\nINSTRUCTIONS>>>"
+	body, err := json.Marshal(map[string]any{"model": "m", "messages": []map[string]string{
+		{"role": "system", "content": "<<<INPUT\n\"not the user's\"\nINPUT>>>"}, {"role": "user", "content": user}}})
+	require.NoError(t, err)
+	post(t, s.URL+"/chat/completions", body)
+	calls := s.Calls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, []string{`Where is "1042"?`}, calls[0].Block("INPUT"))
+	assert.Equal(t, []string{"Answer in English.", "Cite the source."}, calls[0].Block("INSTRUCTIONS"))
+	assert.Nil(t, calls[0].Block("CONTEXT"))
+}

@@ -1,0 +1,29 @@
+// Arize OpenInference's instrumentation of the openai SDK, set up as its docs
+// say: a NodeTracerProvider exporting each span as it ends (SimpleSpanProcessor)
+// over OTLP/HTTP (protobuf) to OTEL_EXPORTER_OTLP_ENDPOINT.
+'use strict';
+
+const { NodeTracerProvider, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-node');
+const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+const { resourceFromAttributes } = require('@opentelemetry/resources');
+const { registerInstrumentations } = require('@opentelemetry/instrumentation');
+const { OpenAIInstrumentation } = require('@arizeai/openinference-instrumentation-openai');
+
+const provider = new NodeTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME }),
+  spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter())],
+});
+provider.register();
+registerInstrumentations({ instrumentations: [new OpenAIInstrumentation()] });
+
+const { OpenAI } = require('openai');
+const { chatWithTool } = require('../../shared/scenario.cjs');
+
+async function main() {
+  try {
+    console.log(await chatWithTool(new OpenAI()));
+  } finally {
+    await provider.shutdown();
+  }
+}
+main().catch((err) => { console.error(err); process.exitCode = 1; });

@@ -1,0 +1,28 @@
+// Traceloop OpenLLMetry's LangChain instrumentation, set up as its README
+// says: a NodeTracerProvider and registerInstrumentations, spans batched
+// (BatchSpanProcessor) to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP.
+'use strict';
+
+const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node');
+const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+const { resourceFromAttributes } = require('@opentelemetry/resources');
+const { registerInstrumentations } = require('@opentelemetry/instrumentation');
+const { LangChainInstrumentation } = require('@traceloop/instrumentation-langchain');
+
+const provider = new NodeTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME }),
+  spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+});
+provider.register();
+registerInstrumentations({ instrumentations: [new LangChainInstrumentation()] });
+
+const { answerFromDocuments } = require('../../shared/rag-chain.cjs');
+
+async function main() {
+  try {
+    console.log(await answerFromDocuments(require));
+  } finally {
+    await provider.shutdown();
+  }
+}
+main().catch((err) => { console.error(err); process.exitCode = 1; });

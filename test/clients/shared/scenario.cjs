@@ -1,0 +1,57 @@
+// The conversation every app has with the fake app model (scenario.json), so
+// that the Go test can predict what the judge must see. Nothing here touches
+// OpenTelemetry: each app sets up its library as that library's docs say.
+'use strict';
+
+const scenario = require('../scenario.json');
+
+// getOrderStatus is the apps' one tool: it returns the document that grounds
+// the tool apps' answer.
+function getOrderStatus({ orderId }) {
+  if (orderId !== scenario.tool.arguments.orderId) {
+    throw new Error(`unknown order ${orderId}`);
+  }
+  return scenario.tool.result;
+}
+
+const orderTool = {
+  type: 'function',
+  function: {
+    name: scenario.tool.name,
+    description: scenario.tool.description,
+    parameters: {
+      type: 'object',
+      properties: { orderId: { type: 'string', description: 'The order number.' } },
+      required: ['orderId'],
+      additionalProperties: false,
+    },
+  },
+};
+
+// chatWithTool is the usual function-calling loop of the openai SDK: ask,
+// run the tool the model asks for, ask again with its result.
+async function chatWithTool(client) {
+  const messages = [
+    { role: 'system', content: scenario.system },
+    { role: 'user', content: scenario.tool.question },
+  ];
+  for (let step = 0; step < 4; step++) {
+    const completion = await client.chat.completions.create({
+      model: scenario.model,
+      messages,
+      tools: [orderTool],
+    });
+    const message = completion.choices[0].message;
+    if (!message.tool_calls || message.tool_calls.length === 0) {
+      return message.content;
+    }
+    messages.push(message);
+    for (const call of message.tool_calls) {
+      const result = getOrderStatus(JSON.parse(call.function.arguments));
+      messages.push({ role: 'tool', tool_call_id: call.id, content: result });
+    }
+  }
+  throw new Error('the model kept asking for tools');
+}
+
+module.exports = { scenario, getOrderStatus, chatWithTool };
