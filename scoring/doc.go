@@ -39,6 +39,7 @@
 //     worded as facts count as opinions). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
+//
 //   - Hallucination: preprocess splits the output into claims, analyze
 //     decides for each whether the context contradicts it or fails to
 //     support it. Verdicts are matched to claims by the statement the
@@ -46,10 +47,12 @@
 //     order), by position when the echo is reworded.
 //     Score = hallucinated / claims × scale. An empty output, or a case
 //     with no context, is not scorable (no judge call).
+//
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
 //     × scale. No instructions, or only "n/a" verdicts, is not scorable.
 //     An empty output is still judged: it fails formatting instructions.
+//
 //   - Criteria (NewCriteria, G-Eval style): one custom criterion per
 //     scorer, configured with a name, the criteria text, optional
 //     evaluation steps, the fields the judge sees (FieldInput,
@@ -69,6 +72,7 @@
 //     decides for each requirement whether the outcome accomplishes it.
 //     Score = accomplished / requirements × scale. A case without a
 //     trajectory, or whose run shows no task, is not scorable.
+//
 //   - ToolUse (agent runs, modelled on Phoenix's tool-calling and Mastra's
 //     tool-call accuracy evals): no preprocess; analyze answers three
 //     questions for every tool call of the trajectory: right_tool (the
