@@ -150,3 +150,43 @@ func TestLogRecordModel(t *testing.T) {
 		})
 	}
 }
+
+func TestLogRecordAgentName(t *testing.T) {
+	tests := []struct {
+		name      string
+		record    map[string]any
+		resource  map[string]any
+		wantAgent string // "" means no agent attribute
+	}{
+		{name: "on the record", record: map[string]any{evalconv.AttrAgentName: "refunds"}, resource: map[string]any{evalconv.AttrAgentName: "other"}, wantAgent: "refunds"},
+		{name: "on the resource", resource: map[string]any{evalconv.AttrAgentName: "triage"}, wantAgent: "triage"},
+		{name: "empty on the record falls back", record: map[string]any{evalconv.AttrAgentName: ""}, resource: map[string]any{evalconv.AttrAgentName: "triage"}, wantAgent: "triage"},
+		{name: "not a string", record: map[string]any{evalconv.AttrAgentName: 42}},
+		{name: "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := &consumertest.MetricsSink{}
+			c := newTestConnector(t, createDefaultConfig(), sink)
+			ld := plog.NewLogs()
+			rl := ld.ResourceLogs().AppendEmpty()
+			require.NoError(t, rl.Resource().Attributes().FromRaw(tt.resource))
+			lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+			require.NoError(t, lr.Attributes().FromRaw(tt.record))
+			lr.SetEventName(evalconv.EventName)
+			lr.Attributes().PutStr(evalconv.AttrName, "task_completion")
+			require.NoError(t, c.ConsumeLogs(context.Background(), ld))
+			require.NoError(t, c.flush(context.Background()))
+
+			results, _ := findPoints(sink.AllMetrics()[0], "task_completion", "")
+			require.Len(t, results, 1)
+			agent, ok := results[0].Attributes().Get(evalconv.AttrAgentName)
+			if tt.wantAgent == "" {
+				assert.False(t, ok, "no agent attribute expected")
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.wantAgent, agent.Str())
+		})
+	}
+}
