@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -111,19 +112,7 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	h, _ := judgeHarness(t, cfg)
 
-	ctxBatch := loadTraceContextBatch(t, "semconv_agent_context.json")
-	genBatch := loadTraceContextBatch(t, "semconv_agent_generation.json")
-	want := ctxBatch.SpanCount() + genBatch.SpanCount()
-	h.consume(ctxBatch)
-	h.consume(genBatch)
-	h.waitSpans(want)
-	h.drain()
-
-	byID, count := sinkSpans(h.sink)
-	require.Len(t, count, want)
-	for id, n := range count {
-		assert.Equal(t, 1, n, "span %s", id)
-	}
+	byID := consumeAgentTrace(t, h)
 	var agent, chat map[string]string // scorer -> label
 	reasons := map[string]string{}
 	for _, s := range byID {
@@ -149,4 +138,25 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 	for _, c := range judge.Calls() {
 		assert.NotContains(t, []string{scoring.SchemaTaskCompletionTask, scoring.SchemaTaskCompletionVerdicts, scoring.SchemaToolUseVerdicts}, c.Step)
 	}
+}
+
+// consumeAgentTrace sends the semconv agent trace (its retrieval and tool
+// spans first, then the chat and invoke_agent spans), waits for every span
+// to leave exactly once and returns them by id.
+func consumeAgentTrace(t *testing.T, h *harness) map[pcommon.SpanID]outSpan {
+	t.Helper()
+	ctxBatch := loadTraceContextBatch(t, "semconv_agent_context.json")
+	genBatch := loadTraceContextBatch(t, "semconv_agent_generation.json")
+	want := ctxBatch.SpanCount() + genBatch.SpanCount()
+	h.consume(ctxBatch)
+	h.consume(genBatch)
+	h.waitSpans(want)
+	h.drain()
+
+	byID, count := sinkSpans(h.sink)
+	require.Len(t, count, want)
+	for id, n := range count {
+		assert.Equal(t, 1, n, "span %s", id)
+	}
+	return byID
 }

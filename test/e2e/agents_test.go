@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,26 +46,13 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	fixtures := filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "tracecontext")
 	ids := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_context.json"))
 	ids = append(ids, postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_generation.json"))...)
 
-	tracesPath := filepath.Join(dir, "traces.jsonl")
-	var spans map[string][]ptrace.Span
-	require.Eventually(t, func() bool {
-		spans = readSpans(t, tracesPath)
-		for _, id := range ids {
-			if len(spans[id]) == 0 {
-				return false
-			}
-		}
-		return true
-	}, waitLimit, 250*time.Millisecond, "spans did not reach the file exporter")
+	spans := waitForSpans(t, filepath.Join(dir, "traces.jsonl"), ids)
 
 	const agentSpan = "b2000000000000b1" // invoke_agent support
 	require.Len(t, spans[agentSpan], 1)

@@ -179,6 +179,15 @@ func startCollector(t *testing.T, bin, cfgPath, dir string) string {
 	return logPath
 }
 
+// waitHealthy waits until the collector's health check answers 200.
+func waitHealthy(ctx context.Context, t *testing.T, p ports) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
+		return err == nil && code == http.StatusOK
+	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+}
+
 func httpGet(ctx context.Context, url string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
@@ -233,6 +242,23 @@ func sendSpans(t *testing.T, otlpPort int) (chat, server trace.SpanContext) {
 	return span.SpanContext(), srv.SpanContext()
 }
 
+// waitForSpans waits until every span of ids is in the file exporter
+// output at path and returns that output by span id.
+func waitForSpans(t *testing.T, path string, ids []string) map[string][]ptrace.Span {
+	t.Helper()
+	var spans map[string][]ptrace.Span
+	require.Eventually(t, func() bool {
+		spans = readSpans(t, path)
+		for _, id := range ids {
+			if len(spans[id]) == 0 {
+				return false
+			}
+		}
+		return true
+	}, waitLimit, 250*time.Millisecond, "spans did not reach the file exporter")
+	return spans
+}
+
 // readSpans returns every span of the file exporter output by span id.
 func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 	t.Helper()
@@ -275,10 +301,7 @@ func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	chat, server := sendSpans(t, p.otlp)
 	tracesPath := filepath.Join(dir, "traces.jsonl")
