@@ -180,6 +180,21 @@ func TestTaskCompletionSummaryReason(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.Equal(t, "The score is 1 because the run accomplished all 2 requirements of the task.", res.Reason)
 	assert.Equal(t, 2, res.Usage.LLMCalls)
+
+	j = newJudge(taskReplies("yes", "no"))
+	res = mustNew(t, TaskCompletion, j, Options{OmitReason: true}).Score(context.Background(), agentCase())
+	require.NoError(t, res.Err)
+	assert.Empty(t, res.Reason, "include_reason: false")
+	assert.Equal(t, []string{SchemaTaskCompletionTask, SchemaTaskCompletionVerdicts}, j.schemas())
+	assert.Equal(t, 0.5, res.Score)
+
+	j = newJudge(toolReplies(toolVerdict{1, "yes", "yes", "yes", ""}, toolVerdict{2, "yes", "yes", "yes", ""}, toolVerdict{3, "yes", "yes", "yes", ""}))
+	res = mustNew(t, ToolUse, j, Options{OmitReason: true, Verbose: true}).Score(context.Background(), threeCalls())
+	require.NoError(t, res.Err)
+	assert.Empty(t, res.Reason)
+	assert.Equal(t, []string{SchemaToolUseVerdicts}, j.schemas())
+	assert.Contains(t, res.Steps.AnalyzePrompt, "<<<TRAJECTORY", "verbose keeps the prompt")
+	assert.Equal(t, Usage{LLMCalls: 1, PromptTokens: 10, CompletionTokens: 5, Latency: res.Usage.Latency}, res.Usage)
 }
 
 func TestTrajectoryIsBoundedBeforeTheJudge(t *testing.T) {
