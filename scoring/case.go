@@ -1,7 +1,8 @@
 package scoring
 
-// Case is one LLM generation to evaluate: what was asked, what the model
-// answered, the context it was given and the instructions it had to follow.
+// Case is one LLM generation or agent run to evaluate: what was asked, what
+// the model answered, the context it was given, the instructions it had to
+// follow and, for an agent run, the steps it took.
 type Case struct {
 	// Input is the user's request (for a conversation, its last user turn).
 	Input string `json:"input"`
@@ -13,6 +14,11 @@ type Case struct {
 	// Instructions are the rules the answer must follow. The prompt
 	// alignment scorer needs them.
 	Instructions []string `json:"instructions,omitempty"`
+	// Trajectory holds an agent run's steps: its model calls, the tool
+	// calls they asked for and the tool executions. The task_completion
+	// and tool_use scorers and the checks scorer's trajectory rules need
+	// it; nil for a single generation.
+	Trajectory *Trajectory `json:"trajectory,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
 
 // Checks is the name of the deterministic checks scorer: configured rules
-// run over the output with no judge call.
+// run over the output (and an agent run's trajectory) with no judge call.
 const Checks = "checks"
 
 // Check rule types.
@@ -34,6 +35,13 @@ const (
 	RuleNoPII       = "no_pii"       // no e-mail address, phone number or payment card
 	RuleNoSecrets   = "no_secrets"   // no API-key or private-key shape
 	RuleNotRefusal  = "not_refusal"  // the output does not open with a refusal
+
+	// Trajectory rules read Case.Trajectory instead of the output.
+	RuleToolErrors        = "tool_errors"         // at most Max tool executions (default 0) ended in error
+	RuleMaxSteps          = "max_steps"           // the run took at most Max steps
+	RuleRepeatedToolCalls = "repeated_tool_calls" // no tool was called with the same arguments more than Max times (default 2)
+	RuleRequiredTools     = "required_tools"      // every tool in Tools was called
+	RuleForbiddenTools    = "forbidden_tools"     // no tool in Tools was called
 )
 
 // RuleTypes returns every check rule type, in a fixed order.
@@ -42,7 +50,18 @@ func RuleTypes() []string {
 		RuleJSONValid, RuleJSONSchema, RuleRegexMatch, RuleRegexAbsent, RuleContains, RuleExcludes,
 		RuleStartsWith, RuleEndsWith, RuleFirstWord, RuleWords, RuleSentences, RuleParagraphs,
 		RuleCharacters, RuleLowercase, RuleUppercase, RuleLanguage, RuleNoPII, RuleNoSecrets, RuleNotRefusal,
+		RuleToolErrors, RuleMaxSteps, RuleRepeatedToolCalls, RuleRequiredTools, RuleForbiddenTools,
 	}
+}
+
+// TrajectoryRule reports whether a rule type reads Case.Trajectory rather
+// than the output. Such a rule is skipped on a case without a trajectory.
+func TrajectoryRule(ruleType string) bool {
+	switch ruleType {
+	case RuleToolErrors, RuleMaxSteps, RuleRepeatedToolCalls, RuleRequiredTools, RuleForbiddenTools:
+		return true
+	}
+	return false
 }
 
 // CheckRule configures one rule of the checks scorer. Which fields a rule
@@ -63,8 +82,13 @@ type CheckRule struct {
 	WholeWord bool `json:"whole_word,omitempty" mapstructure:"whole_word"`
 	// Min and Max bound a count, inclusive: occurrences for regex_match and
 	// contains, the measure for words, sentences, paragraphs, characters.
+	// Max alone bounds the trajectory rules: failed tool executions
+	// (tool_errors), steps (max_steps), identical calls (repeated_tool_calls).
 	Min *int `json:"min,omitempty" mapstructure:"min"`
 	Max *int `json:"max,omitempty" mapstructure:"max"`
+	// Tools are the tool names of required_tools and forbidden_tools,
+	// compared exactly.
+	Tools []string `json:"tools,omitempty" mapstructure:"tools"`
 	// Separator splits paragraphs (paragraphs, first_word) instead of
 	// blank lines, for example "***".
 	Separator string `json:"separator,omitempty" mapstructure:"separator"`
@@ -85,20 +109,51 @@ type CheckVerdicts struct {
 }
 
 // CheckVerdict is one rule's outcome. Detail says what was measured; it
-// never quotes a secret or personal data found in the output.
+// never quotes a secret or personal data found in the output, nor tool
+// arguments, results or errors. A Skipped rule (a trajectory rule on a case
+// without a trajectory) neither passed nor failed and does not count.
 type CheckVerdict struct {
-	Rule   string `json:"rule"`
-	Passed bool   `json:"passed"`
-	Detail string `json:"detail"`
+	Rule    string `json:"rule"`
+	Passed  bool   `json:"passed"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
 }
 
-// ruleCheck is one compiled rule: it reports whether text passes and what it found.
+// ruleCheck is one compiled output rule: it reports whether text passes and what it found.
 type ruleCheck func(text string) (bool, string)
+
+// trajectoryCheck is one compiled trajectory rule, run on a trajectory with steps.
+type trajectoryCheck func(r *runFacts) (bool, string)
+
+// runFacts is the trajectory one Score call checks, with what several
+// rules need worked out once.
+type runFacts struct {
+	t      *Trajectory
+	calls  []trajectoryCall
+	paired bool
+}
+
+// toolCalls returns the trajectory's tool calls, requests paired with
+// their executions.
+func (r *runFacts) toolCalls() []trajectoryCall {
+	if !r.paired {
+		r.calls, _ = trajectoryCalls(r.t)
+		r.paired = true
+	}
+	return r.calls
+}
+
+// compiledRule is a rule ready to run: exactly one of its checks is set.
+type compiledRule struct {
+	text       ruleCheck
+	trajectory trajectoryCheck
+}
 
 // checksScorer runs compiled rules; it is safe for concurrent use.
 type checksScorer struct {
+	name      string
 	rules     []CheckRule
-	checks    []ruleCheck
+	checks    []compiledRule
 	scale     float64
 	threshold float64
 	strict    bool
@@ -109,7 +164,34 @@ type checksScorer struct {
 // higher scores are better. It rejects an empty rule list, an unknown rule
 // type, a bad pattern or schema and fields a rule does not use, naming the
 // rule index and key as in "rules::2::pattern: ...".
+//
+// Output rules check Case.Output as it is. Trajectory rules (see
+// TrajectoryRule) check Case.Trajectory; on a case without one (nil, or
+// only omitted steps) they are skipped, and a case on which every rule was
+// skipped is not scorable. The score is the share of the rules not skipped
+// that passed.
 func NewChecks(rules []CheckRule, opts Options) (Scorer, error) {
+	return newChecks(Checks, rules, opts)
+}
+
+// NewNamedChecks is NewChecks under another name, so that several checks
+// scorers can run side by side and be counted apart (for example one
+// holding only a tool_errors rule, whose fail rate is then the share of
+// runs with failed tool executions). The name follows the rules of a
+// criteria scorer's name; "checks" itself is accepted.
+func NewNamedChecks(name string, rules []CheckRule, opts Options) (Scorer, error) {
+	if name != Checks {
+		switch {
+		case !criteriaNamePattern.MatchString(name):
+			return nil, fmt.Errorf("name: %q must be lowercase letters, digits and underscores, starting with a letter", name)
+		case slices.Contains(Names(), name) || name == Criteria:
+			return nil, fmt.Errorf("name: %q is a built-in scorer name; choose another", name)
+		}
+	}
+	return newChecks(name, rules, opts)
+}
+
+func newChecks(name string, rules []CheckRule, opts Options) (Scorer, error) {
 	if len(rules) == 0 {
 		return nil, errors.New("rules: the checks scorer needs at least one rule")
 	}
@@ -129,7 +211,7 @@ func NewChecks(rules []CheckRule, opts Options) (Scorer, error) {
 	if opts.StrictMode {
 		threshold = opts.Scale
 	}
-	s := &checksScorer{rules: append([]CheckRule(nil), rules...), scale: opts.Scale, threshold: threshold, strict: opts.StrictMode}
+	s := &checksScorer{name: name, rules: append([]CheckRule(nil), rules...), scale: opts.Scale, threshold: threshold, strict: opts.StrictMode}
 	for i, r := range rules {
 		c, err := compileRule(r)
 		if err != nil {
@@ -140,50 +222,73 @@ func NewChecks(rules []CheckRule, opts Options) (Scorer, error) {
 	return s, nil
 }
 
-func (s *checksScorer) Name() string { return Checks }
+func (s *checksScorer) Name() string { return s.name }
 
-// Score runs every rule over c.Output. It makes no judge call.
+// Score runs every rule over c: output rules over c.Output, trajectory
+// rules over c.Trajectory. It makes no judge call.
 func (s *checksScorer) Score(_ context.Context, c Case) Result {
 	start := time.Now()
-	res := Result{Scorer: Checks}
+	res := Result{Scorer: s.name}
 	verdicts := make([]CheckVerdict, len(s.checks))
-	passed := 0
-	var failed []string
+	passed, counted := 0, 0
+	var failed, skipped []string
+	noTrajectory := c.Trajectory.empty()
+	run := &runFacts{t: c.Trajectory}
 	for i, chk := range s.checks {
-		ok, detail := chk(c.Output)
-		verdicts[i] = CheckVerdict{Rule: s.rules[i].Type, Passed: ok, Detail: detail}
-		if ok {
+		v := CheckVerdict{Rule: s.rules[i].Type}
+		switch {
+		case chk.trajectory != nil && noTrajectory:
+			v.Skipped, v.Detail = true, "skipped: the case has no trajectory"
+			skipped = append(skipped, fmt.Sprintf("#%d %s", i, s.rules[i].Type))
+			verdicts[i] = v
+			continue
+		case chk.trajectory != nil:
+			v.Passed, v.Detail = chk.trajectory(run)
+		default:
+			v.Passed, v.Detail = chk.text(c.Output)
+		}
+		verdicts[i] = v
+		counted++
+		if v.Passed {
 			passed++
 		} else {
-			failed = append(failed, fmt.Sprintf("#%d %s (%s)", i, s.rules[i].Type, detail))
+			failed = append(failed, fmt.Sprintf("#%d %s (%s)", i, s.rules[i].Type, v.Detail))
 		}
 	}
 	res.Steps.Analyze = CheckVerdicts{Verdicts: verdicts}
+	res.Usage.Latency = time.Since(start)
+	if counted == 0 {
+		res.Label = LabelNotScorable
+		res.Reason = fmt.Sprintf("The case has no trajectory (agent steps), and every rule reads one: %s.", strings.Join(skipped, ", "))
+		return res
+	}
 	// Compare counts before scaling so a perfect score is exactly the scale.
 	switch {
-	case passed == len(s.checks):
+	case passed == counted:
 		res.Score = s.scale
 	case s.strict:
 		res.Score = 0
 	default:
-		res.Score = float64(passed) / float64(len(s.checks)) * s.scale
+		res.Score = float64(passed) / float64(counted) * s.scale
 	}
 	res.Label = LabelFail
-	if passed == len(s.checks) || res.Score >= s.threshold {
+	if passed == counted || res.Score >= s.threshold {
 		res.Label = LabelPass
 	}
-	res.Reason = fmt.Sprintf("%d of %d checks passed", passed, len(s.checks))
+	res.Reason = fmt.Sprintf("%d of %d checks passed", passed, counted)
 	if len(failed) > 0 {
 		res.Reason += "; failed: " + strings.Join(failed, "; ")
 	}
+	if len(skipped) > 0 {
+		res.Reason += "; skipped (no trajectory): " + strings.Join(skipped, ", ")
+	}
 	res.Reason += "."
-	res.Usage.Latency = time.Since(start)
 	return res
 }
 
 // compileRule validates r and returns its check. Errors start with the
 // offending key.
-func compileRule(r CheckRule) (ruleCheck, error) {
+func compileRule(r CheckRule) (compiledRule, error) {
 	used := map[string]bool{"type": true}
 	use := func(keys ...string) {
 		for _, k := range keys {
@@ -191,6 +296,7 @@ func compileRule(r CheckRule) (ruleCheck, error) {
 		}
 	}
 	var c ruleCheck
+	var tc trajectoryCheck
 	var err error
 	switch r.Type {
 	case RuleJSONValid:
@@ -234,18 +340,24 @@ func compileRule(r CheckRule) (ruleCheck, error) {
 		c = noSecretsCheck
 	case RuleNotRefusal:
 		c = notRefusalCheck
+	case RuleToolErrors, RuleMaxSteps, RuleRepeatedToolCalls:
+		use("max")
+		tc, err = countTrajectoryCheck(r)
+	case RuleRequiredTools, RuleForbiddenTools:
+		use("tools")
+		tc, err = toolNamesCheck(r)
 	case "":
-		return nil, errors.New("type: missing; want one of " + strings.Join(RuleTypes(), ", "))
+		return compiledRule{}, errors.New("type: missing; want one of " + strings.Join(RuleTypes(), ", "))
 	default:
-		return nil, fmt.Errorf("type: unknown rule type %q; want one of %s", r.Type, strings.Join(RuleTypes(), ", "))
+		return compiledRule{}, fmt.Errorf("type: unknown rule type %q; want one of %s", r.Type, strings.Join(RuleTypes(), ", "))
 	}
 	if err != nil {
-		return nil, err
+		return compiledRule{}, err
 	}
 	if key := unusedKey(r, used); key != "" {
-		return nil, fmt.Errorf("%s: not used by rule type %s", key, r.Type)
+		return compiledRule{}, fmt.Errorf("%s: not used by rule type %s", key, r.Type)
 	}
-	return c, nil
+	return compiledRule{text: c, trajectory: tc}, nil
 }
 
 // unusedKey names the first field set in r that its type does not read.
@@ -264,6 +376,7 @@ func unusedKey(r CheckRule, used map[string]bool) string {
 		{"paragraph", r.Paragraph != 0},
 		{"schema", r.Schema != nil},
 		{"allow_code_fence", r.AllowCodeFence},
+		{"tools", r.Tools != nil},
 	}
 	for _, s := range set {
 		if s.on && !used[s.key] {

@@ -13,11 +13,14 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// costCases are the realistic samples of testdata/README.md, per scorer.
+// costCases are the realistic samples of testdata/README.md, per scorer
+// (the agent runs are hand-made).
 var costCases = map[string]string{
 	scoring.Bias:            "bias_crows_pairs.jsonl",
 	scoring.Hallucination:   "hallucination_halueval_qa.jsonl",
 	scoring.PromptAlignment: "prompt_alignment_ifeval.jsonl",
+	scoring.TaskCompletion:  "agent_runs.jsonl",
+	scoring.ToolUse:         "agent_runs.jsonl",
 }
 
 func loadCases(tb testing.TB, file string) []scoring.Case {

@@ -1,13 +1,15 @@
 // Package scoring scores LLM generations with an LLM judge for bias,
-// hallucination, prompt alignment and custom criteria. It has no
-// OpenTelemetry imports and can be used on its own.
+// hallucination, prompt alignment and custom criteria, and agent runs for
+// task completion and tool use. It has no OpenTelemetry imports and can be
+// used on its own.
 //
 // # Case, Scorer, Result
 //
 // A Case is one generation: the user's Input, the model's Output, the
 // Context it was given (retrieved documents, tool results) and the
-// Instructions it had to follow. New returns a Scorer by name; its Score
-// method turns a Case into a Result:
+// Instructions it had to follow; for an agent run, also its Trajectory
+// (see below). New returns a Scorer by name; its Score method turns a Case
+// into a Result:
 //
 //	judge := ... // any Judge: openai.NewJudge (package scoring/openai), or your own
 //	s, err := scoring.New(scoring.Hallucination, judge, scoring.Options{})
@@ -37,6 +39,7 @@
 //     worded as facts count as opinions). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
+//
 //   - Hallucination: preprocess splits the output into claims, analyze
 //     decides for each whether the context contradicts it or fails to
 //     support it. Verdicts are matched to claims by the statement the
@@ -44,10 +47,12 @@
 //     order), by position when the echo is reworded.
 //     Score = hallucinated / claims × scale. An empty output, or a case
 //     with no context, is not scorable (no judge call).
+//
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
 //     × scale. No instructions, or only "n/a" verdicts, is not scorable.
 //     An empty output is still judged: it fails formatting instructions.
+//
 //   - Criteria (NewCriteria, G-Eval style): one custom criterion per
 //     scorer, configured with a name, the criteria text, optional
 //     evaluation steps, the fields the judge sees (FieldInput,
@@ -59,19 +64,67 @@
 //     the context or instructions the criterion uses is not scorable.
 //     Several may run side by side: each reports its configured name.
 //
+//   - TaskCompletion (agent runs, modelled on deepeval's task completion,
+//     reference-free): preprocess reads the request, the trajectory and
+//     the final answer and returns the task, split into 1 to 10
+//     requirements, and a factual account of the outcome (what tool
+//     results confirm, what failed, what was only claimed); analyze
+//     decides for each requirement whether the outcome accomplishes it.
+//     Score = accomplished / requirements × scale. A case without a
+//     trajectory, or whose run shows no task, is not scorable.
+//
+//   - ToolUse (agent runs, modelled on Phoenix's tool-calling and Mastra's
+//     tool-call accuracy evals): no preprocess; analyze answers three
+//     questions for every tool call of the trajectory: right_tool (the
+//     tool served the request at that point of the run and the call was
+//     not a pointless repeat), arguments_supported (every argument comes
+//     from the request or an earlier step, or is an evident default) and
+//     result_used ("n/a" when there was nothing to use). A call is
+//     appropriate when right_tool and arguments_supported are both "yes";
+//     result_used is reported but does not count, because an unused result
+//     is the answer's fault, not the call's. Score = appropriate / calls ×
+//     scale. A case without a trajectory or without tool calls is not
+//     scorable.
+//
 // Scores are the exact ratio times the scale, computed as
 // count × scale / total and never rounded; reasons show two decimals.
 //
 // # Direction, threshold and labels
 //
 // The direction is fixed. Bias and hallucination are better when lower
-// and pass when score <= threshold; prompt alignment and criteria are
-// better when higher and pass when score >= threshold. The default threshold is half the
+// and pass when score <= threshold; prompt alignment, criteria, task
+// completion and tool use are better when higher and pass when
+// score >= threshold. The default threshold is half the
 // scale. Options.StrictMode makes scores binary: for bias and
 // hallucination any score above 0 becomes the scale and the threshold is
-// 0; for prompt alignment and criteria any score below the scale becomes 0
-// and the threshold is the scale. All and none are decided on the counts,
+// 0; for the others any score below the scale becomes 0 and the threshold
+// is the scale. All and none are decided on the counts,
 // so they are exactly the scale and 0 at any scale.
+//
+// # Trajectories
+//
+// A Trajectory is an agent run's steps in order: StepGeneration (one model
+// call: the text it wrote and the ToolCalls it asked for, each a name and
+// arguments as text), StepTool (one tool execution: Tool, CallID,
+// Arguments, Result, and Error when it failed) and StepOmitted (Count
+// steps left out to keep it bounded). Arguments and results are text and
+// need not be JSON. Tool steps are paired with the calls they execute by
+// call id, else by tool name in order; calls seen on one side only are kept.
+//
+// Before the judge sees a trajectory it is bounded: at most
+// Options.MaxTrajectorySteps steps (DefaultMaxTrajectorySteps), each tool
+// call counting as one, by keeping the first and last steps and telling
+// the judge how many were omitted between them; its texts together are cut
+// to Options.MaxInputChars; tool names to 200 characters. Any cut sets
+// Result.Truncated, and Redact applies to its texts as to the others. The
+// caller's trajectory is never changed.
+//
+// The checks scorer (NewChecks, NewNamedChecks) has deterministic
+// trajectory rules: tool_errors, max_steps, repeated_tool_calls,
+// required_tools and forbidden_tools (TrajectoryRule). They see the whole
+// trajectory, unbounded. On a case without a trajectory they are skipped:
+// they neither pass nor fail, and a case on which every rule was skipped is
+// not scorable.
 //
 // A Result's Label is LabelPass or LabelFail when it carries a score,
 // LabelNotScorable when the case lacks what the scorer needs (Reason says

@@ -138,7 +138,7 @@ func ExampleNew_badOptions() {
 	fmt.Println(err)
 	// Output:
 	// scorer bias: threshold must be between 0 and the scale 1, got 2
-	// unknown scorer "toxicity": want one of bias, hallucination, prompt_alignment
+	// unknown scorer "toxicity": want one of bias, hallucination, prompt_alignment, task_completion, tool_use
 }
 
 func ExampleNewCriteria() {

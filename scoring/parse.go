@@ -249,6 +249,7 @@ type verdictSpec struct {
 	keys    []string // verdict key, then accepted aliases
 	allowNA bool     // whether n/a is a valid verdict
 	unit    string   // what each item judges: opinion, claim, instruction
+	echo    string   // key under which the judge repeats the item (default "statement")
 }
 
 // parseVerdicts parses an analyze reply that must hold exactly want items.
@@ -285,7 +286,11 @@ func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
 			return nil, fmt.Errorf("item %d of %q has %s %s; it must be %s",
 				i+1, spec.field, spec.keys[0], describe(raw), allowed)
 		}
-		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, "statement")}
+		echo := spec.echo
+		if echo == "" {
+			echo = "statement"
+		}
+		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, echo)}
 	}
 	return out, nil
 }

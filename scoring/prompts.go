@@ -30,8 +30,15 @@ type promptData struct {
 	Output       string
 	Context      []string
 	Instructions []string
-	// Items are the opinions or claims an analyze step judges.
+	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// Trajectory is an agent run's steps as trajectoryLines renders them;
+	// Calls is the number of its tool calls.
+	Trajectory []any
+	Calls      int
+	// Task and Outcome are what task_completion's preprocess step found.
+	Task    string
+	Outcome string
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string

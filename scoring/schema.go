@@ -18,6 +18,9 @@ const (
 	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
 	SchemaCriteriaScore           = "criteria_score"
 	SchemaCriteriaBinary          = "criteria_binary"
+	SchemaTaskCompletionTask      = "task_completion_task"
+	SchemaTaskCompletionVerdicts  = "task_completion_verdicts"
+	SchemaToolUseVerdicts         = "tool_use_verdicts"
 	SchemaReason                  = "reason"
 )
 
@@ -122,6 +125,61 @@ var (
     "verdict": {"type": "string", "enum": ["yes", "no"]}
   },
   "required": ["reason", "verdict"],
+  "additionalProperties": false
+}`)}
+
+	schemaTaskCompletionTask = &Schema{Name: SchemaTaskCompletionTask, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "task": {"type": "string"},
+    "requirements": {"type": "array", "items": {"type": "string"}},
+    "outcome": {"type": "string"}
+  },
+  "required": ["task", "requirements", "outcome"],
+  "additionalProperties": false
+}`)}
+
+	schemaTaskCompletionVerdicts = &Schema{Name: SchemaTaskCompletionVerdicts, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "verdicts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "requirement": {"type": "string"},
+          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["requirement", "verdict", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["verdicts"],
+  "additionalProperties": false
+}`)}
+
+	schemaToolUseVerdicts = &Schema{Name: SchemaToolUseVerdicts, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "verdicts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "call": {"type": "integer"},
+          "right_tool": {"type": "string", "enum": ["yes", "no"]},
+          "arguments_supported": {"type": "string", "enum": ["yes", "no"]},
+          "result_used": {"type": "string", "enum": ["yes", "no", "n/a"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["verdicts"],
   "additionalProperties": false
 }`)}
 

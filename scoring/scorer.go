@@ -15,10 +15,18 @@ const (
 	Bias            = "bias"
 	Hallucination   = "hallucination"
 	PromptAlignment = "prompt_alignment"
+	TaskCompletion  = "task_completion"
+	ToolUse         = "tool_use"
 )
 
 // Names returns the names New accepts, in a fixed order.
-func Names() []string { return []string{Bias, Hallucination, PromptAlignment} }
+func Names() []string {
+	return []string{Bias, Hallucination, PromptAlignment, TaskCompletion, ToolUse}
+}
+
+// TrajectoryNames returns the names of the scorers that judge an agent
+// run's Trajectory and find a Case without one not scorable.
+func TrajectoryNames() []string { return []string{TaskCompletion, ToolUse} }
 
 // Scorer evaluates one Case. Score never panics and never returns an error:
 // failures are results with LabelError and a typed Err. A Scorer is safe
@@ -34,14 +42,13 @@ type Options struct {
 	// Scale is the maximum score (default 1). It must be positive.
 	Scale float64
 	// Threshold decides pass or fail. Bias and hallucination pass when
-	// score <= threshold; prompt alignment and criteria pass when
-	// score >= threshold.
+	// score <= threshold; prompt alignment, criteria, task completion and
+	// tool use pass when score >= threshold.
 	// Nil means the default, half the scale (0.5 at the default scale).
 	// It must lie in [0, Scale].
 	Threshold *float64
 	// StrictMode makes the score binary (0 or Scale) and forces the
-	// threshold to 0 (bias, hallucination) or Scale (prompt alignment,
-	// criteria).
+	// threshold to 0 (bias, hallucination) or Scale (the others).
 	StrictMode bool
 	// OmitReason skips the reason step (include_reason: false).
 	OmitReason bool
@@ -53,8 +60,17 @@ type Options struct {
 	ReasonMode ReasonMode
 	// MaxInputChars caps each evaluated text sent to the judge, in
 	// characters (runes); 0 means no cap. Cut text ends with
-	// TruncationMarker and the result has Truncated set.
+	// TruncationMarker and the result has Truncated set. A trajectory's
+	// texts (step outputs, tool arguments, results, errors) are capped
+	// together: when they exceed MaxInputChars, the longest are cut to a
+	// common length (at least 64 characters each) so that the sum fits.
 	MaxInputChars int
+	// MaxTrajectorySteps caps the steps of a trajectory sent to the judge,
+	// each tool call counting as a step (0 means
+	// DefaultMaxTrajectorySteps). A longer trajectory keeps its first and
+	// last steps, the judge is told how many were left out between them,
+	// and the result has Truncated set.
+	MaxTrajectorySteps int
 	// Redact, when set, is applied to every evaluated text (input, output,
 	// each context item and instruction) before it is sent to the judge.
 	// It runs before MaxInputChars is applied.
@@ -81,13 +97,18 @@ const PromptVersion = "2"
 type scorerSpec struct {
 	name          string
 	lowerIsBetter bool // bias and hallucination: a lower score is better
-	run           func(e *evaluation)
+	// usesTrajectory: the scorer judges Case.Trajectory; the others never
+	// see it.
+	usesTrajectory bool
+	run            func(e *evaluation)
 }
 
 var specs = map[string]scorerSpec{
 	Bias:            {name: Bias, lowerIsBetter: true, run: runBias},
 	Hallucination:   {name: Hallucination, lowerIsBetter: true, run: runHallucination},
 	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, run: runPromptAlignment},
+	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, run: runTaskCompletion},
+	ToolUse:         {name: ToolUse, usesTrajectory: true, run: runToolUse},
 }
 
 // scorer is the one Scorer implementation; spec supplies the pipeline.
@@ -99,8 +120,8 @@ type scorer struct {
 	now       func() time.Time
 }
 
-// New returns the named scorer (Bias, Hallucination or PromptAlignment)
-// using judge. It reports an unknown name, a nil judge and invalid options.
+// New returns the named scorer (Bias, Hallucination, PromptAlignment,
+// TaskCompletion or ToolUse) using judge. It reports an unknown name, a nil judge and invalid options.
 func New(name string, judge Judge, opts Options) (Scorer, error) {
 	spec, ok := specs[name]
 	if !ok {
@@ -144,6 +165,12 @@ func newScorer(spec scorerSpec, judge Judge, opts Options) (Scorer, error) {
 	if opts.MaxInputChars < 0 {
 		return nil, fmt.Errorf("scorer %s: max input chars must not be negative, got %d", name, opts.MaxInputChars)
 	}
+	switch {
+	case opts.MaxTrajectorySteps < 0:
+		return nil, fmt.Errorf("scorer %s: max trajectory steps must not be negative, got %d", name, opts.MaxTrajectorySteps)
+	case opts.MaxTrajectorySteps == 0:
+		opts.MaxTrajectorySteps = DefaultMaxTrajectorySteps
+	}
 	return &scorer{spec: spec, judge: judge, opts: opts, threshold: threshold, now: time.Now}, nil
 }
 
@@ -174,8 +201,8 @@ func (s *scorer) Score(ctx context.Context, c Case) Result {
 }
 
 // prepare applies Redact and MaxInputChars to every evaluated text of c,
-// without touching the caller's slices. Metadata is dropped: it is never
-// sent to the judge.
+// and bounds its trajectory, without touching the caller's slices.
+// Metadata is dropped: it is never sent to the judge.
 func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -208,7 +235,50 @@ func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 		Context:      fixAll(c.Context),
 		Instructions: fixAll(c.Instructions),
 	}
+	if !s.spec.usesTrajectory {
+		return out, truncated, nil
+	}
+	if err := c.Trajectory.Validate(); err != nil {
+		return Case{}, false, err
+	}
+	if c.Trajectory != nil {
+		out.Trajectory = c.Trajectory.clone()
+		if s.prepareTrajectory(out.Trajectory) {
+			truncated = true
+		}
+	}
 	return out, truncated, nil
+}
+
+// prepareTrajectory bounds t (a copy) to MaxTrajectorySteps, redacts its
+// texts, cuts them together to MaxInputChars and caps tool names. It
+// reports whether anything was cut.
+func (s *scorer) prepareTrajectory(t *Trajectory) bool {
+	cut := boundTrajectory(t, s.opts.MaxTrajectorySteps)
+	texts := trajectoryTexts(t)
+	if s.opts.Redact != nil {
+		for _, p := range texts {
+			if *p != "" {
+				*p = s.opts.Redact(*p)
+			}
+		}
+	}
+	if fitTexts(texts, s.opts.MaxInputChars) {
+		cut = true
+	}
+	for i := range t.Steps {
+		st := &t.Steps[i]
+		names := []*string{&st.Tool}
+		for j := range st.ToolCalls {
+			names = append(names, &st.ToolCalls[j].Name)
+		}
+		for _, n := range names {
+			if v, ok := truncate(*n, maxToolNameChars); ok {
+				*n, cut = v, true
+			}
+		}
+	}
+	return cut
 }
 
 // truncate cuts s to max runes followed by TruncationMarker. It reports

@@ -16,7 +16,7 @@ import (
 // in growing worker stacks for its deep calls. testdata/prompts/
 // user_messages.golden pins their bytes.
 func userMessage(name string, d promptData) (string, error) {
-	size := 256 + len(d.Input) + len(d.Output)
+	size := 256 + len(d.Input) + len(d.Output) + len(d.Task) + len(d.Outcome) + 256*len(d.Trajectory)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -64,6 +64,27 @@ func userMessage(name string, d promptData) (string, error) {
 			b = appendList(append(b, "\n\n"...), "INSTRUCTIONS", d.Instructions)
 		}
 		b = appendText(append(b, "\n\n"...), "OUTPUT", d.Output)
+	case SchemaTaskCompletionTask:
+		b = append(b, "Work out the task and the outcome of this agent run.\n\n"...)
+		var err error
+		if b, err = appendRun(b, d); err != nil {
+			return "", fmt.Errorf("rendering %s user prompt: %w", name, err)
+		}
+	case SchemaTaskCompletionVerdicts:
+		n := strconv.Itoa(len(d.Items))
+		b = append(b, "Judge whether the outcome accomplishes each of these "+n+" requirements. Return exactly "+n+" verdicts.\n\n"...)
+		b = appendText(b, "TASK", d.Task)
+		b = append(b, "\n\n"...)
+		b = appendList(b, "REQUIREMENTS", d.Items)
+		b = append(b, "\n\n"...)
+		b = appendText(b, "OUTCOME", d.Outcome)
+	case SchemaToolUseVerdicts:
+		n := strconv.Itoa(d.Calls)
+		b = append(b, "Judge each of the "+n+" tool calls of this agent run, numbered 1 to "+n+" in the trajectory. Return exactly "+n+" verdicts, in call order.\n\n"...)
+		var err error
+		if b, err = appendRun(b, d); err != nil {
+			return "", fmt.Errorf("rendering %s user prompt: %w", name, err)
+		}
 	case SchemaReason:
 		b = append(b, "Score: "+d.Score+" (scale 0 to "+d.Scale+")\n\n"...)
 		var err error
@@ -101,6 +122,19 @@ func appendList(b []byte, name string, items []string) []byte {
 		b = append(b, '\n')
 	}
 	return append(b, name+blockClose...)
+}
+
+// appendRun appends an agent run: its request, its steps and its final
+// answer.
+func appendRun(b []byte, d promptData) ([]byte, error) {
+	b = appendText(b, "INPUT", d.Input)
+	b = append(b, "\n\n"...)
+	b, err := appendJSONL(b, "TRAJECTORY", d.Trajectory)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, "\n\n"...)
+	return appendText(b, "OUTPUT", d.Output), nil
 }
 
 // appendJSONL appends a block holding items as JSON objects, one a line.

@@ -25,8 +25,10 @@ const (
 	defaultMaxLineBytes = 1 << 20
 )
 
-// knownCaseFields lists the fields of an input line, for error messages.
-const knownCaseFields = "input, output, context, instructions, metadata"
+// knownCaseFields lists the fields of an input line, and of its
+// trajectory's steps, for error messages.
+const knownCaseFields = "input, output, context, instructions, trajectory, metadata; " +
+	"trajectory: steps; a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
 
 // scoreFlags are the flags of "llmeval score".
 type scoreFlags struct {
@@ -99,7 +101,11 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: llmeval score --scorer NAME --judge-endpoint URL --model MODEL [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, "       llmeval score --scorer checks --rules rules.json [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, `
-Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."], "metadata": {...}}
+Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."],
+"trajectory": {"steps": [...]}, "metadata": {...}}. A trajectory (an agent run's steps, for
+task_completion, tool_use and the checks trajectory rules) lists steps such as
+{"kind": "generation", "output": "...", "tool_calls": [{"id": "c1", "name": "search", "arguments": "{...}"}]},
+{"kind": "tool", "tool": "search", "call_id": "c1", "result": "...", "error": "..."} and {"kind": "omitted", "count": 12}.
 Writes one result per case, in input order: {"line", "scorer", "score" (null when not scored), "label",
 "reason", "error", "error_type", "steps", "usage", "metadata"}. Blank lines are skipped.
 A line with an unknown field, without "output", or longer than --max-line-bytes gets label
@@ -453,11 +459,12 @@ type record struct {
 // inputCase is one input line. Context and instructions may be a string
 // or a list of strings.
 type inputCase struct {
-	Input        string            `json:"input"`
-	Output       *string           `json:"output"` // required; may be ""
-	Context      stringList        `json:"context"`
-	Instructions stringList        `json:"instructions"`
-	Metadata     map[string]string `json:"metadata"`
+	Input        string              `json:"input"`
+	Output       *string             `json:"output"` // required; may be ""
+	Context      stringList          `json:"context"`
+	Instructions stringList          `json:"instructions"`
+	Trajectory   *scoring.Trajectory `json:"trajectory"`
+	Metadata     map[string]string   `json:"metadata"`
 }
 
 type stringList []string
@@ -501,6 +508,9 @@ func decodeCase(text string) (inputCase, error) {
 	if in.Output == nil {
 		return in, fmt.Errorf(`missing field "output" (known fields: %s)`, knownCaseFields)
 	}
+	if err := in.Trajectory.Validate(); err != nil {
+		return in, err
+	}
 	return in, nil
 }
 
@@ -509,7 +519,8 @@ func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) record 
 	if err != nil {
 		return s.invalid(line, err)
 	}
-	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions, Metadata: in.Metadata}
+	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions,
+		Trajectory: in.Trajectory, Metadata: in.Metadata}
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions
 	}

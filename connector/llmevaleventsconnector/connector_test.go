@@ -69,23 +69,24 @@ func TestRecordFields(t *testing.T) {
 	type want struct {
 		name, spanID string
 		ts           int64
-		model        string
+		model, agent string
 	}
 	var got []want
 	for _, rl := range ld.ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
 				assert.Equal(t, evalconv.EventName, lr.EventName())
-				got = append(got, want{str(lr.Attributes(), evalconv.AttrName), lr.SpanID().String(), int64(lr.Timestamp()), str(lr.Attributes(), evalconv.AttrRequestModel)})
+				got = append(got, want{str(lr.Attributes(), evalconv.AttrName), lr.SpanID().String(), int64(lr.Timestamp()),
+					str(lr.Attributes(), evalconv.AttrRequestModel), str(lr.Attributes(), evalconv.AttrAgentName)})
 			}
 		}
 	}
 	assert.Equal(t, []want{
-		{"bias", "eee19b7ec3c1b174", 1700000002000000000, "gpt-4o"},
-		{"hallucination", "eee19b7ec3c1b174", 1700000002000000000, "gpt-4o"},
-		{"relevance", "eee19b7ec3c1b175", 1700000004000000000, "from-the-event"}, // span end; the event's own model
-		{"prompt_alignment", "eee19b7ec3c1b174", 1700000009000000000, "gpt-4o"},  // late: the evaluated span
-		{"custom", "bbbbbbbbbbbbbbbb", 1700000009500000000, ""},                  // not an evaluation span
+		{"bias", "eee19b7ec3c1b174", 1700000002000000000, "gpt-4o", "support"},
+		{"hallucination", "eee19b7ec3c1b174", 1700000002000000000, "gpt-4o", "support"},
+		{"relevance", "eee19b7ec3c1b175", 1700000004000000000, "from-the-event", ""}, // span end; the event's own model
+		{"prompt_alignment", "eee19b7ec3c1b174", 1700000009000000000, "gpt-4o", ""},  // late: the evaluated span
+		{"custom", "bbbbbbbbbbbbbbbb", 1700000009500000000, "", ""},                  // not an evaluation span
 	}, got)
 }
 

@@ -8,6 +8,10 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 )
 
+// spanKeys are the attributes of the evaluated span a record carries: the
+// model keys and the agent name.
+var spanKeys = append(evalconv.ModelKeys[:], evalconv.AttrAgentName)
+
 // resultsToLogs writes every gen_ai.evaluation.result span event of td as a
 // log record, under a copy of its span's resource and scope; observed is
 // the records' observed time.
@@ -49,9 +53,9 @@ func resultsToLogs(td ptrace.Traces, observed pcommon.Timestamp) plog.Logs {
 func writeRecord(lr plog.LogRecord, span ptrace.Span, ev ptrace.SpanEvent, observed pcommon.Timestamp) {
 	lr.SetEventName(evalconv.EventName)
 	ev.Attributes().CopyTo(lr.Attributes())
-	// The model, so that metrics made from the records carry the same
-	// model label as metrics made from the span events.
-	for _, k := range evalconv.ModelKeys {
+	// The model and the agent name, so that metrics made from the records
+	// carry the same labels as metrics made from the span events.
+	for _, k := range spanKeys {
 		if v, ok := span.Attributes().Get(k); ok {
 			if _, set := lr.Attributes().Get(k); !set {
 				v.CopyTo(lr.Attributes().PutEmpty(k))

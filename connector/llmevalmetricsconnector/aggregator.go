@@ -48,7 +48,7 @@ type seriesKey struct {
 }
 
 // series is the cumulative state of one (resource, evaluation name, label,
-// model) combination; it feeds one point of each metric.
+// model, agent name) combination; it feeds one point of each metric.
 type series struct {
 	resource     pcommon.Map
 	resourceHash [16]byte
@@ -120,6 +120,9 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 	}
 	if ev.hasModel {
 		a.scratch.PutStr(evalconv.AttrRequestModel, ev.model)
+	}
+	if ev.hasAgent {
+		a.scratch.PutStr(evalconv.AttrAgentName, ev.agent)
 	}
 	key := seriesKey{resource: res.hash, attrs: pdatautil.MapHash(a.scratch)}
 

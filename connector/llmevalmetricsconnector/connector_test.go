@@ -58,6 +58,7 @@ func TestGolden(t *testing.T) {
 			c.Buckets = []float64{0.5, 1}
 		}},
 		{name: "logs", input: "logs/input.yaml", logs: true, config: func(*Config) {}},
+		{name: "agents", input: "agents/input.yaml", config: func(*Config) {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ type evaluation struct {
 	attrs    pcommon.Map // the event's or record's attributes
 	model    string
 	hasModel bool
+	agent    string // gen_ai.agent.name of the evaluated span or record
+	hasAgent bool
 	traceID  pcommon.TraceID
 	spanID   pcommon.SpanID
 	time     pcommon.Timestamp
@@ -27,6 +29,7 @@ func (a *aggregator) consumeTraces(td ptrace.Traces, now pcommon.Timestamp) (ove
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
 				model, hasModel := modelOf(span.Attributes())
+				agent, hasAgent := agentOf(span.Attributes())
 				for _, ev := range span.Events().All() {
 					if ev.Name() != evalconv.EventName {
 						continue
@@ -36,7 +39,7 @@ func (a *aggregator) consumeTraces(td ptrace.Traces, now pcommon.Timestamp) (ove
 						ts = span.EndTimestamp()
 					}
 					if a.add(res, evaluation{
-						attrs: ev.Attributes(), model: model, hasModel: hasModel,
+						attrs: ev.Attributes(), model: model, hasModel: hasModel, agent: agent, hasAgent: hasAgent,
 						traceID: span.TraceID(), spanID: span.SpanID(), time: ts,
 					}, now) {
 						overflowed++
@@ -49,8 +52,8 @@ func (a *aggregator) consumeTraces(td ptrace.Traces, now pcommon.Timestamp) (ove
 }
 
 // consumeLogs adds every evaluation log record of ld and returns how many
-// results went to the overflow series. The model comes from the record's
-// attributes, else from the resource's.
+// results went to the overflow series. The model and the agent name come
+// from the record's attributes, else from the resource's.
 func (a *aggregator) consumeLogs(ld plog.Logs, now pcommon.Timestamp) (overflowed int) {
 	for _, rl := range ld.ResourceLogs().All() {
 		res := &resultResource{src: rl.Resource().Attributes()}
@@ -63,12 +66,16 @@ func (a *aggregator) consumeLogs(ld plog.Logs, now pcommon.Timestamp) (overflowe
 				if !hasModel {
 					model, hasModel = modelOf(rl.Resource().Attributes())
 				}
+				agent, hasAgent := agentOf(lr.Attributes())
+				if !hasAgent {
+					agent, hasAgent = agentOf(rl.Resource().Attributes())
+				}
 				ts := lr.Timestamp()
 				if ts == 0 {
 					ts = lr.ObservedTimestamp()
 				}
 				if a.add(res, evaluation{
-					attrs: lr.Attributes(), model: model, hasModel: hasModel,
+					attrs: lr.Attributes(), model: model, hasModel: hasModel, agent: agent, hasAgent: hasAgent,
 					traceID: lr.TraceID(), spanID: lr.SpanID(), time: ts,
 				}, now) {
 					overflowed++
@@ -103,6 +110,17 @@ func modelOf(attrs pcommon.Map) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// agentOf returns the gen_ai.agent.name in attrs, if it is a non-empty
+// string: agent names are few and fixed, ids and other values are not
+// labels.
+func agentOf(attrs pcommon.Map) (string, bool) {
+	v, ok := attrs.Get(evalconv.AttrAgentName)
+	if !ok || v.Type() != pcommon.ValueTypeStr || v.Str() == "" {
+		return "", false
+	}
+	return v.Str(), true
 }
 
 func stringAttr(attrs pcommon.Map, key string) (string, bool) {

@@ -111,42 +111,57 @@ func TestTracesAndLogsSidesShareOneConnector(t *testing.T) {
 	require.NoError(t, again.Shutdown(ctx))
 }
 
-func TestLogRecordModel(t *testing.T) {
+// recordLabel sends one evaluation log record with the given record and
+// resource attributes and returns the data point attribute key of its
+// series, if any.
+func recordLabel(t *testing.T, record, resource map[string]any, key string) (string, bool) {
+	t.Helper()
+	sink := &consumertest.MetricsSink{}
+	c := newTestConnector(t, createDefaultConfig(), sink)
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	require.NoError(t, rl.Resource().Attributes().FromRaw(resource))
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	require.NoError(t, lr.Attributes().FromRaw(record))
+	lr.SetEventName(evalconv.EventName)
+	lr.Attributes().PutStr(evalconv.AttrName, "bias")
+	require.NoError(t, c.ConsumeLogs(context.Background(), ld))
+	require.NoError(t, c.flush(context.Background()))
+
+	results, _ := findPoints(sink.AllMetrics()[0], "bias", "")
+	require.Len(t, results, 1)
+	v, ok := results[0].Attributes().Get(key)
+	return v.Str(), ok
+}
+
+func TestLogRecordModelAndAgentName(t *testing.T) {
 	tests := []struct {
-		name      string
-		record    map[string]any
-		resource  map[string]any
-		wantModel string // "" means no model attribute
+		name     string
+		key      string
+		record   map[string]any
+		resource map[string]any
+		want     string // "" means no such attribute
 	}{
-		{name: "request model on the record", record: map[string]any{evalconv.AttrRequestModel: "gpt-4o"}, resource: map[string]any{evalconv.AttrRequestModel: "other"}, wantModel: "gpt-4o"},
-		{name: "response model on the record", record: map[string]any{evalconv.AttrResponseModel: "gpt-4o-2024"}, wantModel: "gpt-4o-2024"},
-		{name: "resource model", resource: map[string]any{evalconv.AttrRequestModel: "llama3.1"}, wantModel: "llama3.1"},
-		{name: "empty record model falls back", record: map[string]any{evalconv.AttrRequestModel: ""}, resource: map[string]any{evalconv.AttrRequestModel: "llama3.1"}, wantModel: "llama3.1"},
-		{name: "none", wantModel: ""},
+		{name: "request model on the record", key: evalconv.AttrRequestModel, record: map[string]any{evalconv.AttrRequestModel: "gpt-4o"}, resource: map[string]any{evalconv.AttrRequestModel: "other"}, want: "gpt-4o"},
+		{name: "response model on the record", key: evalconv.AttrRequestModel, record: map[string]any{evalconv.AttrResponseModel: "gpt-4o-2024"}, want: "gpt-4o-2024"},
+		{name: "resource model", key: evalconv.AttrRequestModel, resource: map[string]any{evalconv.AttrRequestModel: "llama3.1"}, want: "llama3.1"},
+		{name: "empty record model falls back", key: evalconv.AttrRequestModel, record: map[string]any{evalconv.AttrRequestModel: ""}, resource: map[string]any{evalconv.AttrRequestModel: "llama3.1"}, want: "llama3.1"},
+		{name: "no model", key: evalconv.AttrRequestModel},
+		{name: "agent on the record", key: evalconv.AttrAgentName, record: map[string]any{evalconv.AttrAgentName: "refunds"}, resource: map[string]any{evalconv.AttrAgentName: "other"}, want: "refunds"},
+		{name: "agent on the resource", key: evalconv.AttrAgentName, resource: map[string]any{evalconv.AttrAgentName: "triage"}, want: "triage"},
+		{name: "empty agent on the record falls back", key: evalconv.AttrAgentName, record: map[string]any{evalconv.AttrAgentName: ""}, resource: map[string]any{evalconv.AttrAgentName: "triage"}, want: "triage"},
+		{name: "agent not a string", key: evalconv.AttrAgentName, record: map[string]any{evalconv.AttrAgentName: 42}},
+		{name: "no agent", key: evalconv.AttrAgentName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sink := &consumertest.MetricsSink{}
-			c := newTestConnector(t, createDefaultConfig(), sink)
-			ld := plog.NewLogs()
-			rl := ld.ResourceLogs().AppendEmpty()
-			require.NoError(t, rl.Resource().Attributes().FromRaw(tt.resource))
-			lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
-			require.NoError(t, lr.Attributes().FromRaw(tt.record))
-			lr.SetEventName(evalconv.EventName)
-			lr.Attributes().PutStr(evalconv.AttrName, "bias")
-			require.NoError(t, c.ConsumeLogs(context.Background(), ld))
-			require.NoError(t, c.flush(context.Background()))
-
-			results, _ := findPoints(sink.AllMetrics()[0], "bias", "")
-			require.Len(t, results, 1)
-			model, ok := results[0].Attributes().Get(evalconv.AttrRequestModel)
-			if tt.wantModel == "" {
-				assert.False(t, ok, "no model attribute expected")
+			got, ok := recordLabel(t, tt.record, tt.resource, tt.key)
+			if tt.want == "" {
+				assert.False(t, ok, "no %s attribute expected", tt.key)
 				return
 			}
 			require.True(t, ok)
-			assert.Equal(t, tt.wantModel, model.Str())
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }

@@ -23,6 +23,7 @@ const (
 	AttrRequestModel  = string(semconv.GenAIRequestModelKey)
 	AttrResponseModel = string(semconv.GenAIResponseModelKey)
 	AttrOperationName = string(semconv.GenAIOperationNameKey)
+	AttrAgentName     = string(semconv.GenAIAgentNameKey)
 )
 
 // AttrLegacyEventName is the attribute that named an event before log

@@ -64,7 +64,7 @@ func TestChecksScorerConfigErrorsNameTheKey(t *testing.T) {
 		{"no rules", ScorerConfig{Name: scoring.Checks}, "scorers::0: rules: the checks scorer needs at least one rule"},
 		{"unknown rule", ScorerConfig{Name: scoring.Checks, Rules: []scoring.CheckRule{{Type: "words", Max: ptr(3)}, {Type: "tone"}}}, `scorers::0: rules::1::type: unknown rule type "tone"`},
 		{"bad schema", ScorerConfig{Name: scoring.Checks, Rules: []scoring.CheckRule{{Type: scoring.RuleJSONSchema, Schema: map[string]any{"allOf": []any{}}}}}, "scorers::0: rules::0::schema: /allOf: unsupported keyword"},
-		{"rules on a judge scorer", ScorerConfig{Name: scoring.Bias, Rules: []scoring.CheckRule{{Type: scoring.RuleNoPII}}}, "scorers::0: rules: only the checks scorer takes rules"},
+		{"rules on a judge scorer", ScorerConfig{Name: scoring.Bias, Rules: []scoring.CheckRule{{Type: scoring.RuleNoPII}}}, `scorers::0: rules: only checks scorers take rules; "bias" is a built-in scorer`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

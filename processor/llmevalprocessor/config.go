@@ -176,7 +176,9 @@ type SamplingConfig struct {
 
 // ScorerConfig configures one scorer.
 type ScorerConfig struct {
-	// Name is bias, hallucination, prompt_alignment or checks.
+	// Name is a built-in scorer (bias, hallucination, prompt_alignment,
+	// task_completion, tool_use), checks, or the name of a custom criteria
+	// scorer or of another checks scorer.
 	Name string `mapstructure:"name"`
 	// Threshold decides pass or fail; nil keeps the scorer's default.
 	Threshold *float64 `mapstructure:"threshold"`
@@ -210,7 +212,7 @@ type ScorerConfig struct {
 	// for a criteria scorer.
 	Verdict string `mapstructure:"verdict"`
 
-	// Rules are the deterministic rules of the checks scorer (no judge call).
+	// Rules are the deterministic rules of a checks scorer (no judge call).
 	Rules []scoring.CheckRule `mapstructure:"rules"`
 
 	// ScorerSelection (targets, when, include, exclude) narrows which
@@ -218,10 +220,38 @@ type ScorerConfig struct {
 	ScorerSelection `mapstructure:",squash"`
 }
 
+// isChecks reports whether the entry is a checks scorer: the one named
+// checks, or an entry of another name that is not built in and has rules
+// and no criteria.
+func (sc *ScorerConfig) isChecks() bool {
+	if sc.Name == scoring.Checks {
+		return true
+	}
+	return sc.Name != "" && !slices.Contains(scoring.Names(), sc.Name) && len(sc.Rules) > 0 && sc.Criteria == ""
+}
+
 // isCriteria reports whether the entry is a custom criteria scorer: any
-// name other than a built-in scorer's or checks.
+// name that is neither a built-in scorer's nor a checks scorer's.
 func (sc *ScorerConfig) isCriteria() bool {
-	return !slices.Contains(scoring.Names(), sc.Name) && sc.Name != scoring.Checks
+	return !slices.Contains(scoring.Names(), sc.Name) && !sc.isChecks()
+}
+
+// judgesTrajectory reports whether the scorer reads only an agent run's
+// trajectory: task_completion, tool_use, or a checks scorer whose every
+// rule is a trajectory rule. Such a scorer targets agent spans by default.
+func (sc *ScorerConfig) judgesTrajectory() bool {
+	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+		return true
+	}
+	if !sc.isChecks() || len(sc.Rules) == 0 {
+		return false
+	}
+	for _, r := range sc.Rules {
+		if !scoring.TrajectoryRule(r.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // criteriaConfig maps the entry onto the library's criteria settings.
@@ -294,11 +324,16 @@ func defaultScorerConfig(name string) ScorerConfig {
 }
 
 // Unmarshal applies the per-scorer defaults before decoding, so that keys a
-// list entry leaves out keep their defaults instead of Go zero values.
+// list entry leaves out keep their defaults instead of Go zero values. A
+// scorer that judges only trajectories targets agent spans unless targets
+// is given.
 func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 	*sc = defaultScorerConfig("")
 	if err := conf.Unmarshal(sc); err != nil {
 		return fmt.Errorf("decoding scorer: %w", err)
+	}
+	if !conf.IsSet("targets") && sc.judgesTrajectory() {
+		sc.Targets = []string{targetAgent}
 	}
 	return nil
 }
@@ -429,13 +464,14 @@ func (sc *ScorerConfig) Validate() error {
 	switch {
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
-	case sc.Name == scoring.Checks:
-		// NewChecks names the rule and key, as in rules::0::pattern.
-		if _, err := scoring.NewChecks(sc.Rules, scorerOptions(*sc)); err != nil {
+	case sc.isChecks():
+		// NewNamedChecks names the rule and key, as in rules::0::pattern.
+		if _, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
-		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (bias, hallucination, prompt_alignment), so it is a custom criteria scorer", sc.Name))
+		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
+			sc.Name, strings.Join(scoring.Names(), ", ")))
 	case sc.isCriteria():
 		// The library's errors start with the key (name, criteria,
 		// steps, fields, verdict), which is also the YAML key.
@@ -445,11 +481,14 @@ func (sc *ScorerConfig) Validate() error {
 	case sc.Criteria != "" || len(sc.Steps) > 0 || len(sc.Fields) > 0 || sc.Verdict != "":
 		errs = append(errs, fmt.Errorf("criteria: only custom criteria scorers take criteria, steps, fields and verdict; %q is a built-in scorer", sc.Name))
 	}
-	if sc.Name != scoring.Checks && len(sc.Rules) > 0 {
-		errs = append(errs, fmt.Errorf("rules: only the %s scorer takes rules", scoring.Checks))
+	if !sc.isChecks() && len(sc.Rules) > 0 {
+		errs = append(errs, fmt.Errorf("rules: only checks scorers take rules; %q is a %s scorer", sc.Name, map[bool]string{true: "criteria", false: "built-in"}[sc.isCriteria()]))
 	}
 	errs = append(errs, sc.ScorerSelection.validate()...)
 	errs = append(errs, validateContextSources(sc.ContextSources)...)
+	if slices.Contains(scoring.TrajectoryNames(), sc.Name) && !slices.Equal(sc.Targets, []string{targetAgent}) {
+		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", sc.Name, sc.Targets))
+	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))

@@ -184,19 +184,7 @@ func TestAgentTarget(t *testing.T) {
 		}}
 	}
 	h := newHarness(t, cfg, record(scoring.Bias), record(scoring.Hallucination))
-	ctxBatch := loadTraceContextBatch(t, "semconv_agent_context.json")
-	genBatch := loadTraceContextBatch(t, "semconv_agent_generation.json")
-	want := ctxBatch.SpanCount() + genBatch.SpanCount()
-	h.consume(ctxBatch)
-	h.consume(genBatch)
-	h.waitSpans(want)
-	h.drain()
-
-	_, count := sinkSpans(h.sink)
-	require.Len(t, count, want)
-	for id, n := range count {
-		assert.Equal(t, 1, n, "span %s", id)
-	}
+	consumeAgentTrace(t, h)
 	require.Len(t, cases[scoring.Bias], 1, "bias scores the agent span only")
 	agentCase := cases[scoring.Bias][0]
 	assert.Equal(t, question, agentCase.Input)

@@ -109,10 +109,10 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		opts.Redact = redact
 		var s scoring.Scorer
 		switch {
-		case sc.Name == scoring.Checks:
+		case sc.isChecks():
 			// Deterministic and cheap: no judge, no cache, and the rules
 			// see the output as it is (no_pii must see what redaction hides).
-			checks, err := scoring.NewChecks(sc.Rules, scorerOptions(sc))
+			checks, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(sc))
 			if err != nil {
 				return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 			}
@@ -120,7 +120,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 			continue
 		case sc.isCriteria():
 			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
-		default:
+		default: // a built-in judge scorer, task_completion and tool_use included
 			s, err = scoring.New(sc.Name, breaker, opts)
 		}
 		if err != nil {

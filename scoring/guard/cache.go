@@ -116,7 +116,8 @@ func (c *Cache) Stats() CacheStats {
 // uses and optionsFingerprint any string that changes when s's options
 // change (threshold, scale, strict mode, reason mode, input cap...): both
 // are part of the key with s's name, PromptVersion and the case fields
-// sent to the judge (Input, Output, Context, Instructions; not Metadata).
+// sent to the judge (Input, Output, Context, Instructions, every field of
+// the Trajectory; not Metadata).
 func (c *Cache) Wrap(s scoring.Scorer, model, optionsFingerprint string) scoring.Scorer {
 	return &cachedScorer{cache: c, next: s, model: model, fingerprint: optionsFingerprint}
 }
@@ -251,16 +252,44 @@ func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 	cacheWriteField(h, cs.Input)
 	cacheWriteField(h, cs.Output)
 	for _, list := range [][]string{cs.Context, cs.Instructions} {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(list)))
-		h.Write(n[:])
+		cacheWriteCount(h, len(list))
 		for _, v := range list {
 			cacheWriteField(h, v)
 		}
 	}
+	cacheWriteTrajectory(h, cs.Trajectory)
 	var k cacheKey
 	h.Sum(k[:0])
 	return k
+}
+
+// cacheWriteTrajectory hashes every field of a trajectory, its step count
+// first; a nil trajectory and one without steps hash differently.
+func cacheWriteTrajectory(h hash.Hash, t *scoring.Trajectory) {
+	if t == nil {
+		h.Write([]byte{0})
+		return
+	}
+	h.Write([]byte{1})
+	cacheWriteCount(h, len(t.Steps))
+	for _, s := range t.Steps {
+		for _, v := range []string{string(s.Kind), s.Output, s.Tool, s.CallID, s.Arguments, s.Result, s.Error} {
+			cacheWriteField(h, v)
+		}
+		cacheWriteCount(h, s.Count)
+		cacheWriteCount(h, len(s.ToolCalls))
+		for _, tc := range s.ToolCalls {
+			cacheWriteField(h, tc.ID)
+			cacheWriteField(h, tc.Name)
+			cacheWriteField(h, tc.Arguments)
+		}
+	}
+}
+
+func cacheWriteCount(h hash.Hash, n int) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
 }
 
 func cacheWriteField(h hash.Hash, v string) {

@@ -17,7 +17,13 @@ func cacheTestCase() scoring.Case {
 		Output:       "Paris.",
 		Context:      []string{"France's capital is Paris."},
 		Instructions: []string{"Answer briefly"},
-		Metadata:     map[string]string{"trace_id": "a"},
+		Trajectory: &scoring.Trajectory{Steps: []scoring.Step{
+			{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"country":"France"}`}}},
+			{Kind: scoring.StepTool, Tool: "lookup", CallID: "c1", Result: "Paris"},
+			{Kind: scoring.StepOmitted, Count: 3},
+			{Kind: scoring.StepGeneration, Output: "Paris."},
+		}},
+		Metadata: map[string]string{"trace_id": "a"},
 	}
 }
 
@@ -93,6 +99,21 @@ func TestCacheKey(t *testing.T) {
 			c.Context, c.Instructions = nil, append(c.Instructions, c.Context...)
 		}},
 		{name: "instructions", edit: func(c *scoring.Case) { c.Instructions = []string{"Answer in French"} }},
+		{name: "no trajectory", edit: func(c *scoring.Case) { c.Trajectory = nil }},
+		{name: "trajectory without steps", edit: func(c *scoring.Case) { c.Trajectory = &scoring.Trajectory{} }},
+		{name: "tool result", edit: func(c *scoring.Case) { c.Trajectory.Steps[1].Result = "Lyon" }},
+		{name: "tool result became an error", edit: func(c *scoring.Case) {
+			c.Trajectory.Steps[1].Result, c.Trajectory.Steps[1].Error = "", "Paris"
+		}},
+		{name: "tool call arguments", edit: func(c *scoring.Case) { c.Trajectory.Steps[0].ToolCalls[0].Arguments = `{"country":"Spain"}` }},
+		{name: "tool call id", edit: func(c *scoring.Case) { c.Trajectory.Steps[0].ToolCalls[0].ID = "c2" }},
+		{name: "tool name", edit: func(c *scoring.Case) { c.Trajectory.Steps[1].Tool = "search" }},
+		{name: "omitted count", edit: func(c *scoring.Case) { c.Trajectory.Steps[2].Count = 4 }},
+		{name: "step output", edit: func(c *scoring.Case) { c.Trajectory.Steps[3].Output = "Lyon." }},
+		{name: "steps reordered", edit: func(c *scoring.Case) {
+			st := c.Trajectory.Steps
+			st[2], st[3] = st[3], st[2]
+		}},
 		{name: "scorer", scorer: scoring.Hallucination},
 		{name: "model", model: "gpt-4o"},
 		{name: "options", options: "threshold=0.7"},

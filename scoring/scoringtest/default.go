@@ -25,6 +25,20 @@ import (
 //     are "yes" (followed) unless the output is empty.
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
+//   - task_completion_task: the task is the INPUT block, its requirements
+//     its sentences (at most 5), the outcome the OUTPUT block followed by
+//     one sentence per failed tool step of the TRAJECTORY block.
+//   - task_completion_verdicts: one verdict per line of the REQUIREMENTS
+//     block, "yes" (accomplished) when the OUTCOME block holds its numbers
+//     and at least half of its longer words.
+//   - tool_use_verdicts: one verdict per call numbered in the TRAJECTORY
+//     block. right_tool is "no" when the call repeats an earlier call of
+//     the same tool with the same arguments that did not fail;
+//     arguments_supported is "no" when the arguments hold a number found
+//     neither in the INPUT block nor in any tool result; result_used is
+//     "n/a" for a call that failed or returned nothing, else "yes" when a
+//     longer word of the result reappears in the OUTPUT block or a
+//     generation step's text.
 //   - reason: a short sentence quoting the score line.
 //   - anything else: {}.
 //
@@ -81,6 +95,21 @@ func DefaultReply(c Call) Reply {
 		} else {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
+	case "task_completion_task":
+		v = taskOutcome(b)
+	case "task_completion_verdicts":
+		outcome := strings.ToLower(b.text("OUTCOME"))
+		items := b.items(c, "REQUIREMENTS")
+		verdicts := make([]map[string]string, len(items))
+		for i, it := range items {
+			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The outcome covers the requirement."}
+			if !supported(it, outcome) {
+				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "The outcome does not mention the requirement."}
+			}
+		}
+		v = map[string]any{"verdicts": verdicts}
+	case "tool_use_verdicts":
+		v = map[string]any{"verdicts": toolVerdicts(b)}
 	case "reason":
 		score := "the given score"
 		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {
@@ -260,4 +289,133 @@ func supported(claim, ctx string) bool {
 		}
 	}
 	return long == 0 || 2*found >= long
+}
+
+// runStep is one line of a TRAJECTORY block, as scoring renders it.
+type runStep struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	ToolCalls []struct {
+		Call      int    `json:"call"`
+		Tool      string `json:"tool"`
+		Arguments string `json:"arguments"`
+	} `json:"tool_calls"`
+	Call      int     `json:"call"`
+	Tool      string  `json:"tool"`
+	Arguments *string `json:"arguments"`
+	Result    string  `json:"result"`
+	Error     string  `json:"error"`
+}
+
+// runSteps decodes the TRAJECTORY block; lines that are not steps are skipped.
+func runSteps(b blocks) []runStep {
+	var out []runStep
+	for _, l := range b.lines("TRAJECTORY") {
+		var s runStep
+		if json.Unmarshal([]byte(l), &s) == nil && s.Kind != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// taskOutcome is the task_completion_task heuristic.
+func taskOutcome(b blocks) map[string]any {
+	input := strings.TrimSpace(b.text("INPUT"))
+	requirements := sentences(input)
+	if len(requirements) > 5 {
+		requirements = requirements[:5]
+	}
+	outcome := strings.TrimSpace(b.text("OUTPUT"))
+	for _, s := range runSteps(b) {
+		if s.Kind == "tool" && s.Error != "" {
+			outcome += fmt.Sprintf(" The tool %s failed.", s.Tool)
+		}
+	}
+	return map[string]any{"task": input, "requirements": requirements, "outcome": strings.TrimSpace(outcome)}
+}
+
+// toolCallSeen is one call of the TRAJECTORY block as toolVerdicts reads it.
+type toolCallSeen struct {
+	number             int
+	tool, args, result string
+	failed, executed   bool
+}
+
+// toolVerdicts is the tool_use_verdicts heuristic.
+func toolVerdicts(b blocks) []map[string]any {
+	steps := runSteps(b)
+	var calls []*toolCallSeen
+	byNumber := map[int]*toolCallSeen{}
+	get := func(n int, tool string) *toolCallSeen {
+		if c, ok := byNumber[n]; ok {
+			return c
+		}
+		c := &toolCallSeen{number: n, tool: tool}
+		byNumber[n] = c
+		calls = append(calls, c)
+		return c
+	}
+	known := strings.ToLower(b.text("INPUT"))
+	var used strings.Builder
+	used.WriteString(strings.ToLower(b.text("OUTPUT")))
+	for _, s := range steps {
+		switch s.Kind {
+		case "generation":
+			used.WriteString("\n" + strings.ToLower(s.Text))
+			for _, tc := range s.ToolCalls {
+				get(tc.Call, tc.Tool).args = tc.Arguments
+			}
+		case "tool":
+			c := get(s.Call, s.Tool)
+			if s.Arguments != nil {
+				c.args = *s.Arguments
+			}
+			c.executed, c.result, c.failed = true, s.Result, s.Error != ""
+			known += "\n" + strings.ToLower(s.Result)
+		}
+	}
+	out := make([]map[string]any, len(calls))
+	for i, c := range calls {
+		right, args, result := "yes", "yes", "yes"
+		var why []string
+		for _, prev := range calls[:i] {
+			if prev.tool == c.tool && prev.args == c.args && !prev.failed {
+				right = "no"
+				why = append(why, "it repeats an earlier call with the same arguments")
+				break
+			}
+		}
+		for _, n := range numberWord.FindAllString(c.args, -1) {
+			if !strings.Contains(known, n) {
+				args = "no"
+				why = append(why, "an argument holds a number found in neither the request nor a tool result")
+				break
+			}
+		}
+		switch {
+		case c.failed || strings.TrimSpace(c.result) == "":
+			result = "n/a"
+		case !sharesLongWord(strings.ToLower(c.result), used.String()):
+			result = "no"
+			why = append(why, "nothing of its result reappears later")
+		}
+		reason := "The call fits the request (offline demo judge)."
+		if len(why) > 0 {
+			reason = "The call is questionable: " + strings.Join(why, "; ") + " (offline demo judge)."
+		}
+		out[i] = map[string]any{"call": c.number, "right_tool": right, "arguments_supported": args, "result_used": result, "reason": reason}
+	}
+	return out
+}
+
+// sharesLongWord reports whether a word of five letters or more of text
+// occurs in other.
+func sharesLongWord(text, other string) bool {
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(w) >= 5 && strings.Contains(other, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -118,6 +118,17 @@ func TestDefaultReplies(t *testing.T) {
 		q, _ := json.Marshal(s)
 		return "<<<" + name + "\n" + string(q) + "\n" + name + ">>>"
 	}
+	// run is a TRAJECTORY block as scoring renders it: a booking made
+	// twice, a mail that failed, a lookup whose result went unused.
+	run := "<<<TRAJECTORY\n" +
+		`{"step":1,"kind":"generation","tool_calls":[{"call":1,"tool":"book","arguments":"{\"people\":2,\"time\":\"19:00\"}"},{"call":2,"tool":"book","arguments":"{\"people\":2,\"time\":\"19:00\"}"}]}` + "\n" +
+		`{"step":2,"kind":"tool","call":1,"tool":"book","result":"table booked"}` + "\n" +
+		`{"step":3,"kind":"tool","call":2,"tool":"book","result":"table booked"}` + "\n" +
+		`{"step":4,"kind":"generation","text":"Mailing you.","tool_calls":[{"call":3,"tool":"send_mail","arguments":"to user 42"}]}` + "\n" +
+		`{"step":5,"kind":"tool","call":3,"tool":"send_mail","error":"smtp down"}` + "\n" +
+		`{"kind":"omitted","omitted_steps":2}` + "\n" +
+		`{"step":8,"kind":"tool","call":4,"tool":"weather","arguments":"paris","result":"sunny spells"}` + "\n" +
+		"TRAJECTORY>>>"
 	tests := []struct {
 		name string
 		step string
@@ -145,6 +156,21 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
 		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
 			`{"reason":"The response is empty.","verdict":"no"}`},
+		{"task of an agent run", "task_completion_task", text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run +
+			"\n\n" + text("OUTPUT", "Your table for two is booked."),
+			`{"task":"Book a table for two. Send me the confirmation.","requirements":["Book a table for two.","Send me the confirmation."],"outcome":"Your table for two is booked. The tool send_mail failed."}`},
+		{"task of an empty request", "task_completion_task", text("INPUT", "") + "\n\n" + text("OUTPUT", ""),
+			`{"task":"","requirements":[],"outcome":""}`},
+		{"requirements against the outcome", "task_completion_verdicts", text("TASK", "t") + "\n\n" + list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
+			"\n\n" + text("OUTCOME", "Your table for two is booked. The tool send_mail failed."),
+			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The outcome covers the requirement."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"The outcome does not mention the requirement."}]}`},
+		{"tool calls of an agent run", "tool_use_verdicts", text("INPUT", "Book a table for 2 at 19:00.") + "\n\n" + run +
+			"\n\n" + text("OUTPUT", "Your table for two is booked."),
+			`{"verdicts":[` +
+				`{"call":1,"right_tool":"yes","arguments_supported":"yes","result_used":"yes","reason":"The call fits the request (offline demo judge)."},` +
+				`{"call":2,"right_tool":"no","arguments_supported":"yes","result_used":"yes","reason":"The call is questionable: it repeats an earlier call with the same arguments (offline demo judge)."},` +
+				`{"call":3,"right_tool":"yes","arguments_supported":"no","result_used":"n/a","reason":"The call is questionable: an argument holds a number found in neither the request nor a tool result (offline demo judge)."},` +
+				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}]}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)

@@ -8,7 +8,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -179,6 +178,15 @@ func startCollector(t *testing.T, bin, cfgPath, dir string) string {
 	return logPath
 }
 
+// waitHealthy waits until the collector's health check answers 200.
+func waitHealthy(ctx context.Context, t *testing.T, p ports) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
+		return err == nil && code == http.StatusOK
+	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+}
+
 func httpGet(ctx context.Context, url string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
@@ -233,24 +241,53 @@ func sendSpans(t *testing.T, otlpPort int) (chat, server trace.SpanContext) {
 	return span.SpanContext(), srv.SpanContext()
 }
 
+// waitForSpans waits until every span of ids is in the file exporter
+// output at path and returns that output by span id.
+func waitForSpans(t *testing.T, path string, ids []string) map[string][]ptrace.Span {
+	t.Helper()
+	var spans map[string][]ptrace.Span
+	require.Eventually(t, func() bool {
+		spans = readSpans(t, path)
+		for _, id := range ids {
+			if len(spans[id]) == 0 {
+				return false
+			}
+		}
+		return true
+	}, waitLimit, 250*time.Millisecond, "spans did not reach the file exporter")
+	return spans
+}
+
+// completeLines returns the non-blank lines of a file exporter output that
+// end in a newline: the exporter may be halfway through writing the last
+// one. A missing file has none.
+func completeLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	i := bytes.LastIndexByte(b, '\n')
+	if i < 0 {
+		return nil
+	}
+	var lines [][]byte
+	for line := range bytes.SplitSeq(b[:i], []byte("\n")) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
 // readSpans returns every span of the file exporter output by span id.
 func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 	t.Helper()
 	out := map[string][]ptrace.Span{}
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return out
-	}
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var um ptrace.JSONUnmarshaler
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		td, err := um.UnmarshalTraces(sc.Bytes())
+	for _, line := range completeLines(t, path) {
+		td, err := um.UnmarshalTraces(line)
 		require.NoError(t, err, "file exporter line is not OTLP/JSON")
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
@@ -261,7 +298,6 @@ func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 			}
 		}
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 
@@ -275,10 +311,7 @@ func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	chat, server := sendSpans(t, p.otlp)
 	tracesPath := filepath.Join(dir, "traces.jsonl")

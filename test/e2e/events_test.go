@@ -3,12 +3,7 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,21 +26,10 @@ type resultRecord struct {
 // readResultRecords returns every log record of the file exporter output.
 func readResultRecords(t *testing.T, path string) []resultRecord {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(t, err)
-	defer f.Close()
 	var out []resultRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var um plog.JSONUnmarshaler
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		ld, err := um.UnmarshalLogs(sc.Bytes())
+	for _, line := range completeLines(t, path) {
+		ld, err := um.UnmarshalLogs(line)
 		require.NoError(t, err, "file exporter line is not OTLP/JSON logs")
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
@@ -55,7 +39,6 @@ func readResultRecords(t *testing.T, path string) []resultRecord {
 			}
 		}
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 
@@ -79,10 +62,7 @@ func TestEvaluationResultsAsLogRecords(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	chat, server := sendSpans(t, p.otlp)
 	resultsPath := filepath.Join(dir, "results.jsonl")

@@ -35,10 +35,7 @@ func TestLogsPipelineEvaluatesDetailsRecord(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	raw, err := os.ReadFile(filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "logs", "details_structured.json"))
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,10 +56,7 @@ func TestTraceContextJoinEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	defer cancel()
-	require.Eventually(t, func() bool {
-		code, _, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/", p.health))
-		return err == nil && code == http.StatusOK
-	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
+	waitHealthy(ctx, t, p)
 
 	fixtures := filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "tracecontext")
 	genIDs := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "openinference_rag_generation.json"))
@@ -68,16 +64,7 @@ func TestTraceContextJoinEndToEnd(t *testing.T) {
 
 	tracesPath := filepath.Join(dir, "traces.jsonl")
 	all := append(append([]string(nil), genIDs...), ctxIDs...)
-	var spans map[string][]ptrace.Span
-	require.Eventually(t, func() bool {
-		spans = readSpans(t, tracesPath)
-		for _, id := range all {
-			if len(spans[id]) == 0 {
-				return false
-			}
-		}
-		return true
-	}, waitLimit, 250*time.Millisecond, "spans did not reach the file exporter")
+	spans := waitForSpans(t, tracesPath, all)
 	for _, id := range all {
 		assert.Len(t, spans[id], 1, "span %s leaves exactly once", id)
 	}

@@ -1,0 +1,110 @@
+package scoring_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// rescheduleRun is an agent run whose tool failed while its answer claims
+// success.
+func rescheduleRun() scoring.Case {
+	return scoring.Case{
+		Input:  "Move my dentist appointment to next Tuesday.",
+		Output: "Done! Your appointment is now on Tuesday at 10:00.",
+		Trajectory: &scoring.Trajectory{Steps: []scoring.Step{
+			{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{
+				{ID: "call_1", Name: "find_appointment", Arguments: `{"type": "dentist"}`}}},
+			{Kind: scoring.StepTool, Tool: "find_appointment", CallID: "call_1", Result: `{"id": 71, "time": "Thu 10:00"}`},
+			{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{
+				{ID: "call_2", Name: "reschedule", Arguments: `{"id": 71, "day": "Tuesday"}`}}},
+			{Kind: scoring.StepTool, Tool: "reschedule", CallID: "call_2", Error: "no free slots on Tuesday"},
+			{Kind: scoring.StepGeneration, Output: "Done! Your appointment is now on Tuesday at 10:00."},
+		}},
+	}
+}
+
+func ExampleNew_taskCompletion() {
+	judge := cannedJudge{
+		scoring.SchemaTaskCompletionTask: `{"task": "Move the dentist appointment to next Tuesday.",
+			"requirements": ["the appointment is moved", "to next Tuesday"],
+			"outcome": "The appointment was found; rescheduling it failed (no free slots on Tuesday), yet the answer claims it was moved."}`,
+		scoring.SchemaTaskCompletionVerdicts: `{"verdicts": [
+			{"requirement": "the appointment is moved", "verdict": "no", "reason": "The reschedule call failed."},
+			{"requirement": "to next Tuesday", "verdict": "no", "reason": "No Tuesday slot was booked."}]}`,
+	}
+	s, err := scoring.New(scoring.TaskCompletion, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), rescheduleRun())
+	fmt.Println(res.Score, res.Label, res.Usage.LLMCalls)
+	fmt.Println(res.Reason)
+
+	// Without a trajectory there is no run to judge.
+	res = s.Score(context.Background(), scoring.Case{Input: "Move my appointment.", Output: "Done."})
+	fmt.Println(res.Label, res.Usage.LLMCalls)
+	// Output:
+	// 0 fail 2
+	// The score is 0 because the run accomplished 0 of 2 requirements of the task: The reschedule call failed; No Tuesday slot was booked.
+	// not_scorable 0
+}
+
+func ExampleNew_toolUse() {
+	judge := cannedJudge{
+		scoring.SchemaToolUseVerdicts: `{"verdicts": [
+			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": "Finds the appointment to move."},
+			{"call": 2, "right_tool": "yes", "arguments_supported": "yes", "result_used": "no", "reason": "The answer ignores the error."}]}`,
+	}
+	s, err := scoring.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), rescheduleRun())
+	fmt.Println(res.Score, res.Label)
+	fmt.Println(res.Reason)
+	// Output:
+	// 1 pass
+	// The score is 1 because all 2 tool calls were appropriate; the result of call 2 was not used.
+}
+
+func ExampleNewChecks_trajectory() {
+	s, err := scoring.NewChecks([]scoring.CheckRule{
+		{Type: scoring.RuleToolErrors},             // no tool execution may fail
+		{Type: scoring.RuleMaxSteps, Max: new(20)}, // at most 20 steps
+		{Type: scoring.RuleRepeatedToolCalls},      // no call made more than twice
+		{Type: scoring.RuleForbiddenTools, Tools: []string{"cancel_appointment"}},
+	}, scoring.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), rescheduleRun())
+	fmt.Println(res.Score, res.Label)
+	fmt.Println(res.Reason)
+
+	// A case without a trajectory: the rules are skipped, not failed.
+	res = s.Score(context.Background(), scoring.Case{Output: "Done."})
+	fmt.Println(res.Label)
+	// Output:
+	// 0.75 fail
+	// 3 of 4 checks passed; failed: #0 tool_errors (1 tool execution ended in error (reschedule 1), want at most 0).
+	// not_scorable
+}
+
+func ExampleNewNamedChecks() {
+	// A checks scorer of its own for tool errors: its fail rate is the
+	// share of agent runs with a failed tool execution.
+	s, err := scoring.NewNamedChecks("tool_errors", []scoring.CheckRule{{Type: scoring.RuleToolErrors}}, scoring.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), rescheduleRun())
+	fmt.Println(res.Scorer, res.Label)
+	// Output:
+	// tool_errors fail
+}
