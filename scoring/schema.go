@@ -7,6 +7,9 @@ const (
 	StepPreprocess = "preprocess"
 	StepAnalyze    = "analyze"
 	StepReason     = "reason"
+	// StepSplit is the instruction split (InstructionSplitter), which runs
+	// before a scorer that judges a system prompt's instructions.
+	StepSplit = "split"
 )
 
 // Schema names set on Request.Schema.Name, one per kind of reply.
@@ -19,6 +22,7 @@ const (
 	SchemaCriteriaScore           = "criteria_score"
 	SchemaCriteriaBinary          = "criteria_binary"
 	SchemaReason                  = "reason"
+	SchemaInstructionSplit        = "instruction_split"
 )
 
 // The schemas are strict in the OpenAI structured-outputs sense: every
@@ -122,6 +126,15 @@ var (
     "verdict": {"type": "string", "enum": ["yes", "no"]}
   },
   "required": ["reason", "verdict"],
+  "additionalProperties": false
+}`)}
+
+	schemaInstructionSplit = &Schema{Name: SchemaInstructionSplit, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "instructions": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["instructions"],
   "additionalProperties": false
 }`)}
 

@@ -16,7 +16,7 @@ import (
 // in growing worker stacks for its deep calls. testdata/prompts/
 // user_messages.golden pins their bytes.
 func userMessage(name string, d promptData) (string, error) {
-	size := 256 + len(d.Input) + len(d.Output)
+	size := 256 + len(d.Input) + len(d.Output) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -64,6 +64,9 @@ func userMessage(name string, d promptData) (string, error) {
 			b = appendList(append(b, "\n\n"...), "INSTRUCTIONS", d.Instructions)
 		}
 		b = appendText(append(b, "\n\n"...), "OUTPUT", d.Output)
+	case SchemaInstructionSplit:
+		b = append(b, "List the separate instructions this system prompt gives.\n\n"...)
+		b = appendText(b, "PROMPT", d.SystemPrompt)
 	case SchemaReason:
 		b = append(b, "Score: "+d.Score+" (scale 0 to "+d.Scale+")\n\n"...)
 		var err error
