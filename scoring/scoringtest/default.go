@@ -26,6 +26,9 @@ import (
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
 //   - reason: a short sentence quoting the score line.
+//   - instruction_split: one instruction per sentence or line of the
+//     PROMPT block, all of them (the splitter applies its own cap). It
+//     cannot tell a rule from a role description or a fact.
 //   - anything else: {}.
 //
 // These are string heuristics for demos, not judgements.
@@ -81,6 +84,12 @@ func DefaultReply(c Call) Reply {
 		} else {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
+	case "instruction_split":
+		instructions := []string{}
+		for _, line := range strings.Split(b.text("PROMPT"), "\n") {
+			instructions = append(instructions, splitSentences(line)...)
+		}
+		v = map[string]any{"instructions": instructions}
 	case "reason":
 		score := "the given score"
 		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {
@@ -203,6 +212,15 @@ func lastStringArray(s string) []string {
 
 // sentences splits text into at most 20 sentences.
 func sentences(text string) []string {
+	out := splitSentences(text)
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
+}
+
+// splitSentences splits text into sentences.
+func splitSentences(text string) []string {
 	out := []string{}
 	var cur strings.Builder
 	rs := []rune(text)
@@ -218,9 +236,6 @@ func sentences(text string) []string {
 	}
 	if s := strings.TrimSpace(cur.String()); s != "" {
 		out = append(out, s)
-	}
-	if len(out) > 20 {
-		out = out[:20]
 	}
 	return out
 }

@@ -145,6 +145,8 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
 		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
 			`{"reason":"The response is empty.","verdict":"no"}`},
+		{"instructions are sentences and lines, uncapped", "instruction_split", "List.\n\n" + text("PROMPT", "You are Quill. Answer in French!\n- Be brief\n"+strings.Repeat("Say hi. ", 25)),
+			`{"instructions":["You are Quill.","Answer in French!","- Be brief"` + strings.Repeat(`,"Say hi."`, 25) + `]}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)
