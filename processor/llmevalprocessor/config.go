@@ -193,6 +193,11 @@ type ScorerConfig struct {
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
+	// SplitInstructions splits each system instruction text into its
+	// separate instructions with one judge call, cached by the text's hash,
+	// before the scorer judges them (instructionsplit.go). Nil means true
+	// where it applies.
+	SplitInstructions *bool `mapstructure:"split_instructions"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
 	// named Name: what a good response does, in plain words.
@@ -465,6 +470,9 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	if sc.Name == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
 		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
+	}
+	if err := sc.validateSplitInstructions(); err != nil {
+		errs = append(errs, err)
 	}
 	return joinFields(errs)
 }
