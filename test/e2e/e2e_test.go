@@ -8,7 +8,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -233,24 +232,33 @@ func sendSpans(t *testing.T, otlpPort int) (chat, server trace.SpanContext) {
 	return span.SpanContext(), srv.SpanContext()
 }
 
+// writtenLines returns the complete lines of the file exporter output at
+// path, nil when it does not exist yet. The exporter writes through a
+// buffer, so a line may be on disk in part until its next flush: a last
+// line without its newline is left for a later read.
+func writtenLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var lines [][]byte
+	for _, line := range bytes.Split(b[:bytes.LastIndexByte(b, '\n')+1], []byte("\n")) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
 // readSpans returns every span of the file exporter output by span id.
 func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 	t.Helper()
 	out := map[string][]ptrace.Span{}
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return out
-	}
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var um ptrace.JSONUnmarshaler
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		td, err := um.UnmarshalTraces(sc.Bytes())
+	for _, line := range writtenLines(t, path) {
+		td, err := um.UnmarshalTraces(line)
 		require.NoError(t, err, "file exporter line is not OTLP/JSON")
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
@@ -261,7 +269,6 @@ func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 			}
 		}
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 

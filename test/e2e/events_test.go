@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,21 +28,10 @@ type resultRecord struct {
 // readResultRecords returns every log record of the file exporter output.
 func readResultRecords(t *testing.T, path string) []resultRecord {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(t, err)
-	defer f.Close()
 	var out []resultRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var um plog.JSONUnmarshaler
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		ld, err := um.UnmarshalLogs(sc.Bytes())
+	for _, line := range writtenLines(t, path) {
+		ld, err := um.UnmarshalLogs(line)
 		require.NoError(t, err, "file exporter line is not OTLP/JSON logs")
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
@@ -55,7 +41,6 @@ func readResultRecords(t *testing.T, path string) []resultRecord {
 			}
 		}
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 
