@@ -22,7 +22,8 @@
 //	}
 //
 // A Judge answers one chat Request with text. Every Request names its step
-// (StepPreprocess, StepAnalyze, StepReason) and carries a strict JSON
+// (StepPreprocess, StepAnalyze, StepReason; StepSplit for an
+// InstructionSplitter) and carries a strict JSON
 // Schema whose Name (SchemaBiasOpinions, ..., SchemaReason) identifies the
 // reply expected; the Judge decides how to enforce it.
 //
@@ -88,6 +89,21 @@
 //
 // Scores are the exact ratio times the scale, computed as
 // count × scale / total and never rounded; reasons show two decimals.
+//
+// # Instructions from a system prompt
+//
+// A system prompt usually gives several rules at once; given to prompt
+// alignment as one instruction it can only be followed or broken as a
+// whole. An InstructionSplitter (NewInstructionSplitter) asks the judge,
+// in one call of step StepSplit (schema SchemaInstructionSplit), for the
+// prompt's separate instructions in the prompt's own words, leaving out
+// role descriptions and background facts. It parses and re-asks like the
+// scorers, sends the prompt redacted, cut to SplitOptions.MaxInputChars
+// and as data, keeps at most SplitOptions.MaxInstructions (default 50)
+// and counts the rest in InstructionSplit.Dropped. When it fails or finds
+// no instruction, judge the whole prompt as one instruction, as without
+// it. guard.SplitCache keeps splits by the prompt's hash, since system
+// prompts repeat.
 //
 // # Direction, threshold and labels
 //

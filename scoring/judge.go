@@ -23,7 +23,7 @@ type Request struct {
 	// Schema describes the JSON object the reply must be. Judges that
 	// support structured outputs enforce it; others are told it in the prompt.
 	Schema *Schema
-	// Step names the pipeline step (preprocess, analyze, reason) for
+	// Step names the pipeline step (preprocess, analyze, reason, split) for
 	// telemetry and test scripting.
 	Step string
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // finishLength is the finish reason of a reply cut at the token limit.
@@ -22,14 +23,34 @@ type evaluation struct {
 	criterion *criterion
 }
 
+// ask runs one judge step of the evaluation (see exchange.ask), keeping
+// its prompt when the scorer is verbose.
+func (e *evaluation) ask(step string, schema *Schema, msgs []Message, parse func(string) error) error {
+	e.keepPrompt(step, msgs)
+	return e.exchange().ask(step, schema, msgs, parse)
+}
+
+// exchange is the evaluation's conversation with its judge.
+func (e *evaluation) exchange() exchange {
+	return exchange{ctx: e.ctx, judge: e.s.judge, now: e.s.now, usage: &e.res.Usage}
+}
+
+// exchange sends judge calls for one evaluation or one instruction split
+// and adds their cost to usage.
+type exchange struct {
+	ctx   context.Context
+	judge Judge
+	now   func() time.Time
+	usage *Usage
+}
+
 // ask runs one judge step: it sends msgs, hands the reply to parse and, if
 // parse rejects it, re-asks once with the bad reply and the problem
 // appended to the conversation. A second rejection is an *Error of type
 // ErrorJudgeParse, or ErrorJudgeTruncated when the reply was cut at the
 // token limit.
-func (e *evaluation) ask(step string, schema *Schema, msgs []Message, parse func(string) error) error {
-	e.keepPrompt(step, msgs)
-	resp, err := e.call(step, schema, msgs)
+func (x exchange) ask(step string, schema *Schema, msgs []Message, parse func(string) error) error {
+	resp, err := x.call(step, schema, msgs)
 	if err != nil {
 		return err
 	}
@@ -41,7 +62,7 @@ func (e *evaluation) ask(step string, schema *Schema, msgs []Message, parse func
 		Message{Role: "assistant", Content: resp.Content},
 		Message{Role: "user", Content: reaskText(problem)},
 	)
-	resp, err = e.call(step, schema, retry)
+	resp, err = x.call(step, schema, retry)
 	if err != nil {
 		return err
 	}
@@ -72,29 +93,28 @@ func reaskText(problem error) string {
 		"and keep each reason to one short sentence."
 }
 
-// call makes one judge call and adds its cost to the result's usage,
-// whether or not it succeeded. A call a guard refused counts as NotSent,
-// not as an LLM call.
-func (e *evaluation) call(step string, schema *Schema, msgs []Message) (Response, error) {
-	if err := e.ctx.Err(); err != nil {
-		return Response{}, judgeError(e.ctx, step, err)
+// call makes one judge call and adds its cost to usage, whether or not it
+// succeeded. A call a guard refused counts as NotSent, not as an LLM call.
+func (x exchange) call(step string, schema *Schema, msgs []Message) (Response, error) {
+	if err := x.ctx.Err(); err != nil {
+		return Response{}, judgeError(x.ctx, step, err)
 	}
 	req := Request{Messages: slices.Clone(msgs), Schema: schemaFor(schema), Step: step}
-	start := e.s.now()
-	resp, err := safeComplete(e.ctx, e.s.judge, req)
+	start := x.now()
+	resp, err := safeComplete(x.ctx, x.judge, req)
 	u := Usage{
 		LLMCalls:         1,
 		PromptTokens:     resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens,
 		Retries:          resp.Retries,
-		Latency:          e.s.now().Sub(start),
+		Latency:          x.now().Sub(start),
 	}
 	if te, ok := errors.AsType[*Error](err); ok && te.NotSent {
 		u.LLMCalls, u.NotSent = 0, 1
 	}
-	e.res.Usage.Add(u)
+	x.usage.Add(u)
 	if err != nil {
-		return resp, judgeError(e.ctx, step, err)
+		return resp, judgeError(x.ctx, step, err)
 	}
 	return resp, nil
 }

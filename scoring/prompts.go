@@ -45,6 +45,8 @@ type promptData struct {
 	Verdicts []any
 	// Criterion is set for a criteria scorer's prompts.
 	Criterion *criterion
+	// SystemPrompt is the prompt an instruction split reads.
+	SystemPrompt string
 }
 
 // render builds the system and user messages of the named prompt.

@@ -7,6 +7,9 @@ const (
 	StepPreprocess = "preprocess"
 	StepAnalyze    = "analyze"
 	StepReason     = "reason"
+	// StepSplit is the instruction split (InstructionSplitter), which runs
+	// before a scorer that judges a system prompt's instructions.
+	StepSplit = "split"
 )
 
 // Schema names set on Request.Schema.Name, one per kind of reply.
@@ -22,6 +25,7 @@ const (
 	SchemaTaskCompletionVerdicts  = "task_completion_verdicts"
 	SchemaToolUseVerdicts         = "tool_use_verdicts"
 	SchemaReason                  = "reason"
+	SchemaInstructionSplit        = "instruction_split"
 )
 
 // The schemas are strict in the OpenAI structured-outputs sense: every
@@ -180,6 +184,15 @@ var (
     }
   },
   "required": ["verdicts"],
+  "additionalProperties": false
+}`)}
+
+	schemaInstructionSplit = &Schema{Name: SchemaInstructionSplit, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "instructions": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["instructions"],
   "additionalProperties": false
 }`)}
 

@@ -16,7 +16,7 @@ import (
 // in growing worker stacks for its deep calls. testdata/prompts/
 // user_messages.golden pins their bytes.
 func userMessage(name string, d promptData) (string, error) {
-	size := 256 + len(d.Input) + len(d.Output) + len(d.Task) + len(d.Outcome) + 256*len(d.Trajectory)
+	size := 256 + len(d.Input) + len(d.Output) + len(d.Task) + len(d.Outcome) + 256*len(d.Trajectory) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -85,6 +85,9 @@ func userMessage(name string, d promptData) (string, error) {
 		if b, err = appendRun(b, d); err != nil {
 			return "", fmt.Errorf("rendering %s user prompt: %w", name, err)
 		}
+	case SchemaInstructionSplit:
+		b = append(b, "List the separate instructions this system prompt gives.\n\n"...)
+		b = appendText(b, "PROMPT", d.SystemPrompt)
 	case SchemaReason:
 		b = append(b, "Score: "+d.Score+" (scale 0 to "+d.Scale+")\n\n"...)
 		var err error

@@ -199,6 +199,11 @@ type ScorerConfig struct {
 	// tool_messages, system (default [trace, tool_messages];
 	// config_context.go).
 	ContextSources []string `mapstructure:"context_sources"`
+	// SplitInstructions splits each system instruction text into its
+	// separate instructions with one judge call, cached by the text's hash,
+	// before the scorer judges them (instructionsplit.go). Nil means true
+	// where it applies.
+	SplitInstructions *bool `mapstructure:"split_instructions"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
 	// named Name: what a good response does, in plain words.
@@ -510,6 +515,9 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	if sc.Name == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
 		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
+	}
+	if err := sc.validateSplitInstructions(); err != nil {
+		errs = append(errs, err)
 	}
 	return joinFields(errs)
 }

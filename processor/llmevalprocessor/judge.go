@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -19,6 +20,8 @@ type judgeHooks struct {
 	onRetry func()
 	// onBreakerState is called once per circuit breaker transition.
 	onBreakerState func(from, to guard.BreakerState, cause error)
+	// onSplit is called once per system instruction text split for a scorer.
+	onSplit func(context.Context, sysprompt.Outcome)
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
@@ -30,6 +33,9 @@ type judgeSet struct {
 	scorers []scoring.Scorer
 	breaker *guard.Breaker // nil when the scorers have no judge (tests)
 	cache   *guard.Cache   // nil when cache.enabled is false
+	// splits is the instruction split cache, nil when no scorer splits
+	// system instructions (instructionsplit.go).
+	splits *guard.SplitCache
 }
 
 // newJudge builds the judge client from the confighttp settings, the
@@ -41,6 +47,11 @@ type judgeSet struct {
 // Composition, outermost first:
 //
 //	cache (per scorer) -> scorer (redaction, max_input_chars) -> breaker -> limiter -> OpenAI judge (retries)
+//
+// A scorer that judges the span's system instructions first splits them
+// (split_instructions), through the same breaker and limiter:
+//
+//	cache -> instruction split (split cache -> splitter) -> scorer -> breaker -> ...
 //
 // The breaker sits outside the limiter so that an open circuit fails at
 // once instead of first waiting for rate budget; the cache sits outside
@@ -126,6 +137,9 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
+		if s, err = js.splitInstructions(cfg, sc, s, breaker, redact, hooks.onSplit); err != nil {
+			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
+		}
 		if js.cache != nil {
 			s = js.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
 		}
@@ -171,10 +185,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q",
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict)
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions())
 }
 
 // scorerOptions maps a scorer's configuration onto the library's options.

@@ -116,6 +116,7 @@ func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Ho
 	js, err := p.buildJudge(ctx, p.cfg, host, p.set, judgeHooks{
 		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
 		onBreakerState: p.tel.circuitChanged,
+		onSplit:        p.tel.instructionSplit,
 	})
 	if err != nil {
 		return fmt.Errorf("llm_eval: building scorers: %w", err)
@@ -133,6 +134,11 @@ func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Ho
 	}
 	if err := p.tel.observeJudge(circuit, cache); err != nil {
 		return err
+	}
+	if js.splits != nil {
+		if err := p.tel.observeSplitCache(js.splits); err != nil {
+			return err
+		}
 	}
 	scorers := make([]configuredScorer, len(js.scorers))
 	for i, s := range js.scorers {

@@ -1,19 +1,17 @@
 package guard
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"hash"
-	"sync"
 	"time"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// CacheConfig sizes a Cache. Size and TTL are required.
+// CacheConfig sizes a Cache or a SplitCache. Size and TTL are required.
 type CacheConfig struct {
 	// Size is the most results kept; the least recently used goes first.
 	Size int
@@ -23,7 +21,7 @@ type CacheConfig struct {
 	Now func() time.Time
 }
 
-// Validate reports a config a Cache cannot run with.
+// Validate reports a config a cache cannot run with.
 func (cfg CacheConfig) Validate() error {
 	var errs []error
 	if cfg.Size <= 0 {
@@ -35,8 +33,9 @@ func (cfg CacheConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// CacheStats counts how a Cache answered. Every Score call through a
-// wrapped scorer is exactly one of a hit, a coalesced call or a miss.
+// CacheStats counts how a Cache or a SplitCache answered. Every Score
+// call through a wrapped scorer, and every Split call, is exactly one of a
+// hit, a coalesced call or a miss.
 type CacheStats struct {
 	// Hits were answered from a stored result.
 	Hits uint64
@@ -59,58 +58,20 @@ type CacheStats struct {
 // zero Usage (no LLM call was made for it); Stats tells hits apart.
 // Stored results are shared: callers must not modify their Steps.
 type Cache struct {
-	cfg CacheConfig
-
-	mu       sync.Mutex
-	lru      *list.List // of *cacheEntry, most recently used first
-	entries  map[cacheKey]*list.Element
-	inflight map[cacheKey]*cacheCall
-	stats    CacheStats
-
-	onWait func() // test hook: a call starts waiting for an identical one
-}
-
-type cacheKey [sha256.Size]byte
-
-type cacheEntry struct {
-	key     cacheKey
-	result  scoring.Result
-	expires time.Time
-}
-
-// cacheCall is a scorer call in flight that identical calls wait for.
-type cacheCall struct {
-	done   chan struct{}
-	result scoring.Result
-	// retry tells waiters the leader gave up (its context ended or it
-	// panicked), so its result says nothing about the case.
-	retry bool
+	m *memo[scoring.Result]
 }
 
 // NewCache returns an empty Cache.
 func NewCache(cfg CacheConfig) (*Cache, error) {
-	if err := cfg.Validate(); err != nil {
+	m, err := newMemo[scoring.Result](cfg)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	return &Cache{
-		cfg:      cfg,
-		lru:      list.New(),
-		entries:  make(map[cacheKey]*list.Element),
-		inflight: make(map[cacheKey]*cacheCall),
-	}, nil
+	return &Cache{m: m}, nil
 }
 
 // Stats returns the cache's counters.
-func (c *Cache) Stats() CacheStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.stats
-	s.Entries = c.lru.Len()
-	return s
-}
+func (c *Cache) Stats() CacheStats { return c.m.Stats() }
 
 // Wrap returns s with its results cached in c. model is the judge model s
 // uses and optionsFingerprint any string that changes when s's options
@@ -132,58 +93,18 @@ type cachedScorer struct {
 func (s *cachedScorer) Name() string { return s.next.Name() }
 
 func (s *cachedScorer) Score(ctx context.Context, cs scoring.Case) scoring.Result {
-	key := s.key(cs)
-	c := s.cache
-	for {
-		c.mu.Lock()
-		if r, ok := c.lookup(key); ok {
-			c.stats.Hits++
-			c.mu.Unlock()
-			return cacheFree(r)
-		}
-		call, ok := c.inflight[key]
-		if !ok {
-			c.stats.Misses++
-			call = &cacheCall{done: make(chan struct{})}
-			c.inflight[key] = call
-			c.mu.Unlock()
-			return s.lead(ctx, key, call, cs)
-		}
-		c.mu.Unlock()
-		if c.onWait != nil {
-			c.onWait()
-		}
-		select {
-		case <-call.done:
-		case <-ctx.Done():
-			return scoring.Result{Scorer: s.Name(), Label: scoring.LabelError, Err: guardContextError(ctx.Err())}
-		}
-		if call.retry {
-			continue
-		}
-		c.mu.Lock()
-		c.stats.Coalesced++
-		c.mu.Unlock()
-		return cacheFree(call.result)
+	r, how, err := s.cache.m.get(ctx, s.key(cs), func() (scoring.Result, bool, bool) {
+		r := s.next.Score(ctx, cs)
+		// An error after the caller's own context ended says nothing
+		// about the case: a waiting call scores it itself.
+		return r, cacheableResult(r), r.Label == scoring.LabelError && ctx.Err() != nil
+	})
+	if err != nil {
+		return scoring.Result{Scorer: s.Name(), Label: scoring.LabelError, Err: guardContextError(err)}
 	}
-}
-
-// lead scores the case for itself and every identical call waiting on call.
-func (s *cachedScorer) lead(ctx context.Context, key cacheKey, call *cacheCall, cs scoring.Case) scoring.Result {
-	c := s.cache
-	call.retry = true // until the scorer returns
-	defer func() {
-		c.mu.Lock()
-		delete(c.inflight, key)
-		if !call.retry && cacheableResult(call.result) {
-			c.store(key, call.result)
-		}
-		c.mu.Unlock()
-		close(call.done)
-	}()
-	r := s.next.Score(ctx, cs)
-	call.result = r
-	call.retry = r.Label == scoring.LabelError && ctx.Err() != nil
+	if how != memoComputed {
+		r.Usage = scoring.Usage{}
+	}
 	return r
 }
 
@@ -196,49 +117,6 @@ func cacheableResult(r scoring.Result) bool {
 		return r.Err == nil && r.ReasonErr == nil
 	}
 	return false
-}
-
-// cacheFree returns a shared result with no cost of its own.
-func cacheFree(r scoring.Result) scoring.Result {
-	r.Usage = scoring.Usage{}
-	return r
-}
-
-// lookup returns a live stored result and marks it recently used. It
-// drops an expired one. c.mu must be held.
-func (c *Cache) lookup(key cacheKey) (scoring.Result, bool) {
-	el, ok := c.entries[key]
-	if !ok {
-		return scoring.Result{}, false
-	}
-	e := el.Value.(*cacheEntry)
-	if !c.cfg.Now().Before(e.expires) {
-		c.lru.Remove(el)
-		delete(c.entries, key)
-		c.stats.Expirations++
-		return scoring.Result{}, false
-	}
-	c.lru.MoveToFront(el)
-	return e.result, true
-}
-
-// store keeps a result, evicting the least recently used beyond Size.
-// c.mu must be held.
-func (c *Cache) store(key cacheKey, r scoring.Result) {
-	expires := c.cfg.Now().Add(c.cfg.TTL)
-	if el, ok := c.entries[key]; ok {
-		e := el.Value.(*cacheEntry)
-		e.result, e.expires = r, expires
-		c.lru.MoveToFront(el)
-		return
-	}
-	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, result: r, expires: expires})
-	for c.lru.Len() > c.cfg.Size {
-		oldest := c.lru.Back()
-		c.lru.Remove(oldest)
-		delete(c.entries, oldest.Value.(*cacheEntry).key)
-		c.stats.Evictions++
-	}
 }
 
 // key hashes everything that decides a result. Every field is length

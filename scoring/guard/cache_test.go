@@ -241,7 +241,7 @@ func newCoalesceFixture(t *testing.T, leaderCtx context.Context, followers int, 
 	f.cache = newGuardCache(t, CacheConfig{Size: 10, TTL: time.Hour})
 	var waiting sync.WaitGroup
 	waiting.Add(followers)
-	f.cache.onWait = waiting.Done
+	f.cache.m.onWait = waiting.Done
 	entered := make(chan struct{}, followers+1)
 	f.scorer = &guardScorer{name: scoring.Bias, score: func(ctx context.Context, _ scoring.Case) scoring.Result {
 		entered <- struct{}{}
@@ -341,7 +341,7 @@ func TestCacheFollowerContextEnds(t *testing.T) {
 	<-entered
 
 	ctx, cancel := context.WithCancel(t.Context())
-	c.onWait = cancel // the follower's context ends as soon as it waits
+	c.m.onWait = cancel // the follower's context ends as soon as it waits
 	r := cached.Score(ctx, cacheTestCase())
 	if r.Label != scoring.LabelError || guardErrType(r.Err) != scoring.ErrorCanceled || !errors.Is(r.Err, context.Canceled) {
 		t.Fatalf("follower result = %+v, want a canceled error", r)

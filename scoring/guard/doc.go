@@ -6,7 +6,9 @@
 //   - Limiter wraps a scoring.Judge and keeps calls under requests and
 //     tokens per minute;
 //   - Cache wraps a scoring.Scorer and answers a case it has scored
-//     before without a judge call.
+//     before without a judge call;
+//   - SplitCache wraps a scoring.Splitter and answers a system prompt it
+//     has split before without a judge call.
 //
 // A usual stack, outermost first, is cache -> scorer -> breaker -> limiter
 // -> judge: a cache hit costs nothing and an open circuit fails at once

@@ -106,3 +106,41 @@ func ExampleCache() {
 	// again: 6 0 LLM calls
 	// hits: 1 misses: 1 entries: 1
 }
+
+// splitJudge lists the sentences of a system prompt as its instructions,
+// counting its calls. Real code uses a Judge that calls an LLM.
+type splitJudge struct{ calls int }
+
+func (j *splitJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {
+	j.calls++
+	return scoring.Response{Content: `{"instructions": ["Answer in French.", "Be brief."]}`, FinishReason: "stop"}, nil
+}
+
+func ExampleSplitCache() {
+	judge := &splitJudge{}
+	splitter, err := scoring.NewInstructionSplitter(judge, scoring.SplitOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cache, err := guard.NewSplitCache(splitter, guard.CacheConfig{Size: 256, TTL: time.Hour})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	system := "You are a travel assistant. Answer in French. Be brief."
+	for range 3 { // three generations with the same system prompt
+		split, err := cache.Split(context.Background(), system)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(strings.Join(split.Instructions, " | "), "cached:", split.Cached)
+	}
+	fmt.Println("judge calls:", judge.calls)
+	// Output:
+	// Answer in French. | Be brief. cached: false
+	// Answer in French. | Be brief. cached: true
+	// Answer in French. | Be brief. cached: true
+	// judge calls: 1
+}

@@ -40,6 +40,9 @@ import (
 //     longer word of the result reappears in the OUTPUT block or a
 //     generation step's text.
 //   - reason: a short sentence quoting the score line.
+//   - instruction_split: one instruction per sentence or line of the
+//     PROMPT block, all of them (the splitter applies its own cap). It
+//     cannot tell a rule from a role description or a fact.
 //   - anything else: {}.
 //
 // These are string heuristics for demos, not judgements.
@@ -110,6 +113,12 @@ func DefaultReply(c Call) Reply {
 		v = map[string]any{"verdicts": verdicts}
 	case "tool_use_verdicts":
 		v = map[string]any{"verdicts": toolVerdicts(b)}
+	case "instruction_split":
+		instructions := []string{}
+		for _, line := range strings.Split(b.text("PROMPT"), "\n") {
+			instructions = append(instructions, splitSentences(line)...)
+		}
+		v = map[string]any{"instructions": instructions}
 	case "reason":
 		score := "the given score"
 		if m := scoreLine.FindStringSubmatch(c.Text()); m != nil {
@@ -232,6 +241,15 @@ func lastStringArray(s string) []string {
 
 // sentences splits text into at most 20 sentences.
 func sentences(text string) []string {
+	out := splitSentences(text)
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
+}
+
+// splitSentences splits text into sentences.
+func splitSentences(text string) []string {
 	out := []string{}
 	var cur strings.Builder
 	rs := []rune(text)
@@ -247,9 +265,6 @@ func sentences(text string) []string {
 	}
 	if s := strings.TrimSpace(cur.String()); s != "" {
 		out = append(out, s)
-	}
-	if len(out) > 20 {
-		out = out[:20]
 	}
 	return out
 }

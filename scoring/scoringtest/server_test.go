@@ -171,6 +171,8 @@ func TestDefaultReplies(t *testing.T) {
 				`{"call":2,"right_tool":"no","arguments_supported":"yes","result_used":"yes","reason":"The call is questionable: it repeats an earlier call with the same arguments (offline demo judge)."},` +
 				`{"call":3,"right_tool":"yes","arguments_supported":"no","result_used":"n/a","reason":"The call is questionable: an argument holds a number found in neither the request nor a tool result (offline demo judge)."},` +
 				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}]}`},
+		{"instructions are sentences and lines, uncapped", "instruction_split", "List.\n\n" + text("PROMPT", "You are Quill. Answer in French!\n- Be brief\n"+strings.Repeat("Say hi. ", 25)),
+			`{"instructions":["You are Quill.","Answer in French!","- Be brief"` + strings.Repeat(`,"Say hi."`, 25) + `]}`},
 		{"unknown step", "other", "x", `{}`},
 	}
 	s := New(t)

@@ -25,43 +25,46 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                    metric.Meter
-	mu                                       sync.Mutex
-	registrations                            []metric.Registration
-	ProcessorIncomingItems                   metric.Int64Counter
-	ProcessorInternalDuration                metric.Float64Histogram
-	ProcessorLlmEvalCacheHits                metric.Int64ObservableCounter
-	ProcessorLlmEvalCacheMisses              metric.Int64ObservableCounter
-	ProcessorLlmEvalContextJoins             metric.Int64Counter
-	ProcessorLlmEvalContextWaits             metric.Int64Counter
-	ProcessorLlmEvalEvaluations              metric.Int64Counter
-	ProcessorLlmEvalHeldSpans                metric.Int64ObservableGauge
-	ProcessorLlmEvalInputsTruncated          metric.Int64Counter
-	ProcessorLlmEvalJudgeCalls               metric.Int64Counter
-	ProcessorLlmEvalJudgeCallsPerEvaluation  metric.Int64Histogram
-	ProcessorLlmEvalJudgeCallsRefused        metric.Int64Counter
-	ProcessorLlmEvalJudgeCircuitState        metric.Int64ObservableGauge
-	ProcessorLlmEvalJudgeCircuitTransitions  metric.Int64Counter
-	ProcessorLlmEvalJudgeLatency             metric.Float64Histogram
-	ProcessorLlmEvalJudgeRetries             metric.Int64Counter
-	ProcessorLlmEvalJudgeTokens              metric.Int64Counter
-	ProcessorLlmEvalJudgeTokensPerEvaluation metric.Int64Histogram
-	ProcessorLlmEvalLateResults              metric.Int64Counter
-	ProcessorLlmEvalLateResultsDropped       metric.Int64Counter
-	ProcessorLlmEvalLogCalls                 metric.Int64Counter
-	ProcessorLlmEvalLogLateEvents            metric.Int64Counter
-	ProcessorLlmEvalQueueDepth               metric.Int64ObservableGauge
-	ProcessorLlmEvalReasonFallbacks          metric.Int64Counter
-	ProcessorLlmEvalSignalJoins              metric.Int64Counter
-	ProcessorLlmEvalSpansSampled             metric.Int64Counter
-	ProcessorLlmEvalSpansSelected            metric.Int64Counter
-	ProcessorLlmEvalSpansSkipped             metric.Int64Counter
-	ProcessorLlmEvalSpansUnscored            metric.Int64Counter
-	ProcessorLlmEvalTraceContextBytes        metric.Int64ObservableGauge
-	ProcessorLlmEvalTraceContextEvictions    metric.Int64ObservableCounter
-	ProcessorLlmEvalTraceContextLimited      metric.Int64ObservableCounter
-	ProcessorLlmEvalTraceContextTraces       metric.Int64ObservableGauge
-	ProcessorOutgoingItems                   metric.Int64Counter
+	meter                                     metric.Meter
+	mu                                        sync.Mutex
+	registrations                             []metric.Registration
+	ProcessorIncomingItems                    metric.Int64Counter
+	ProcessorInternalDuration                 metric.Float64Histogram
+	ProcessorLlmEvalCacheHits                 metric.Int64ObservableCounter
+	ProcessorLlmEvalCacheMisses               metric.Int64ObservableCounter
+	ProcessorLlmEvalContextJoins              metric.Int64Counter
+	ProcessorLlmEvalContextWaits              metric.Int64Counter
+	ProcessorLlmEvalEvaluations               metric.Int64Counter
+	ProcessorLlmEvalHeldSpans                 metric.Int64ObservableGauge
+	ProcessorLlmEvalInputsTruncated           metric.Int64Counter
+	ProcessorLlmEvalInstructionSplitCacheHits metric.Int64ObservableCounter
+	ProcessorLlmEvalInstructionSplitLimited   metric.Int64Counter
+	ProcessorLlmEvalInstructionSplits         metric.Int64Counter
+	ProcessorLlmEvalJudgeCalls                metric.Int64Counter
+	ProcessorLlmEvalJudgeCallsPerEvaluation   metric.Int64Histogram
+	ProcessorLlmEvalJudgeCallsRefused         metric.Int64Counter
+	ProcessorLlmEvalJudgeCircuitState         metric.Int64ObservableGauge
+	ProcessorLlmEvalJudgeCircuitTransitions   metric.Int64Counter
+	ProcessorLlmEvalJudgeLatency              metric.Float64Histogram
+	ProcessorLlmEvalJudgeRetries              metric.Int64Counter
+	ProcessorLlmEvalJudgeTokens               metric.Int64Counter
+	ProcessorLlmEvalJudgeTokensPerEvaluation  metric.Int64Histogram
+	ProcessorLlmEvalLateResults               metric.Int64Counter
+	ProcessorLlmEvalLateResultsDropped        metric.Int64Counter
+	ProcessorLlmEvalLogCalls                  metric.Int64Counter
+	ProcessorLlmEvalLogLateEvents             metric.Int64Counter
+	ProcessorLlmEvalQueueDepth                metric.Int64ObservableGauge
+	ProcessorLlmEvalReasonFallbacks           metric.Int64Counter
+	ProcessorLlmEvalSignalJoins               metric.Int64Counter
+	ProcessorLlmEvalSpansSampled              metric.Int64Counter
+	ProcessorLlmEvalSpansSelected             metric.Int64Counter
+	ProcessorLlmEvalSpansSkipped              metric.Int64Counter
+	ProcessorLlmEvalSpansUnscored             metric.Int64Counter
+	ProcessorLlmEvalTraceContextBytes         metric.Int64ObservableGauge
+	ProcessorLlmEvalTraceContextEvictions     metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextLimited       metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextTraces        metric.Int64ObservableGauge
+	ProcessorOutgoingItems                    metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -111,6 +114,21 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalHeldSpansCallback(cb me
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalHeldSpans, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalHeldSpans)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback sets callback for observable ProcessorLlmEvalInstructionSplitCacheHits metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalInstructionSplitCacheHits, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalInstructionSplitCacheHits)
 	if err != nil {
 		return err
 	}
@@ -290,6 +308,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_inputs_truncated",
 		metric.WithDescription("Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalInstructionSplitCacheHits, err = builder.meter.Int64ObservableCounter(
+		"otelcol_processor_llm_eval_instruction_split_cache_hits",
+		metric.WithDescription("System instruction texts whose split came from the instruction split cache (stored, or shared with an identical split in flight) without a judge call. [Development]"),
+		metric.WithUnit("{splits}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalInstructionSplitLimited, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_instruction_split_limited",
+		metric.WithDescription("Instruction splits that called the judge and were bounded, by what was cut (the prompt sent, or instructions beyond the 50 kept). [Development]"),
+		metric.WithUnit("{splits}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalInstructionSplits, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_instruction_splits",
+		metric.WithDescription("System instruction texts split by the judge (instruction split cache misses), by outcome, split or fallback (judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]"),
+		metric.WithUnit("{splits}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCalls, err = builder.meter.Int64Counter(

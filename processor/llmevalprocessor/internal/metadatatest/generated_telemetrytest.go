@@ -162,6 +162,54 @@ func AssertEqualProcessorLlmEvalInputsTruncated(t *testing.T, tt *componenttest.
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorLlmEvalInstructionSplitCacheHits(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_instruction_split_cache_hits",
+		Description: "System instruction texts whose split came from the instruction split cache (stored, or shared with an identical split in flight) without a judge call. [Development]",
+		Unit:        "{splits}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_instruction_split_cache_hits")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalInstructionSplitLimited(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_instruction_split_limited",
+		Description: "Instruction splits that called the judge and were bounded, by what was cut (the prompt sent, or instructions beyond the 50 kept). [Development]",
+		Unit:        "{splits}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_instruction_split_limited")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalInstructionSplits(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_instruction_splits",
+		Description: "System instruction texts split by the judge (instruction split cache misses), by outcome, split or fallback (judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]",
+		Unit:        "{splits}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_instruction_splits")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorLlmEvalJudgeCalls(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_calls",

@@ -32,6 +32,10 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -62,6 +66,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalContextWaits.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalInputsTruncated.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalInstructionSplitLimited.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalInstructionSplits.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCalls.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCallsRefused.Add(context.Background(), 1)
@@ -106,6 +112,15 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalInputsTruncated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalInstructionSplitCacheHits(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalInstructionSplitLimited(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalInstructionSplits(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCalls(t, testTel,

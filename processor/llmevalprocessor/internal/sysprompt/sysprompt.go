@@ -1,0 +1,114 @@
+// Package sysprompt lets a scorer judge a system prompt's instructions one
+// by one. Read from a span, a system prompt is one text holding several
+// rules; given to prompt alignment as one instruction, the answer can only
+// follow it or break it as a whole. Wrap puts a step in front of the
+// scorer that splits each instruction text of the case with a
+// scoring.Splitter (the judge, through a guard.SplitCache) and hands the
+// scorer the separate instructions. A text whose split fails, or that has
+// no instruction in it, is kept whole, as without the step.
+//
+// The step runs inside the scorer's Score, so in the processor's
+// evaluation workers under the evaluation's deadline, and never changes
+// the case it was given: data still flows one way, from the span to the
+// case to the scorer.
+package sysprompt // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// NoInstructions is the fallback reason of a text in which the split found
+// no instruction.
+const NoInstructions = "no_instructions"
+
+// Outcome is what the step did with one instruction text of a case.
+type Outcome struct {
+	// Split is set when the text was replaced by its instructions.
+	Split bool
+	// Fallback says why the text was kept whole: a scoring error type, or
+	// NoInstructions. Empty when Split.
+	Fallback string
+	// Called is set when the splitter asked the judge (or tried to); unset
+	// when a cache answered.
+	Called bool
+	// Truncated and Dropped are the split's: the text was cut before it
+	// was sent; instructions beyond the cap were not kept.
+	Truncated bool
+	Dropped   int
+}
+
+// Wrap returns next with the instructions of every case split by sp
+// before next scores it. observe, when not nil, is called once per
+// non-blank instruction text. The split calls' usage is added to the
+// result's; a split answered by a cache adds none. A split that read a
+// cut text marks the result Truncated.
+func Wrap(next scoring.Scorer, sp scoring.Splitter, observe func(context.Context, Outcome)) scoring.Scorer {
+	if observe == nil {
+		observe = func(context.Context, Outcome) {}
+	}
+	return &splitting{next: next, splitter: sp, observe: observe}
+}
+
+type splitting struct {
+	next     scoring.Scorer
+	splitter scoring.Splitter
+	observe  func(context.Context, Outcome)
+}
+
+func (s *splitting) Name() string { return s.next.Name() }
+
+func (s *splitting) Score(ctx context.Context, c scoring.Case) scoring.Result {
+	if len(c.Instructions) == 0 {
+		return s.next.Score(ctx, c)
+	}
+	var usage scoring.Usage
+	truncated := false
+	instructions := make([]string, 0, len(c.Instructions))
+	seen := make(map[string]bool, len(c.Instructions))
+	add := func(in string) {
+		if in = strings.TrimSpace(in); in != "" && !seen[in] {
+			seen[in] = true
+			instructions = append(instructions, in)
+		}
+	}
+	for _, text := range c.Instructions {
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		split, err := s.splitter.Split(ctx, text)
+		usage.Add(split.Usage)
+		truncated = truncated || split.Truncated
+		o := Outcome{Called: !split.Cached, Truncated: split.Truncated, Dropped: split.Dropped}
+		switch {
+		case err != nil:
+			o.Fallback = errorType(err)
+			add(text)
+		case len(split.Instructions) == 0:
+			o.Fallback = NoInstructions
+			add(text)
+		default:
+			o.Split = true
+			for _, in := range split.Instructions {
+				add(in)
+			}
+		}
+		s.observe(ctx, o)
+	}
+	c.Instructions = instructions
+	r := s.next.Score(ctx, c)
+	r.Usage.Add(usage)
+	r.Truncated = r.Truncated || truncated
+	return r
+}
+
+// errorType is the scoring error type of a failed split.
+func errorType(err error) string {
+	if se, ok := errors.AsType[*scoring.Error](err); ok {
+		return string(se.Type)
+	}
+	return string(scoring.ErrorJudgeUnavailable)
+}

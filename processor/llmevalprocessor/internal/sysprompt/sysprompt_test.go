@@ -1,0 +1,160 @@
+package sysprompt
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// scriptedSplitter answers each prompt from a table.
+type scriptedSplitter struct {
+	answers map[string]answer
+	mu      sync.Mutex
+	asked   []string
+}
+
+type answer struct {
+	split scoring.InstructionSplit
+	err   error
+}
+
+func (s *scriptedSplitter) Split(_ context.Context, prompt string) (scoring.InstructionSplit, error) {
+	s.mu.Lock()
+	s.asked = append(s.asked, prompt)
+	s.mu.Unlock()
+	a := s.answers[prompt]
+	return a.split, a.err
+}
+
+// recordingScorer keeps the case it was given.
+type recordingScorer struct{ got scoring.Case }
+
+func (*recordingScorer) Name() string { return scoring.PromptAlignment }
+
+func (r *recordingScorer) Score(_ context.Context, c scoring.Case) scoring.Result {
+	r.got = c
+	return scoring.Result{Scorer: scoring.PromptAlignment, Label: scoring.LabelPass, Score: 1,
+		Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 500}}
+}
+
+func called(instructions ...string) answer {
+	return answer{split: scoring.InstructionSplit{Instructions: instructions, Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 800}}}
+}
+
+func TestWrap(t *testing.T) {
+	const (
+		rules = "Answer in French. Be brief. Cite the catalogue."
+		other = "Never quote prices. Be brief."
+		role  = "You are Quill."
+	)
+	parseErr := &scoring.Error{Type: scoring.ErrorJudgeParse, Step: scoring.StepSplit, Err: errors.New("garbled")}
+	tests := []struct {
+		name         string
+		instructions []string
+		answers      map[string]answer
+		want         []string
+		wantOutcomes []Outcome
+		wantCalls    int // LLM calls in the result: the scorer's one plus the splits'
+		wantTrunc    bool
+	}{
+		{
+			name:         "a prompt becomes its instructions",
+			instructions: []string{rules},
+			answers:      map[string]answer{rules: called("Answer in French.", "Be brief.", "Cite the catalogue.")},
+			want:         []string{"Answer in French.", "Be brief.", "Cite the catalogue."},
+			wantOutcomes: []Outcome{{Split: true, Called: true}},
+			wantCalls:    2,
+		},
+		{
+			name:         "two prompts, repeats kept once, blank texts skipped",
+			instructions: []string{rules, "  ", other},
+			answers: map[string]answer{
+				rules: called("Answer in French.", "Be brief.", "Cite the catalogue."),
+				other: called("Never quote prices.", "Be brief."),
+			},
+			want:         []string{"Answer in French.", "Be brief.", "Cite the catalogue.", "Never quote prices."},
+			wantOutcomes: []Outcome{{Split: true, Called: true}, {Split: true, Called: true}},
+			wantCalls:    3,
+		},
+		{
+			name:         "a failed split keeps the prompt whole",
+			instructions: []string{rules},
+			answers:      map[string]answer{rules: {split: scoring.InstructionSplit{Usage: scoring.Usage{LLMCalls: 2}}, err: parseErr}},
+			want:         []string{rules},
+			wantOutcomes: []Outcome{{Fallback: string(scoring.ErrorJudgeParse), Called: true}},
+			wantCalls:    3,
+		},
+		{
+			name:         "an untyped error is judge_unavailable",
+			instructions: []string{rules},
+			answers:      map[string]answer{rules: {err: errors.New("boom")}},
+			want:         []string{rules},
+			wantOutcomes: []Outcome{{Fallback: string(scoring.ErrorJudgeUnavailable), Called: true}},
+			wantCalls:    1,
+		},
+		{
+			name:         "no instructions keeps the prompt whole",
+			instructions: []string{role},
+			answers:      map[string]answer{role: called()},
+			want:         []string{role},
+			wantOutcomes: []Outcome{{Fallback: NoInstructions, Called: true}},
+			wantCalls:    2,
+		},
+		{
+			name:         "a cached split costs nothing",
+			instructions: []string{rules},
+			answers:      map[string]answer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."}, Cached: true}}},
+			want:         []string{"Be brief."},
+			wantOutcomes: []Outcome{{Split: true}},
+			wantCalls:    1,
+		},
+		{
+			name:         "a cut prompt and dropped instructions are reported",
+			instructions: []string{rules},
+			answers: map[string]answer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."},
+				Truncated: true, Dropped: 3, Usage: scoring.Usage{LLMCalls: 1}}}},
+			want:         []string{"Be brief."},
+			wantOutcomes: []Outcome{{Split: true, Called: true, Truncated: true, Dropped: 3}},
+			wantCalls:    2,
+			wantTrunc:    true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := &scriptedSplitter{answers: tt.answers}
+			next := &recordingScorer{}
+			var outcomes []Outcome
+			s := Wrap(next, sp, func(_ context.Context, o Outcome) { outcomes = append(outcomes, o) })
+			c := scoring.Case{Output: "Bonjour.", Instructions: slices.Clone(tt.instructions)}
+			r := s.Score(t.Context(), c)
+			if !slices.Equal(next.got.Instructions, tt.want) {
+				t.Errorf("scorer got %q, want %q", next.got.Instructions, tt.want)
+			}
+			if !slices.Equal(outcomes, tt.wantOutcomes) {
+				t.Errorf("outcomes %+v, want %+v", outcomes, tt.wantOutcomes)
+			}
+			if r.Usage.LLMCalls != tt.wantCalls || r.Truncated != tt.wantTrunc || r.Label != scoring.LabelPass {
+				t.Errorf("result %+v, want %d calls, truncated %v", r, tt.wantCalls, tt.wantTrunc)
+			}
+			if !slices.Equal(c.Instructions, tt.instructions) {
+				t.Errorf("the caller's case changed to %q", c.Instructions)
+			}
+			if s.Name() != scoring.PromptAlignment {
+				t.Errorf("name %q", s.Name())
+			}
+		})
+	}
+}
+
+func TestWrapWithoutInstructionsDoesNotSplit(t *testing.T) {
+	sp := &scriptedSplitter{}
+	next := &recordingScorer{}
+	r := Wrap(next, sp, nil).Score(t.Context(), scoring.Case{Output: "Bonjour."})
+	if len(sp.asked) != 0 || r.Usage.LLMCalls != 1 {
+		t.Fatalf("asked %q, usage %+v", sp.asked, r.Usage)
+	}
+}
