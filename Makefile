@@ -57,7 +57,7 @@ run: $(COLLECTOR) $(LLMEVAL)
 	fi
 	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
-test: unit-test bench-smoke rules-test e2e
+test: unit-test bench-smoke rules-test e2e e2e-clients
 
 unit-test:
 	$(GO) test -race ./...
@@ -76,7 +76,7 @@ e2e: $(COLLECTOR)
 
 # Real instrumentation libraries (Node apps in test/clients/apps, one package
 # and package-lock.json each, plus node@22 in test/clients) against the built
-# collector; not yet part of `make test` (see test/clients/README.md).
+# collector (see test/clients/README.md). Needs npm and the npm registry.
 CLIENTS := test/clients
 CLIENT_APPS := $(wildcard $(CLIENTS)/apps/*)
 

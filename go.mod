@@ -3,7 +3,10 @@ module github.com/llm-eval/llm_eval
 go 1.26.0
 
 // The Node apps of test/clients install their packages here; no Go code.
-ignore ./test/clients/node_modules
+ignore (
+	./test/clients/apps
+	./test/clients/node_modules
+)
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden v0.162.0
