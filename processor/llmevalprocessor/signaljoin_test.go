@@ -27,7 +27,7 @@ import (
 // pipeline, as the collector builds it: two instances of one *Config
 // sharing one evaluator.
 type bothHarness struct {
-	t      *testing.T
+	t      testing.TB
 	traces processor.Traces
 	logs   processor.Logs
 	spans  *consumertest.TracesSink
@@ -50,7 +50,7 @@ func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness
 }
 
 // start creates and starts both instances of cfg with the given scorers.
-func (h *bothHarness) start(t *testing.T, cfg *Config, scorers ...scoring.Scorer) *bothHarness {
+func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer) *bothHarness {
 	t.Helper()
 	require.NoError(t, confmap.Validate(cfg))
 	h.t, h.spans, h.recs, h.tel = t, new(consumertest.TracesSink), new(consumertest.LogsSink), componenttest.NewTelemetry()
@@ -194,7 +194,7 @@ func (h *bothHarness) outcome(c call) callOutcome {
 
 func (h *bothHarness) joins(want ...metricdata.DataPoint[int64]) {
 	h.t.Helper()
-	metadatatest.AssertEqualProcessorLlmEvalSignalJoins(h.t, h.tel, want, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalSignalJoins(h.t.(*testing.T), h.tel, want, ignoreTime)
 }
 
 func joinPoint(outcome string, n int64) metricdata.DataPoint[int64] {
