@@ -126,11 +126,7 @@ func (s *evalStore) contextMayHaveArrived(traces []pcommon.TraceID) {
 
 // armContextWait makes the wait timer fire after d. Called with mu held.
 func (s *evalStore) armContextWait(d time.Duration) {
-	if s.waits.timer == nil {
-		s.waits.timer = time.AfterFunc(d, s.contextWaitExpired)
-		return
-	}
-	s.waits.timer.Reset(d)
+	armTimer(&s.waits.timer, d, s.contextWaitExpired)
 }
 
 // contextWaitExpired dispatches every parked item whose context_wait has

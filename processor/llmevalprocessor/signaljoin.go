@@ -195,12 +195,7 @@ func (s *evalStore) armCallTimer() {
 	if !ok {
 		return
 	}
-	d := time.Until(at)
-	if s.callTimer == nil {
-		s.callTimer = time.AfterFunc(d, s.callWaitsExpired)
-		return
-	}
-	s.callTimer.Reset(d)
+	armTimer(&s.callTimer, time.Until(at), s.callWaitsExpired)
 }
 
 // callWaitsExpired ends the waits that have passed: events that waited for
@@ -228,12 +223,7 @@ func (s *evalStore) callWaitsExpired() {
 		s.begin(item)
 	}
 	s.armCallTimer()
-	s.workers.Add(1) // shutdown waits for these spans to be forwarded
-	s.mu.Unlock()
-	defer s.workers.Done()
-	for _, item := range leaving {
-		s.leave(item, leftComplete)
-	}
+	s.leaveUnlocking(leaving, leftComplete)
 }
 
 // waitsForPartner says whether an item is held without its evaluations

@@ -278,12 +278,27 @@ func (s *evalStore) wakeWorker() {
 }
 
 // armExpiry makes the timer fire after d. Called with mu held.
-func (s *evalStore) armExpiry(d time.Duration) {
-	if s.expiry == nil {
-		s.expiry = time.AfterFunc(d, s.expire)
+func (s *evalStore) armExpiry(d time.Duration) { armTimer(&s.expiry, d, s.expire) }
+
+// armTimer makes *t call f after d, creating it on first use. Its callers
+// hold the store's mu.
+func armTimer(t **time.Timer, d time.Duration, f func()) {
+	if *t == nil {
+		*t = time.AfterFunc(d, f)
 		return
 	}
-	s.expiry.Reset(d)
+	(*t).Reset(d)
+}
+
+// leaveUnlocking releases mu, which the caller holds, and lets items that
+// were taken out of held leave; shutdown waits for them to be forwarded.
+func (s *evalStore) leaveUnlocking(items []*admittedItem, why leaveReason) {
+	s.workers.Add(1)
+	s.mu.Unlock()
+	defer s.workers.Done()
+	for _, item := range items {
+		s.leave(item, why)
+	}
 }
 
 // expire lets every held item whose max_wait has passed leave, and arms
@@ -313,12 +328,7 @@ func (s *evalStore) expire() {
 		s.dispatchWaiting(item)
 		leaving = append(leaving, item)
 	}
-	s.workers.Add(1) // shutdown waits for these spans to be forwarded
-	s.mu.Unlock()
-	defer s.workers.Done()
-	for _, item := range leaving {
-		s.leave(item, leftMaxWait)
-	}
+	s.leaveUnlocking(leaving, leftMaxWait)
 }
 
 // work runs evaluations until the channel is closed at shutdown, parking
