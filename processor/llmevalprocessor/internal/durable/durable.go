@@ -1,0 +1,378 @@
+// Package durable keeps llm_eval's admitted items and their finished results
+// in a Collector storage client (the storage extension API), so that a
+// crash does not lose them, and reads them back at start.
+//
+// Key space, one storage client per llm_eval component:
+//
+//	i/<id>           an admitted item (heldrecord item record)
+//	r/<id>/<scorer>  a result recorded for item <id> by scorer <scorer>
+//
+// <id> is 16 lower-case hex digits, increasing across restarts (the next
+// id is one above the highest found at start), so keys sort in admission
+// order. An item is written when it is admitted, a result when it finishes
+// while others of its item are still pending, and the item with all its
+// results is deleted, in one transaction, once it has been sent on.
+//
+// Every write is one storage transaction (with file_storage, one bbolt
+// transaction: all of it is on disk or none of it is). Writes are
+// serialized by the Journal; storage serializes them anyway.
+package durable // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+)
+
+// Op names a kind of write.
+type Op string
+
+// Kinds of writes.
+const (
+	OpAdmit  Op = "admit"
+	OpResult Op = "result"
+	OpRemove Op = "remove"
+)
+
+// SkipReason says why a stored record was not recovered.
+type SkipReason string
+
+// Why records are skipped at start. Skipped records are deleted.
+const (
+	SkipCorrupt  SkipReason = "corrupt"          // cut short, damaged or misshapen
+	SkipTooLarge SkipReason = "too_large"        // over heldrecord's bounds
+	SkipVersion  SkipReason = "unknown_version"  // another release's format
+	SkipOrphan   SkipReason = "orphan"           // a result whose item is gone
+	SkipKey      SkipReason = "unknown_key"      // a key this release does not write
+)
+
+// maxRetryDeletes bounds the keys whose delete failed and that are retried
+// with the next write. Beyond it they are given up: such an item is
+// recovered (and forwarded) again at the next start.
+const maxRetryDeletes = 100_000
+
+// Hooks report what the Journal does; any may be nil.
+type Hooks struct {
+	// Written reports a record written (or, for OpRemove, an item deleted)
+	// and the bytes of its value.
+	Written func(op Op, bytes int)
+	// Failed reports a write that storage refused; the item stays in
+	// memory and is evaluated as without storage.
+	Failed func(op Op, err error)
+	// Skipped reports a record not recovered at start.
+	Skipped func(reason SkipReason, key string, err error)
+}
+
+// Recovered is one item found at start with the results recorded for it.
+type Recovered struct {
+	ID      uint64
+	Item    heldrecord.Item
+	Results []heldrecord.Result // in key order: by scorer name
+}
+
+// Journal writes items and results to one storage client. It is safe for
+// concurrent use.
+type Journal struct {
+	client storage.Client
+	hooks  Hooks
+	stored atomic.Int64 // bytes of the records of live items
+
+	mu     sync.Mutex
+	next   uint64
+	live   map[uint64]*entry
+	retry  []string // keys whose delete failed
+	closed bool
+}
+
+// entry is what the Journal wrote for one live item.
+type entry struct {
+	results []string // result keys written
+	bytes   int
+}
+
+// Open reads every record of client and returns the Journal and the items
+// found, oldest first. Corrupt, oversized, unknown-version and orphaned
+// records are reported to hooks.Skipped and deleted, so a bad record is
+// met once, never at every start. A client that cannot list its keys
+// (storage.Walker) is refused. A storage that fails while listing is not:
+// Open returns no items and the error in readErr, and the Journal writes as
+// usual, so that the collector still starts.
+func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, found []Recovered, readErr error, err error) {
+	walker, ok := client.(storage.Walker)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("the storage client (%T) cannot list its keys (storage.Walker); use file_storage", client)
+	}
+	j = &Journal{client: client, hooks: hooks, next: 1, live: map[uint64]*entry{}}
+	items := map[uint64]*Recovered{}
+	results := map[uint64][]resultAt{}
+	walkErr := walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		value = bytes.Clone(value) // only valid inside the walk
+		id, scorer, kind := parseKey(key)
+		var err error
+		switch kind {
+		case 'i':
+			var it heldrecord.Item
+			if it, err = decodeSafely(heldrecord.DecodeItem, value); err == nil {
+				items[id] = &Recovered{ID: id, Item: it}
+				j.live[id] = &entry{bytes: len(value)}
+			}
+		case 'r':
+			var res heldrecord.Result
+			if res, err = decodeSafely(heldrecord.DecodeResult, value); err == nil && res.Scorer != scorer {
+				err = fmt.Errorf("%w: result of %q under the key of %q", heldrecord.ErrCorrupt, res.Scorer, scorer)
+			}
+			if err == nil {
+				results[id] = append(results[id], resultAt{key: key, res: res, bytes: len(value)})
+			}
+		default:
+			j.skip(SkipKey, key, errors.New("not a key this release writes"))
+			return []*storage.Operation{storage.DeleteOperation(key)}, nil
+		}
+		if err != nil {
+			j.skip(skipReason(err), key, err)
+			return []*storage.Operation{storage.DeleteOperation(key)}, nil
+		}
+		j.next = max(j.next, id+1)
+		return nil, nil
+	})
+	if walkErr != nil {
+		clear(j.live)
+		return j, nil, walkErr, nil
+	}
+
+	var orphans []*storage.Operation
+	for id, rs := range results {
+		it, ok := items[id]
+		if !ok {
+			for _, r := range rs {
+				j.skip(SkipOrphan, r.key, errors.New("its item is not stored"))
+				orphans = append(orphans, storage.DeleteOperation(r.key))
+			}
+			continue
+		}
+		e := j.live[id]
+		for _, r := range rs {
+			it.Results = append(it.Results, r.res)
+			e.results = append(e.results, r.key)
+			e.bytes += r.bytes
+		}
+	}
+	if len(orphans) > 0 {
+		if err := client.Batch(ctx, orphans...); err != nil {
+			j.failed(OpRemove, err)
+		}
+	}
+	for _, e := range j.live {
+		j.stored.Add(int64(e.bytes))
+	}
+	for _, it := range items {
+		found = append(found, *it)
+	}
+	slices.SortFunc(found, func(a, b Recovered) int { return a.Item.Admitted.Compare(b.Item.Admitted) })
+	return j, found, nil, nil
+}
+
+type resultAt struct {
+	key   string
+	res   heldrecord.Result
+	bytes int
+}
+
+// decodeSafely decodes a record, turning a panic of the decoder (a record
+// damaged in a way the checksum missed) into ErrCorrupt.
+func decodeSafely[T any](decode func([]byte) (T, error), b []byte) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: decoding panicked: %v", heldrecord.ErrCorrupt, r)
+		}
+	}()
+	return decode(b)
+}
+
+func skipReason(err error) SkipReason {
+	switch {
+	case errors.Is(err, heldrecord.ErrTooLarge):
+		return SkipTooLarge
+	case errors.Is(err, heldrecord.ErrVersion):
+		return SkipVersion
+	}
+	return SkipCorrupt
+}
+
+// Admit writes a newly admitted item and returns its id. On failure the
+// item is not stored (id 0) and the failure is reported.
+func (j *Journal) Admit(ctx context.Context, record []byte) (uint64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return 0, errors.New("storage closed")
+	}
+	id := j.next
+	j.next++
+	if err := j.batch(ctx, storage.SetOperation(itemKey(id), record)); err != nil {
+		j.failed(OpAdmit, err)
+		return 0, err
+	}
+	j.live[id] = &entry{bytes: len(record)}
+	j.stored.Add(int64(len(record)))
+	j.written(OpAdmit, len(record))
+	return id, nil
+}
+
+// Record writes a result of item id. It does nothing when the item is not
+// stored (its admission failed, or it has already been removed).
+func (j *Journal) Record(ctx context.Context, id uint64, scorer string, record []byte) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e := j.live[id]
+	if e == nil || j.closed {
+		return nil
+	}
+	key := resultKey(id, scorer)
+	if err := j.batch(ctx, storage.SetOperation(key, record)); err != nil {
+		j.failed(OpResult, err)
+		return err
+	}
+	if !slices.Contains(e.results, key) {
+		e.results = append(e.results, key)
+	}
+	e.bytes += len(record)
+	j.stored.Add(int64(len(record)))
+	j.written(OpResult, len(record))
+	return nil
+}
+
+// Remove deletes item id and its results. A failed delete is retried with
+// the next write; until then the item would be recovered again.
+func (j *Journal) Remove(ctx context.Context, id uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e := j.live[id]
+	if e == nil {
+		return nil
+	}
+	delete(j.live, id)
+	j.stored.Add(-int64(e.bytes))
+	keys := append([]string{itemKey(id)}, e.results...)
+	if j.closed {
+		j.retry = append(j.retry, keys...)
+		return nil
+	}
+	ops := make([]*storage.Operation, len(keys))
+	for i, k := range keys {
+		ops[i] = storage.DeleteOperation(k)
+	}
+	if err := j.batch(ctx, ops...); err != nil {
+		j.failed(OpRemove, err)
+		if len(j.retry)+len(keys) <= maxRetryDeletes {
+			j.retry = append(j.retry, keys...)
+		}
+		return err
+	}
+	j.written(OpRemove, 0)
+	return nil
+}
+
+// batch runs ops together with the deletes that failed before; the retried
+// deletes are dropped from the list once a batch commits. Called with mu
+// held.
+func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
+	if len(j.retry) == 0 {
+		return j.client.Batch(ctx, ops...)
+	}
+	all := make([]*storage.Operation, 0, len(j.retry)+len(ops))
+	for _, k := range j.retry {
+		all = append(all, storage.DeleteOperation(k))
+	}
+	all = append(all, ops...)
+	if err := j.client.Batch(ctx, all...); err != nil {
+		// A batch is all or nothing: try the new ops on their own, so a
+		// retried delete that keeps failing does not fail every write.
+		return j.client.Batch(ctx, ops...)
+	}
+	j.retry = j.retry[:0]
+	return nil
+}
+
+// StoredBytes is the size of the records of the items stored now.
+func (j *Journal) StoredBytes() int64 { return j.stored.Load() }
+
+// Close retries the failed deletes once and closes the client.
+func (j *Journal) Close(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	var errs []error
+	if len(j.retry) > 0 {
+		ops := make([]*storage.Operation, len(j.retry))
+		for i, k := range j.retry {
+			ops[i] = storage.DeleteOperation(k)
+		}
+		if err := j.client.Batch(ctx, ops...); err != nil {
+			errs = append(errs, fmt.Errorf("deleting records of items that left: %w", err))
+		}
+	}
+	if err := j.client.Close(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (j *Journal) written(op Op, n int) {
+	if j.hooks.Written != nil {
+		j.hooks.Written(op, n)
+	}
+}
+
+func (j *Journal) failed(op Op, err error) {
+	if j.hooks.Failed != nil {
+		j.hooks.Failed(op, err)
+	}
+}
+
+func (j *Journal) skip(reason SkipReason, key string, err error) {
+	if j.hooks.Skipped != nil {
+		j.hooks.Skipped(reason, key, err)
+	}
+}
+
+func itemKey(id uint64) string { return "i/" + hexID(id) }
+
+func resultKey(id uint64, scorer string) string { return "r/" + hexID(id) + "/" + scorer }
+
+func hexID(id uint64) string {
+	s := strconv.FormatUint(id, 16)
+	return strings.Repeat("0", 16-len(s)) + s
+}
+
+// parseKey splits a key into its id and scorer; kind is 'i', 'r', or 0 for
+// a key this release does not write.
+func parseKey(key string) (id uint64, scorer string, kind byte) {
+	if len(key) < 2+16 || key[1] != '/' {
+		return 0, "", 0
+	}
+	id, err := strconv.ParseUint(key[2:18], 16, 64)
+	if err != nil || id == 0 {
+		return 0, "", 0
+	}
+	switch {
+	case key[0] == 'i' && len(key) == 18:
+		return id, "", 'i'
+	case key[0] == 'r' && len(key) > 19 && key[18] == '/':
+		return id, key[19:], 'r'
+	}
+	return 0, "", 0
+}
