@@ -49,11 +49,11 @@ type SkipReason string
 
 // Why records are skipped at start. Skipped records are deleted.
 const (
-	SkipCorrupt  SkipReason = "corrupt"          // cut short, damaged or misshapen
-	SkipTooLarge SkipReason = "too_large"        // over heldrecord's bounds
-	SkipVersion  SkipReason = "unknown_version"  // another release's format
-	SkipOrphan   SkipReason = "orphan"           // a result whose item is gone
-	SkipKey      SkipReason = "unknown_key"      // a key this release does not write
+	SkipCorrupt  SkipReason = "corrupt"         // cut short, damaged or misshapen
+	SkipTooLarge SkipReason = "too_large"       // over heldrecord's bounds
+	SkipVersion  SkipReason = "unknown_version" // another release's format
+	SkipOrphan   SkipReason = "orphan"          // a result whose item is gone
+	SkipKey      SkipReason = "unknown_key"     // a key this release does not write
 )
 
 // maxRetryDeletes bounds the keys whose delete failed and that are retried

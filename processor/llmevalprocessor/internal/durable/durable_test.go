@@ -278,7 +278,9 @@ func TestJournalListingFails(t *testing.T) {
 
 type walkErrClient struct{ *failingClient }
 
-func (*walkErrClient) Walk(context.Context, storage.WalkFunc) error { return errors.New("disk read error") }
+func (*walkErrClient) Walk(context.Context, storage.WalkFunc) error {
+	return errors.New("disk read error")
+}
 
 // Two collectors on one directory: file_storage's lock makes the second
 // client fail after file_storage's timeout, naming the file; the first
