@@ -20,6 +20,7 @@ const (
 	reasonShutdown    = "shutdown"
 	reasonNotScorable = "not_scorable"
 	reasonError       = "error"
+	reasonRestarted   = "restarted" // found in storage at start after max_wait
 )
 
 // Which late results become child spans (late_results).

@@ -99,6 +99,7 @@ func (p *logsProcessor) Start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	p.recoverCalls()
 	tick := min(time.Second, p.core.cfg.LogEvents.JoinWindow/2)
 	p.ticking.Add(1)
 	go p.expireEvery(max(tick, time.Millisecond))

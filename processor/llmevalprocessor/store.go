@@ -53,6 +53,8 @@ const (
 	leftComplete leaveReason = ""
 	leftMaxWait  leaveReason = reasonMaxWait
 	leftShutdown leaveReason = reasonShutdown
+	// leftRestarted: found in storage at start after its max_wait.
+	leftRestarted leaveReason = reasonRestarted
 )
 
 // configuredScorer is a running scorer with its configuration.
@@ -103,6 +105,9 @@ type evalStore struct {
 	// (contextwait.go); guarded by mu.
 	contextWait time.Duration
 	waits       contextWaits
+	// journal keeps admitted items in storage (durable.go); nil when
+	// storage is off. Set before start.
+	journal itemJournal
 }
 
 type storePhase int
@@ -125,6 +130,7 @@ type admittedItem struct {
 	pending   int           // evaluations not finished
 	elem      *list.Element // in held; nil once the item has left
 	wait      *waitingItem  // set while the item waits for context
+	stored    uint64        // its id in storage; 0 when not stored
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
@@ -198,6 +204,9 @@ func (s *evalStore) admit(ctx context.Context, newSubject func() evalSubject) ad
 	s.unfinished++
 	if s.held.Len() == 1 {
 		s.armExpiry(s.maxWait)
+	}
+	if s.journal != nil {
+		s.journal.admitted(item, now) // stored before ConsumeTraces returns
 	}
 	if !s.parkForContext(item, now) {
 		s.dispatch(item)
@@ -365,6 +374,9 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 
 	if !r.skipped {
 		s.tel.recordResult(item.ctx, r)
+		if held && !last && s.journal != nil {
+			s.journal.finished(item, r) // the last leaves at once instead
+		}
 	}
 	switch {
 	case last:
@@ -410,6 +422,9 @@ func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 		}
 	}
 	item.subject.leave(item.ctx, results)
+	if s.journal != nil {
+		s.journal.left(item) // after it was sent on: a crash in between sends it twice, never loses it
+	}
 }
 
 // heldCount is the number of items held now.
@@ -492,8 +507,11 @@ func errorResult(t scoring.ErrorType, err error) scoring.Result {
 // finished when its item left.
 func unfinishedResult(scorer string, why leaveReason, at time.Time) evalResult {
 	t, msg := scoring.ErrorMaxWaitExceeded, "max_wait passed before the evaluation finished"
-	if why == leftShutdown {
+	switch why {
+	case leftShutdown:
 		t, msg = scoring.ErrorShutdown, "the processor shut down before the evaluation finished"
+	case leftRestarted:
+		t, msg = scoring.ErrorRestarted, "the collector restarted after max_wait had passed; the evaluation did not finish before"
 	}
 	return evalResult{scorer: scorer, at: at, result: errorResult(t, errors.New(msg))}
 }
