@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,7 +82,12 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
 	if err != nil {
-		return fmt.Errorf("storage: extension %q could not open storage for %s: %w", st.extension, st.self, err)
+		hint := ""
+		if strings.Contains(err.Error(), "timeout") {
+			// bbolt's file lock: file_storage waits its timeout for it.
+			hint = " (is another collector using the same storage directory?)"
+		}
+		return fmt.Errorf("storage: extension %q could not open storage for %s: %w%s", st.extension, st.self, err, hint)
 	}
 	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
 		Written: st.written,
