@@ -384,7 +384,7 @@ type spanSink struct {
 	srv       *httptest.Server
 	mu        sync.Mutex
 	seen      map[string]int
-	arrived   map[string]time.Time // first copy of each span
+	arrived   map[string]time.Time            // first copy of each span
 	results   map[string]map[string]time.Time // span id -> scorer -> result time
 	restarts  int                             // results with error.type restarted
 	lastWrite atomic.Int64
