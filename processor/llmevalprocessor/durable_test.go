@@ -38,7 +38,7 @@ type storageHost struct {
 func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.ext }
 
 // fileStorageOn returns a host whose file_storage keeps its files in dir.
-func fileStorageOn(t *testing.T, dir string) storageHost {
+func fileStorageOn(t testing.TB, dir string) storageHost {
 	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
