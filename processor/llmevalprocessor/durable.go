@@ -57,13 +57,24 @@ type itemStorage struct {
 	journal   *durable.Journal // set by open
 	opAttrs   map[durable.Op]metric.MeasurementOption
 
-	mu    sync.Mutex
-	found map[heldrecord.Kind][]durable.Recovered
+	mu      sync.Mutex
+	found   map[heldrecord.Kind][]durable.Recovered
+	joining []durable.Joining // log records found waiting for their call
+	// held are the stored records of each call being joined; recovering
+	// stops holdJoining from writing the records it re-joins at start.
+	held       map[logjoin.Key]*heldCall
+	recovering bool
+}
+
+// heldCall is what is stored of one call being joined.
+type heldCall struct {
+	keys  []string
+	bytes int
 }
 
 func newItemStorage(extension, self component.ID, tel *telemetry, redact func(string) string) *itemStorage {
 	st := &itemStorage{extension: extension, self: self, tel: tel, redact: redact, opAttrs: map[durable.Op]metric.MeasurementOption{}}
-	for _, op := range []durable.Op{durable.OpAdmit, durable.OpResult, durable.OpRemove} {
+	for _, op := range []durable.Op{durable.OpAdmit, durable.OpResult, durable.OpRemove, durable.OpJoin} {
 		st.opAttrs[op] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", string(op))))
 	}
 	return st
@@ -104,9 +115,11 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	st.journal = j
 	st.found = map[heldrecord.Kind][]durable.Recovered{}
-	for _, rec := range found {
+	for _, rec := range found.Items {
 		st.found[rec.Item.Kind] = append(st.found[rec.Item.Kind], rec)
 	}
+	st.joining = found.Joining
+	st.held = map[logjoin.Key]*heldCall{}
 	return st.tel.tb.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(j.StoredBytes())
 		return nil
@@ -276,14 +289,108 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 }
 
 // recoverCalls does for the log calls found in storage what recoverSpans
-// does for spans.
+// does for spans, then gives the joiner back the log records that were
+// waiting for the rest of their call; the call's window starts again.
+// Records of a call that was admitted before the crash are dropped.
 func (p *logsProcessor) recoverCalls() {
-	if p.core.storage == nil {
+	st := p.core.storage
+	if st == nil {
 		return
 	}
-	for _, rec := range p.core.storage.take(heldrecord.KindLogCall) {
-		p.core.store.recover(p.recoveredCall(rec.Item.Logs), rec)
+	admitted := map[logjoin.Key]bool{}
+	for _, rec := range st.take(heldrecord.KindLogCall) {
+		call := p.recoveredCall(rec.Item.Logs)
+		admitted[call.group.Key] = true
+		p.core.store.recover(call, rec)
 	}
+	st.mu.Lock()
+	joining := st.joining
+	st.joining = nil
+	st.recovering = true
+	st.mu.Unlock()
+	var groups []logjoin.Group
+	var stale []string
+	staleBytes := 0
+	for _, r := range joining {
+		sl := r.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
+		rec := sl.LogRecords().At(0)
+		key := logjoin.Key{TraceID: rec.TraceID(), SpanID: rec.SpanID()}
+		size := recordBytes(r.Item.Logs)
+		if admitted[key] {
+			stale, staleBytes = append(stale, r.Key), staleBytes+size
+			continue
+		}
+		st.track(key, r.Key, size)
+		groups = append(groups, p.joiner.Add(rec, r.Item.Logs.ResourceLogs().At(0), sl)...)
+		p.core.tel.tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1,
+			metric.WithAttributes(attribute.String("outcome", "rejoined")))
+	}
+	st.mu.Lock()
+	st.recovering = false
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), stale, staleBytes)
+	p.evaluate(context.Background(), groups)
+}
+
+// recordBytes is the stored size of a joining record, for StoredBytes.
+func recordBytes(ld plog.Logs) int {
+	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// holdJoining writes a log record the joiner keeps for a call still being
+// joined (logjoin.Config.Hold). A failed write is counted; the record stays
+// in memory.
+func (st *itemStorage) holdJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
+	st.mu.Lock()
+	recovering := st.recovering
+	st.mu.Unlock()
+	if recovering {
+		return
+	}
+	ld, recs := logjoin.NewLogsUnder(rl, sl)
+	rec.CopyTo(recs.AppendEmpty())
+	b, err := heldrecord.EncodeLogCall(ld, time.Now())
+	if err != nil {
+		st.failed(durable.OpJoin, err)
+		return
+	}
+	k, err := st.journal.Hold(context.Background(), key.TraceID.String()+key.SpanID.String(), b)
+	if err == nil {
+		st.track(key, k, len(b))
+	}
+}
+
+func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	hc := st.held[key]
+	if hc == nil {
+		hc = &heldCall{}
+		st.held[key] = hc
+	}
+	hc.keys = append(hc.keys, storageKey)
+	hc.bytes += bytes
+}
+
+// joined deletes the held records of calls that have been read and
+// admitted (or refused): from now on their item record, if any, stands
+// for them.
+func (st *itemStorage) joined(groups []logjoin.Group) {
+	var keys []string
+	bytes := 0
+	st.mu.Lock()
+	for _, g := range groups {
+		if hc := st.held[g.Key]; hc != nil {
+			keys, bytes = append(keys, hc.keys...), bytes+hc.bytes
+			delete(st.held, g.Key)
+		}
+	}
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), keys, bytes)
 }
 
 func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {

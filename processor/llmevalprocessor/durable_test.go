@@ -185,7 +185,7 @@ func TestStorageResumesAfterCrash(t *testing.T) {
 
 	j, found, _, err := openJournal(t, dir)
 	require.NoError(t, err)
-	assert.Empty(t, found, "spans that left are deleted")
+	assert.Empty(t, found.Items, "spans that left are deleted")
 	require.NoError(t, j.Close(context.Background()))
 }
 
@@ -225,7 +225,7 @@ func TestStorageForwardsExpiredWithRestartedMarker(t *testing.T) {
 		"the span without any result is unscored")
 }
 
-func openJournal(t *testing.T, dir string) (*durable.Journal, []durable.Recovered, error, error) {
+func openJournal(t *testing.T, dir string) (*durable.Journal, durable.Found, error, error) {
 	t.Helper()
 	host := fileStorageOn(t, dir)
 	client, err := host.ext[fileStorageID].(storage.Extension).GetClient(context.Background(), component.KindProcessor, testSettings().ID, "")
@@ -335,4 +335,44 @@ func newStorageLogsLife(t *testing.T, cfg *Config, host component.Host, scorers 
 	require.NoError(t, lp.Start(context.Background(), host))
 	t.Cleanup(func() { _ = lp.Shutdown(context.Background()) })
 	return &logsHarness{t: t, p: lp.(*logsProcessor), sink: sink, tel: tel}
+}
+
+// A call whose per-message events were split across a crash is joined
+// after the restart: the records held before it are stored and given back
+// to the joiner, and the call is evaluated once, with all its content.
+func TestStorageRejoinsLogCalls(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	l1 := newStorageLogsLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias))
+	l1.consume(readLogsFile(t, "message_events_split_1.json"))
+	held := sumOf(t, l1.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "join"))
+	require.Positive(t, held, "records waiting for their call are written before ConsumeLogs returns")
+	require.NoError(t, l1.p.core.storage.journal.Close(context.Background())) // the crash
+
+	var inputs []string
+	var mu sync.Mutex
+	bias := &fakeScorer{name: scoring.Bias, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+		mu.Lock()
+		inputs = append(inputs, c.Input)
+		mu.Unlock()
+		return scoring.Result{Score: 0.1, Label: scoring.LabelPass, Reason: "fine"}
+	}}
+	cfg2 := *cfg
+	l2 := newStorageLogsLife(t, &cfg2, fileStorageOn(t, dir), bias)
+	assert.Equal(t, held, sumOf(t, l2.tel, "otelcol_processor_llm_eval_storage_recovered", attribute.String("outcome", "rejoined")))
+	l2.consume(readLogsFile(t, "message_events_split_2.json"))
+	require.Eventually(t, func() bool { _, r := l2.split(); return len(r) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l2.p.Shutdown(context.Background()))
+	_, results := l2.split()
+	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)), "one evaluation of the call")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, inputs, 1)
+	assert.NotEmpty(t, inputs[0], "the user's message from before the crash is in the case")
+
+	j, found, _, err := openJournal(t, dir)
+	require.NoError(t, err)
+	assert.Empty(t, found.Joining, "records of a call that was read are deleted")
+	assert.Empty(t, found.Items)
+	require.NoError(t, j.Close(context.Background()))
 }

@@ -6,12 +6,17 @@
 //
 //	i/<id>           an admitted item (heldrecord item record)
 //	r/<id>/<scorer>  a result recorded for item <id> by scorer <scorer>
+//	j/<call>/<id>    a log record of a call still being joined (a heldrecord
+//	                 log-call item of one record); <call> is the trace and
+//	                 span id, 48 hex digits
 //
 // <id> is 16 lower-case hex digits, increasing across restarts (the next
-// id is one above the highest found at start), so keys sort in admission
+// id is one above the highest found at start), so keys sort in write
 // order. An item is written when it is admitted, a result when it finishes
 // while others of its item are still pending, and the item with all its
-// results is deleted, in one transaction, once it has been sent on.
+// results is deleted, in one transaction, once it has been sent on. A log
+// record waiting for the rest of its call is written when the joiner takes
+// it and deleted once its call has been read and admitted (or refused).
 //
 // Every write is one storage transaction (with file_storage, one bbolt
 // transaction: all of it is on disk or none of it is). Writes are
@@ -42,6 +47,7 @@ const (
 	OpAdmit  Op = "admit"
 	OpResult Op = "result"
 	OpRemove Op = "remove"
+	OpJoin   Op = "join" // a log record waiting for the rest of its call
 )
 
 // SkipReason says why a stored record was not recovered.
@@ -80,6 +86,21 @@ type Recovered struct {
 	Results []heldrecord.Result // in key order: by scorer name
 }
 
+// Joining is one log record found at start that was waiting for the rest
+// of its call.
+type Joining struct {
+	Key  string // its storage key, for Release
+	Call string // the call's trace and span id, as given to Hold
+	Item heldrecord.Item
+}
+
+// Found is what Open read: items oldest first, joining records by call and
+// in the order they were held.
+type Found struct {
+	Items   []Recovered
+	Joining []Joining
+}
+
 // Journal writes items and results to one storage client. It is safe for
 // concurrent use.
 type Journal struct {
@@ -107,10 +128,10 @@ type entry struct {
 // (storage.Walker) is refused. A storage that fails while listing is not:
 // Open returns no items and the error in readErr, and the Journal writes as
 // usual, so that the collector still starts.
-func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, found []Recovered, readErr error, err error) {
+func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, found Found, readErr error, err error) {
 	walker, ok := client.(storage.Walker)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("the storage client (%T) cannot list its keys (storage.Walker); use file_storage", client)
+		return nil, found, nil, fmt.Errorf("the storage client (%T) cannot list its keys (storage.Walker); use file_storage", client)
 	}
 	j = &Journal{client: client, hooks: hooks, next: 1, live: map[uint64]*entry{}}
 	items := map[uint64]*Recovered{}
@@ -120,6 +141,15 @@ func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, 
 		id, scorer, kind := parseKey(key)
 		var err error
 		switch kind {
+		case 'j':
+			var it heldrecord.Item
+			if it, err = decodeSafely(heldrecord.DecodeItem, value); err == nil && it.Kind != heldrecord.KindLogCall {
+				err = fmt.Errorf("%w: a span under a joining key", heldrecord.ErrCorrupt)
+			}
+			if err == nil {
+				found.Joining = append(found.Joining, Joining{Key: key, Call: scorer, Item: it})
+				j.stored.Add(int64(len(value)))
+			}
 		case 'i':
 			var it heldrecord.Item
 			if it, err = decodeSafely(heldrecord.DecodeItem, value); err == nil {
@@ -147,7 +177,8 @@ func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, 
 	})
 	if walkErr != nil {
 		clear(j.live)
-		return j, nil, walkErr, nil
+		j.stored.Store(0)
+		return j, Found{}, walkErr, nil
 	}
 
 	var orphans []*storage.Operation
@@ -176,9 +207,9 @@ func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, 
 		j.stored.Add(int64(e.bytes))
 	}
 	for _, it := range items {
-		found = append(found, *it)
+		found.Items = append(found.Items, *it)
 	}
-	slices.SortFunc(found, func(a, b Recovered) int { return a.Item.Admitted.Compare(b.Item.Admitted) })
+	slices.SortFunc(found.Items, func(a, b Recovered) int { return a.Item.Admitted.Compare(b.Item.Admitted) })
 	return j, found, nil, nil
 }
 
@@ -283,6 +314,52 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	return nil
 }
 
+// Hold writes a log record of call that waits for the rest of its call and
+// returns its key. On failure nothing is stored ("" and the error).
+func (j *Journal) Hold(ctx context.Context, call string, record []byte) (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return "", errors.New("storage closed")
+	}
+	key := "j/" + call + "/" + hexID(j.next)
+	j.next++
+	if err := j.batch(ctx, storage.SetOperation(key, record)); err != nil {
+		j.failed(OpJoin, err)
+		return "", err
+	}
+	j.stored.Add(int64(len(record)))
+	j.written(OpJoin, len(record))
+	return key, nil
+}
+
+// Release deletes held log records; bytes is their total size. A failed
+// delete is retried with the next write.
+func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.stored.Add(-int64(bytes))
+	if j.closed {
+		j.retry = append(j.retry, keys...)
+		return nil
+	}
+	ops := make([]*storage.Operation, len(keys))
+	for i, k := range keys {
+		ops[i] = storage.DeleteOperation(k)
+	}
+	if err := j.batch(ctx, ops...); err != nil {
+		j.failed(OpRemove, err)
+		if len(j.retry)+len(keys) <= maxRetryDeletes {
+			j.retry = append(j.retry, keys...)
+		}
+		return err
+	}
+	return nil
+}
+
 // batch runs ops together with the deletes that failed before; the retried
 // deletes are dropped from the list once a batch commits. Called with mu
 // held.
@@ -358,11 +435,23 @@ func hexID(id uint64) string {
 	return strings.Repeat("0", 16-len(s)) + s
 }
 
-// parseKey splits a key into its id and scorer; kind is 'i', 'r', or 0 for
-// a key this release does not write.
-func parseKey(key string) (id uint64, scorer string, kind byte) {
+// parseKey splits a key into its id and its scorer (for a result) or call
+// (for a joining record); kind is 'i', 'r', 'j', or 0 for a key this
+// release does not write.
+func parseKey(key string) (id uint64, name string, kind byte) {
+	const callLen = 48
 	if len(key) < 2+16 || key[1] != '/' {
 		return 0, "", 0
+	}
+	if key[0] == 'j' {
+		if len(key) != 2+callLen+1+16 || key[2+callLen] != '/' || !isHex(key[2:2+callLen]) {
+			return 0, "", 0
+		}
+		id, err := strconv.ParseUint(key[2+callLen+1:], 16, 64)
+		if err != nil || id == 0 {
+			return 0, "", 0
+		}
+		return id, key[2 : 2+callLen], 'j'
 	}
 	id, err := strconv.ParseUint(key[2:18], 16, 64)
 	if err != nil || id == 0 {
@@ -375,4 +464,13 @@ func parseKey(key string) (id uint64, scorer string, kind byte) {
 		return id, key[19:], 'r'
 	}
 	return 0, "", 0
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

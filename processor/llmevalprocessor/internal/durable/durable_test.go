@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
@@ -91,7 +93,7 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	j, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
-	assert.Empty(t, found)
+	assert.Empty(t, found.Items)
 
 	base := time.Unix(1_000, 0)
 	a, err := j.Admit(ctx, itemRecord(t, "a", base))
@@ -112,15 +114,15 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	j2, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
-	require.Len(t, found, 2)
-	assert.Equal(t, "a", spanName(found[0]))
-	assert.Equal(t, a, found[0].ID)
-	require.Len(t, found[0].Results, 1)
-	assert.Equal(t, "bias", found[0].Results[0].Scorer)
-	assert.Equal(t, "pass", found[0].Results[0].Label)
-	assert.Equal(t, "b", spanName(found[1]))
-	assert.Equal(t, b, found[1].ID)
-	assert.Empty(t, found[1].Results)
+	require.Len(t, found.Items, 2)
+	assert.Equal(t, "a", spanName(found.Items[0]))
+	assert.Equal(t, a, found.Items[0].ID)
+	require.Len(t, found.Items[0].Results, 1)
+	assert.Equal(t, "bias", found.Items[0].Results[0].Scorer)
+	assert.Equal(t, "pass", found.Items[0].Results[0].Label)
+	assert.Equal(t, "b", spanName(found.Items[1]))
+	assert.Equal(t, b, found.Items[1].ID)
+	assert.Empty(t, found.Items[1].Results)
 	assert.Empty(t, c.skipped)
 
 	next, err := j2.Admit(ctx, itemRecord(t, "c", base.Add(3*time.Second)))
@@ -132,8 +134,8 @@ func TestJournalSurvivesReopen(t *testing.T) {
 
 	_, found, _, err = Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
-	require.Len(t, found, 2)
-	assert.Equal(t, []string{"b", "c"}, []string{spanName(found[0]), spanName(found[1])})
+	require.Len(t, found.Items, 2)
+	assert.Equal(t, []string{"b", "c"}, []string{spanName(found.Items[0]), spanName(found.Items[1])})
 	assert.Empty(t, c.skipped, "no orphaned result of a may remain")
 }
 
@@ -164,9 +166,9 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 	j, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
-	require.Len(t, found, 1)
-	assert.Equal(t, "good", spanName(found[0]))
-	require.Len(t, found[0].Results, 1)
+	require.Len(t, found.Items, 1)
+	assert.Equal(t, "good", spanName(found.Items[0]))
+	require.Len(t, found.Items[0].Results, 1)
 	assert.Equal(t, map[SkipReason]int{SkipCorrupt: 3, SkipVersion: 1, SkipTooLarge: 1, SkipOrphan: 1, SkipKey: 1}, c.skipped)
 	next, err := j.Admit(ctx, itemRecord(t, "next", time.Unix(4, 0)))
 	require.NoError(t, err)
@@ -175,7 +177,7 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 
 	_, found, _, err = Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
-	assert.Len(t, found, 2)
+	assert.Len(t, found.Items, 2)
 	assert.Empty(t, c.skipped, "bad records are deleted when first met")
 }
 
@@ -271,7 +273,7 @@ func TestJournalListingFails(t *testing.T) {
 	j, found, readErr, err := Open(context.Background(), walkFails, Hooks{})
 	require.NoError(t, err)
 	require.Error(t, readErr)
-	assert.Empty(t, found)
+	assert.Empty(t, found.Items)
 	_, err = j.Admit(context.Background(), itemRecord(t, "b", time.Unix(2, 0)))
 	require.NoError(t, err)
 }
@@ -299,4 +301,43 @@ func TestTwoCollectorsOneDirectory(t *testing.T) {
 	second, err := fileClient(t, dir)
 	require.NoError(t, err, "the lock is released when the first closes")
 	require.NoError(t, second.Close(context.Background()))
+}
+
+// Log records held while their call is joined come back at start by
+// call, in the order they were held, until released.
+func TestJournalJoining(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	j, _, _, err := Open(ctx, mustOpenFile(t, dir), Hooks{})
+	require.NoError(t, err)
+	callA := strings.Repeat("a", 48)
+	callB := strings.Repeat("b", 48)
+	rec := func(body string) []byte {
+		ld := plog.NewLogs()
+		ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(body)
+		b, err := heldrecord.EncodeLogCall(ld, time.Unix(1, 0))
+		require.NoError(t, err)
+		return b
+	}
+	a1, err := j.Hold(ctx, callA, rec("a1"))
+	require.NoError(t, err)
+	b1, err := j.Hold(ctx, callB, rec("b1"))
+	require.NoError(t, err)
+	a2, err := j.Hold(ctx, callA, rec("a2"))
+	require.NoError(t, err)
+	require.NoError(t, j.Release(ctx, []string{b1}, len(rec("b1"))))
+	require.NoError(t, j.Close(ctx))
+
+	j2, found, _, err := Open(ctx, mustOpenFile(t, dir), Hooks{})
+	require.NoError(t, err)
+	require.Len(t, found.Joining, 2)
+	for i, want := range []struct{ key, body string }{{a1, "a1"}, {a2, "a2"}} {
+		assert.Equal(t, want.key, found.Joining[i].Key)
+		assert.Equal(t, callA, found.Joining[i].Call)
+		assert.Equal(t, want.body, found.Joining[i].Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Body().Str())
+	}
+	next, err := j2.Admit(ctx, itemRecord(t, "x", time.Unix(1, 0)))
+	require.NoError(t, err)
+	assert.Greater(t, next, uint64(3), "ids continue above the joining records' too")
+	require.NoError(t, j2.Close(ctx))
 }

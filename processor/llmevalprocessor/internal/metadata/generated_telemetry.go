@@ -436,7 +436,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalStorageRecovered, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_storage_recovered",
-		metric.WithDescription("Items found in storage at start, by whether they went back into the store or were forwarded at once (storage). [Development]"),
+		metric.WithDescription("Items found in storage at start, by whether they went back into the store or were forwarded at once, and log records given back to the joiner (storage). [Development]"),
 		metric.WithUnit("{items}"),
 	)
 	errs = errors.Join(errs, err)
@@ -448,7 +448,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalStorageWrites, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_storage_writes",
-		metric.WithDescription("Storage writes that succeeded, by kind (admitted items, results, removals of items that left). [Development]"),
+		metric.WithDescription("Storage writes that succeeded, by kind (admitted items, results, removals of items that left, log records waiting for their call). [Development]"),
 		metric.WithUnit("{writes}"),
 	)
 	errs = errors.Join(errs, err)

@@ -476,7 +476,7 @@ func AssertEqualProcessorLlmEvalStorageRecordsSkipped(t *testing.T, tt *componen
 func AssertEqualProcessorLlmEvalStorageRecovered(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_storage_recovered",
-		Description: "Items found in storage at start, by whether they went back into the store or were forwarded at once (storage). [Development]",
+		Description: "Items found in storage at start, by whether they went back into the store or were forwarded at once, and log records given back to the joiner (storage). [Development]",
 		Unit:        "{items}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -508,7 +508,7 @@ func AssertEqualProcessorLlmEvalStorageWriteFailures(t *testing.T, tt *component
 func AssertEqualProcessorLlmEvalStorageWrites(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_storage_writes",
-		Description: "Storage writes that succeeded, by kind (admitted items, results, removals of items that left). [Development]",
+		Description: "Storage writes that succeeded, by kind (admitted items, results, removals of items that left, log records waiting for their call). [Development]",
 		Unit:        "{writes}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
