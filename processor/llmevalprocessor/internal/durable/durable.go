@@ -294,24 +294,37 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	}
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
-	keys := append([]string{itemKey(id)}, e.results...)
 	if j.closed {
-		j.retry = append(j.retry, keys...)
+		j.retry = append(j.retry, itemKey(id))
+		j.retry = append(j.retry, e.results...)
 		return nil
 	}
-	ops := make([]*storage.Operation, len(keys))
-	for i, k := range keys {
-		ops[i] = storage.DeleteOperation(k)
+	if err := j.deleteKeys(ctx, append([]string{itemKey(id)}, e.results...)); err != nil {
+		return err
 	}
-	if err := j.batch(ctx, ops...); err != nil {
+	j.written(OpRemove, 0)
+	return nil
+}
+
+// deleteKeys deletes keys in one transaction. A failed delete is reported
+// and kept to be retried with the next write. Called with mu held.
+func (j *Journal) deleteKeys(ctx context.Context, keys []string) error {
+	if err := j.batch(ctx, deletes(keys)...); err != nil {
 		j.failed(OpRemove, err)
 		if len(j.retry)+len(keys) <= maxRetryDeletes {
 			j.retry = append(j.retry, keys...)
 		}
 		return err
 	}
-	j.written(OpRemove, 0)
 	return nil
+}
+
+func deletes(keys []string) []*storage.Operation {
+	ops := make([]*storage.Operation, len(keys))
+	for i, k := range keys {
+		ops[i] = storage.DeleteOperation(k)
+	}
+	return ops
 }
 
 // Hold writes a log record of call that waits for the rest of its call and
@@ -346,18 +359,7 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 		j.retry = append(j.retry, keys...)
 		return nil
 	}
-	ops := make([]*storage.Operation, len(keys))
-	for i, k := range keys {
-		ops[i] = storage.DeleteOperation(k)
-	}
-	if err := j.batch(ctx, ops...); err != nil {
-		j.failed(OpRemove, err)
-		if len(j.retry)+len(keys) <= maxRetryDeletes {
-			j.retry = append(j.retry, keys...)
-		}
-		return err
-	}
-	return nil
+	return j.deleteKeys(ctx, keys)
 }
 
 // batch runs ops together with the deletes that failed before; the retried
@@ -367,11 +369,7 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 	if len(j.retry) == 0 {
 		return j.client.Batch(ctx, ops...)
 	}
-	all := make([]*storage.Operation, 0, len(j.retry)+len(ops))
-	for _, k := range j.retry {
-		all = append(all, storage.DeleteOperation(k))
-	}
-	all = append(all, ops...)
+	all := append(deletes(j.retry), ops...)
 	if err := j.client.Batch(ctx, all...); err != nil {
 		// A batch is all or nothing: try the new ops on their own, so a
 		// retried delete that keeps failing does not fail every write.
@@ -394,11 +392,7 @@ func (j *Journal) Close(ctx context.Context) error {
 	j.closed = true
 	var errs []error
 	if len(j.retry) > 0 {
-		ops := make([]*storage.Operation, len(j.retry))
-		for i, k := range j.retry {
-			ops[i] = storage.DeleteOperation(k)
-		}
-		if err := j.client.Batch(ctx, ops...); err != nil {
+		if err := j.client.Batch(ctx, deletes(j.retry)...); err != nil {
 			errs = append(errs, fmt.Errorf("deleting records of items that left: %w", err))
 		}
 	}
