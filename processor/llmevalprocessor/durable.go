@@ -169,7 +169,7 @@ func (st *itemStorage) finished(item *admittedItem, r evalResult) {
 		st.failed(durable.OpResult, err)
 		return
 	}
-	_ = st.journal.Record(context.Background(), item.stored, r.scorer, rec)
+	st.journal.Record(item.stored, r.scorer, rec)
 }
 
 func (st *itemStorage) left(item *admittedItem) {

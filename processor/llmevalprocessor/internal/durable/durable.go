@@ -12,9 +12,11 @@
 //
 // <id> is 16 lower-case hex digits, increasing across restarts (the next
 // id is one above the highest found at start), so keys sort in write
-// order. An item is written when it is admitted, a result when it finishes
-// while others of its item are still pending, and the item with all its
-// results is deleted, in one transaction, once it has been sent on. A log
+// order. An item is written when it is admitted; a result that finishes
+// while others of its item are still pending is written with the next
+// write, or within ResultDelay, whichever comes first (not at all if its
+// item leaves before); the item with all its results is deleted, in one
+// transaction, once it has been sent on. A log
 // record waiting for the rest of its call is written when the joiner takes
 // it and deleted once its call has been read and admitted (or refused).
 //
@@ -33,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
@@ -113,6 +116,26 @@ type Journal struct {
 	live   map[uint64]*entry
 	retry  []string // keys whose delete failed
 	closed bool
+	// pending are results not written yet. They go with the next write,
+	// or after ResultDelay, so a result whose item leaves first costs no
+	// write at all and several results share one transaction.
+	pending []pendingResult
+	flush   *time.Timer
+}
+
+// ResultDelay is how long a finished result may wait to be written with
+// another write before it is written on its own. A crash in that time
+// loses the result, which is then evaluated again.
+const ResultDelay = 100 * time.Millisecond
+
+// maxPendingResults bounds the results waiting to be written; beyond it
+// the oldest is given up (reported as a failed write).
+const maxPendingResults = 100_000
+
+type pendingResult struct {
+	id     uint64
+	key    string
+	record []byte
 }
 
 // entry is what the Journal wrote for one live item.
@@ -260,27 +283,37 @@ func (j *Journal) Admit(ctx context.Context, record []byte) (uint64, error) {
 	return id, nil
 }
 
-// Record writes a result of item id. It does nothing when the item is not
-// stored (its admission failed, or it has already been removed).
-func (j *Journal) Record(ctx context.Context, id uint64, scorer string, record []byte) error {
+// Record writes a result of item id with the next write, or within
+// ResultDelay. It does nothing when the item is not stored (its admission
+// failed, or it has already been removed). A failed write is reported to
+// the hooks.
+func (j *Journal) Record(id uint64, scorer string, record []byte) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e := j.live[id]
-	if e == nil || j.closed {
-		return nil
+	if j.live[id] == nil || j.closed {
+		return
 	}
-	key := resultKey(id, scorer)
-	if err := j.batch(ctx, storage.SetOperation(key, record)); err != nil {
-		j.failed(OpResult, err)
-		return err
+	if len(j.pending) >= maxPendingResults {
+		j.failed(OpResult, errors.New("too many results waiting to be written"))
+		j.pending = j.pending[1:]
 	}
-	if !slices.Contains(e.results, key) {
-		e.results = append(e.results, key)
+	j.pending = append(j.pending, pendingResult{id: id, key: resultKey(id, scorer), record: record})
+	if len(j.pending) == 1 {
+		if j.flush == nil {
+			j.flush = time.AfterFunc(ResultDelay, j.flushResults)
+		} else {
+			j.flush.Reset(ResultDelay)
+		}
 	}
-	e.bytes += len(record)
-	j.stored.Add(int64(len(record)))
-	j.written(OpResult, len(record))
-	return nil
+}
+
+// flushResults writes the results still waiting.
+func (j *Journal) flushResults() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.pending) > 0 && !j.closed {
+		_ = j.batch(context.Background())
+	}
 }
 
 // Remove deletes item id and its results. A failed delete is retried with
@@ -294,6 +327,7 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	}
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
+	j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return p.id == id }) // never written
 	if j.closed {
 		j.retry = append(j.retry, itemKey(id))
 		j.retry = append(j.retry, e.results...)
@@ -362,20 +396,41 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 	return j.deleteKeys(ctx, keys)
 }
 
-// batch runs ops together with the deletes that failed before; the retried
-// deletes are dropped from the list once a batch commits. Called with mu
-// held.
+// batch runs ops in one transaction together with the deletes that failed
+// before and the results waiting to be written. When that fails, the
+// waiting results are given up (reported) and ops are tried on their own,
+// so that a retried delete that keeps failing does not fail every write.
+// Called with mu held.
 func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
-	if len(j.retry) == 0 {
+	if len(j.retry) == 0 && len(j.pending) == 0 {
 		return j.client.Batch(ctx, ops...)
 	}
-	all := append(deletes(j.retry), ops...)
+	all := deletes(j.retry)
+	for _, p := range j.pending {
+		all = append(all, storage.SetOperation(p.key, p.record))
+	}
+	all = append(all, ops...)
+	pending := j.pending
+	j.pending = nil
 	if err := j.client.Batch(ctx, all...); err != nil {
-		// A batch is all or nothing: try the new ops on their own, so a
-		// retried delete that keeps failing does not fail every write.
+		for range pending {
+			j.failed(OpResult, err)
+		}
+		if len(ops) == 0 {
+			return err
+		}
 		return j.client.Batch(ctx, ops...)
 	}
 	j.retry = j.retry[:0]
+	for _, p := range pending {
+		e := j.live[p.id]
+		if !slices.Contains(e.results, p.key) {
+			e.results = append(e.results, p.key)
+		}
+		e.bytes += len(p.record)
+		j.stored.Add(int64(len(p.record)))
+		j.written(OpResult, len(p.record))
+	}
 	return nil
 }
 
@@ -390,6 +445,10 @@ func (j *Journal) Close(ctx context.Context) error {
 		return nil
 	}
 	j.closed = true
+	if j.flush != nil {
+		j.flush.Stop()
+	}
+	j.pending = nil // their items left, or a crash would have lost them too
 	var errs []error
 	if len(j.retry) > 0 {
 		if err := j.client.Batch(ctx, deletes(j.retry)...); err != nil {

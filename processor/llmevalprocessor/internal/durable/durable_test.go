@@ -102,14 +102,16 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	require.NoError(t, err)
 	gone, err := j.Admit(ctx, itemRecord(t, "gone", base.Add(2*time.Second)))
 	require.NoError(t, err)
-	require.NoError(t, j.Record(ctx, a, "bias", resultRecord(t, "bias", "pass")))
-	require.NoError(t, j.Record(ctx, gone, "bias", resultRecord(t, "bias", "fail")))
-	require.NoError(t, j.Remove(ctx, gone))
+	j.Record(a, "bias", resultRecord(t, "bias", "pass"))
+	j.Record(gone, "bias", resultRecord(t, "bias", "fail"))
+	require.NoError(t, j.Remove(ctx, gone)) // its result had not been written: it never is
 	// A result of an item already removed is not written.
-	require.NoError(t, j.Record(ctx, gone, "hallucination", resultRecord(t, "hallucination", "fail")))
+	j.Record(gone, "hallucination", resultRecord(t, "hallucination", "fail"))
+	require.Eventually(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.written[OpResult] == 1 }, time.Second, time.Millisecond,
+		"a waiting result is written within ResultDelay")
 	assert.Positive(t, j.StoredBytes())
 	require.NoError(t, j.Close(ctx))
-	assert.Equal(t, map[Op]int{OpAdmit: 3, OpResult: 2, OpRemove: 1}, c.written)
+	assert.Equal(t, map[Op]int{OpAdmit: 3, OpResult: 1, OpRemove: 1}, c.written)
 
 	j2, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
@@ -247,7 +249,8 @@ func TestJournalFullStorage(t *testing.T) {
 	id, err := j.Admit(ctx, itemRecord(t, "refused", time.Unix(2, 0)))
 	require.ErrorIs(t, err, storage.ErrStorageFull)
 	assert.Zero(t, id)
-	require.Error(t, j.Record(ctx, kept, "bias", resultRecord(t, "bias", "pass")))
+	j.Record(kept, "bias", resultRecord(t, "bias", "pass"))
+	require.Eventually(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.failed[OpResult] == 1 }, time.Second, time.Millisecond)
 	require.Error(t, j.Remove(ctx, kept))
 	assert.Equal(t, map[Op]int{OpAdmit: 1, OpResult: 1, OpRemove: 1}, c.failed)
 	assert.Equal(t, 1, fc.keys(), "the removed item's key is still stored")
@@ -340,4 +343,26 @@ func TestJournalJoining(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, next, uint64(3), "ids continue above the joining records' too")
 	require.NoError(t, j2.Close(ctx))
+}
+
+// Waiting results go with the next write, in the same transaction.
+func TestJournalResultsGoWithTheNextWrite(t *testing.T) {
+	ctx := context.Background()
+	fc := newFailingClient()
+	var c counts
+	j, _, _, err := Open(ctx, fc, c.hooks())
+	require.NoError(t, err)
+	a, err := j.Admit(ctx, itemRecord(t, "a", time.Unix(1, 0)))
+	require.NoError(t, err)
+	j.Record(a, "bias", resultRecord(t, "bias", "pass"))
+	j.Record(a, "hallucination", resultRecord(t, "hallucination", "pass"))
+	assert.Equal(t, 1, fc.keys(), "not written yet")
+	_, err = j.Admit(ctx, itemRecord(t, "b", time.Unix(2, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, 4, fc.keys(), "both results went with the next admission")
+	c.mu.Lock()
+	assert.Equal(t, 2, c.written[OpResult])
+	c.mu.Unlock()
+	require.NoError(t, j.Remove(ctx, a))
+	assert.Equal(t, 1, fc.keys(), "the item went with its results")
 }
