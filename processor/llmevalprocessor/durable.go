@@ -30,9 +30,9 @@ import (
 // itemJournal is what the store tells storage. Each call returns after the
 // write (or its failure, which is counted and leaves the item in memory).
 type itemJournal interface {
-	// admitted writes an item just admitted, before its evaluations are
-	// dispatched and before the admitting ConsumeTraces or ConsumeLogs
-	// returns. Called with the store's lock held.
+	// admitted queues an item just admitted, before its evaluations are
+	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
+	// (commit) before it returns. Called with the store's lock held.
 	admitted(item *admittedItem, now time.Time)
 	// finished records a result of a held item that still waits for
 	// others.
@@ -155,9 +155,14 @@ func (st *itemStorage) admitted(item *admittedItem, now time.Time) {
 		st.failed(durable.OpAdmit, err)
 		return
 	}
-	if id, err := st.journal.Admit(context.Background(), rec); err == nil {
-		item.stored = id
-	}
+	item.stored = st.journal.Queue(rec)
+}
+
+// commit writes the items admitted so far: ConsumeTraces and the logs
+// instance's evaluate call it before they return, so that the items of one
+// batch share a transaction.
+func (st *itemStorage) commit() {
+	_ = st.journal.Commit(context.Background()) // a failure is counted; the items stay in memory
 }
 
 func (st *itemStorage) finished(item *admittedItem, r evalResult) {
@@ -376,10 +381,11 @@ func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
 	hc.bytes += bytes
 }
 
-// joined deletes the held records of calls that have been read and
-// admitted (or refused): from now on their item record, if any, stands
-// for them.
-func (st *itemStorage) joined(groups []logjoin.Group) {
+// evaluated writes the calls just admitted, then deletes the held records
+// of the calls that have been read (admitted or refused): from then on
+// their item record, if any, stands for them.
+func (st *itemStorage) evaluated(groups []logjoin.Group) {
+	st.commit()
 	var keys []string
 	bytes := 0
 	st.mu.Lock()

@@ -210,7 +210,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 	}
 	if p.core.storage != nil {
-		p.core.storage.joined(groups) // read and admitted: their held records go
+		p.core.storage.evaluated(groups) // admitted calls to disk; their joining records go
 	}
 }
 

@@ -184,6 +184,9 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	start := time.Now()
 	p.tel.incoming(ctx, td.SpanCount())
 	td, forward := p.processTraces(ctx, td)
+	if p.storage != nil {
+		p.storage.commit() // the admitted spans are on disk before ConsumeTraces returns
+	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
 		p.tel.outgoing(ctx, 0)

@@ -12,7 +12,8 @@
 //
 // <id> is 16 lower-case hex digits, increasing across restarts (the next
 // id is one above the highest found at start), so keys sort in write
-// order. An item is written when it is admitted; a result that finishes
+// order. An item is written when it is admitted (Queue, then Commit: the
+// items of one batch share a transaction); a result that finishes
 // while others of its item are still pending is written with the next
 // write, or within ResultDelay, whichever comes first (not at all if its
 // item leaves before); the item with all its results is deleted, in one
@@ -120,7 +121,15 @@ type Journal struct {
 	// or after ResultDelay, so a result whose item leaves first costs no
 	// write at all and several results share one transaction.
 	pending []pendingResult
-	flush   *time.Timer
+	// admits are items queued by Queue and not written yet.
+	admits     []pendingAdmit
+	flush      *time.Timer
+	flushArmed bool
+}
+
+type pendingAdmit struct {
+	id     uint64
+	record []byte
 }
 
 // ResultDelay is how long a finished result may wait to be written with
@@ -140,8 +149,9 @@ type pendingResult struct {
 
 // entry is what the Journal wrote for one live item.
 type entry struct {
-	results []string // result keys written
-	bytes   int
+	results   []string // result keys written
+	bytes     int
+	unwritten bool // queued by Queue, not written yet
 }
 
 // Open reads every record of client and returns the Journal and the items
@@ -266,21 +276,61 @@ func skipReason(err error) SkipReason {
 // Admit writes a newly admitted item and returns its id. On failure the
 // item is not stored (id 0) and the failure is reported.
 func (j *Journal) Admit(ctx context.Context, record []byte) (uint64, error) {
+	id := j.Queue(record)
+	if id == 0 {
+		return 0, errors.New("storage closed")
+	}
+	if err := j.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// Queue takes a newly admitted item and returns its id, 0 once closed. The
+// item is written by the next Commit or other write, or within ResultDelay,
+// so the items admitted from one batch share a transaction; a caller that
+// must have it on disk calls Commit.
+func (j *Journal) Queue(record []byte) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return 0, errors.New("storage closed")
+		return 0
 	}
 	id := j.next
 	j.next++
-	if err := j.batch(ctx, storage.SetOperation(itemKey(id), record)); err != nil {
-		j.failed(OpAdmit, err)
-		return 0, err
-	}
-	j.live[id] = &entry{bytes: len(record)}
+	j.admits = append(j.admits, pendingAdmit{id: id, record: record})
+	j.live[id] = &entry{bytes: len(record), unwritten: true}
 	j.stored.Add(int64(len(record)))
-	j.written(OpAdmit, len(record))
-	return id, nil
+	j.armFlush()
+	return id
+}
+
+// Commit writes every queued item and waiting result. When it returns
+// without error, every item queued before it was called is in storage:
+// writes hold the Journal's lock, so a write of another caller that took
+// them has finished. On failure the queued items are given up (reported)
+// and stay in memory.
+func (j *Journal) Commit(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed || len(j.admits) == 0 && len(j.pending) == 0 {
+		return nil
+	}
+	return j.batch(ctx)
+}
+
+// armFlush makes sure what waits is written within ResultDelay. Called
+// with mu held.
+func (j *Journal) armFlush() {
+	if j.flushArmed {
+		return
+	}
+	j.flushArmed = true
+	if j.flush == nil {
+		j.flush = time.AfterFunc(ResultDelay, j.flushWaiting)
+	} else {
+		j.flush.Reset(ResultDelay)
+	}
 }
 
 // Record writes a result of item id with the next write, or within
@@ -298,20 +348,15 @@ func (j *Journal) Record(id uint64, scorer string, record []byte) {
 		j.pending = j.pending[1:]
 	}
 	j.pending = append(j.pending, pendingResult{id: id, key: resultKey(id, scorer), record: record})
-	if len(j.pending) == 1 {
-		if j.flush == nil {
-			j.flush = time.AfterFunc(ResultDelay, j.flushResults)
-		} else {
-			j.flush.Reset(ResultDelay)
-		}
-	}
+	j.armFlush()
 }
 
-// flushResults writes the results still waiting.
-func (j *Journal) flushResults() {
+// flushWaiting writes the items and results still waiting.
+func (j *Journal) flushWaiting() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if len(j.pending) > 0 && !j.closed {
+	j.flushArmed = false
+	if (len(j.admits) > 0 || len(j.pending) > 0) && !j.closed {
 		_ = j.batch(context.Background())
 	}
 }
@@ -328,6 +373,10 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
 	j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return p.id == id }) // never written
+	if e.unwritten { // left before it was written: nothing to delete
+		j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
+		return nil
+	}
 	if j.closed {
 		j.retry = append(j.retry, itemKey(id))
 		j.retry = append(j.retry, e.results...)
@@ -397,22 +446,33 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 }
 
 // batch runs ops in one transaction together with the deletes that failed
-// before and the results waiting to be written. When that fails, the
-// waiting results are given up (reported) and ops are tried on their own,
-// so that a retried delete that keeps failing does not fail every write.
-// Called with mu held.
+// before, the queued items and the results waiting to be written. When
+// that fails, the queued items and waiting results are given up (reported;
+// the items stay in memory only) and ops are tried on their own, so that a
+// retried delete that keeps failing does not fail every write. Called with
+// mu held.
 func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
-	if len(j.retry) == 0 && len(j.pending) == 0 {
+	if len(j.retry) == 0 && len(j.pending) == 0 && len(j.admits) == 0 {
 		return j.client.Batch(ctx, ops...)
 	}
 	all := deletes(j.retry)
+	for _, a := range j.admits {
+		all = append(all, storage.SetOperation(itemKey(a.id), a.record))
+	}
 	for _, p := range j.pending {
 		all = append(all, storage.SetOperation(p.key, p.record))
 	}
 	all = append(all, ops...)
-	pending := j.pending
-	j.pending = nil
+	admits, pending := j.admits, j.pending
+	j.admits, j.pending = nil, nil
 	if err := j.client.Batch(ctx, all...); err != nil {
+		for _, a := range admits {
+			j.failed(OpAdmit, err)
+			if e := j.live[a.id]; e != nil {
+				delete(j.live, a.id)
+				j.stored.Add(-int64(e.bytes))
+			}
+		}
 		for range pending {
 			j.failed(OpResult, err)
 		}
@@ -422,6 +482,10 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 		return j.client.Batch(ctx, ops...)
 	}
 	j.retry = j.retry[:0]
+	for _, a := range admits {
+		j.live[a.id].unwritten = false
+		j.written(OpAdmit, len(a.record))
+	}
 	for _, p := range pending {
 		e := j.live[p.id]
 		if !slices.Contains(e.results, p.key) {
@@ -448,7 +512,7 @@ func (j *Journal) Close(ctx context.Context) error {
 	if j.flush != nil {
 		j.flush.Stop()
 	}
-	j.pending = nil // their items left, or a crash would have lost them too
+	j.pending, j.admits = nil, nil // their items left, or a crash would have lost them too
 	var errs []error
 	if len(j.retry) > 0 {
 		if err := j.client.Batch(ctx, deletes(j.retry)...); err != nil {

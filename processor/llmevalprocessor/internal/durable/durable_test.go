@@ -186,9 +186,10 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 // failingClient is storage that refuses writes while full is set.
 type failingClient struct {
 	storage.Client
-	mu   sync.Mutex
-	full bool
-	kv   map[string][]byte
+	mu      sync.Mutex
+	full    bool
+	kv      map[string][]byte
+	batches int // transactions committed
 }
 
 func newFailingClient() *failingClient { return &failingClient{kv: map[string][]byte{}} }
@@ -199,6 +200,7 @@ func (f *failingClient) Batch(_ context.Context, ops ...*storage.Operation) erro
 	if f.full {
 		return storage.ErrStorageFull
 	}
+	f.batches++
 	for _, op := range ops {
 		switch op.Type {
 		case storage.Set:
@@ -365,4 +367,39 @@ func TestJournalResultsGoWithTheNextWrite(t *testing.T) {
 	c.mu.Unlock()
 	require.NoError(t, j.Remove(ctx, a))
 	assert.Equal(t, 1, fc.keys(), "the item went with its results")
+}
+
+// Queued items share the transaction of the next Commit; an item that
+// leaves before it is never written.
+func TestJournalQueueAndCommit(t *testing.T) {
+	ctx := context.Background()
+	fc := newFailingClient()
+	var c counts
+	j, _, _, err := Open(ctx, fc, c.hooks())
+	require.NoError(t, err)
+	before := fc.batches
+	a := j.Queue(itemRecord(t, "a", time.Unix(1, 0)))
+	b := j.Queue(itemRecord(t, "b", time.Unix(2, 0)))
+	gone := j.Queue(itemRecord(t, "gone", time.Unix(3, 0)))
+	require.NoError(t, j.Remove(ctx, gone))
+	assert.Zero(t, fc.keys(), "nothing is written before Commit")
+	require.NoError(t, j.Commit(ctx))
+	assert.Equal(t, 2, fc.keys())
+	assert.Equal(t, before+1, fc.batches, "one transaction for the batch")
+	require.NoError(t, j.Commit(ctx))
+	assert.Equal(t, before+1, fc.batches, "nothing waiting: no transaction")
+	c.mu.Lock()
+	assert.Equal(t, 2, c.written[OpAdmit])
+	assert.Zero(t, c.written[OpRemove], "the item that left unwritten needs no delete")
+	c.mu.Unlock()
+
+	fc.setFull(true)
+	refused := j.Queue(itemRecord(t, "refused", time.Unix(4, 0)))
+	require.Error(t, j.Commit(ctx))
+	require.NoError(t, j.Remove(ctx, refused), "an item whose write failed is not stored")
+	fc.setFull(false)
+	require.NoError(t, j.Remove(ctx, a))
+	require.NoError(t, j.Remove(ctx, b))
+	assert.Zero(t, fc.keys())
+	assert.Zero(t, j.StoredBytes())
 }
