@@ -373,7 +373,8 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
 	j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return p.id == id }) // never written
-	if e.unwritten {                                                                           // left before it was written: nothing to delete
+	if e.unwritten {
+		// It left before it was written: nothing to delete.
 		j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
 		return nil
 	}
