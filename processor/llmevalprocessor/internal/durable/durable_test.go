@@ -24,7 +24,7 @@ var processorID = component.MustNewID("llm_eval")
 
 // fileClient opens a file_storage client on dir, as the collector would
 // for llm_eval.
-func fileClient(t *testing.T, dir string) (storage.Client, error) {
+func fileClient(t testing.TB, dir string) (storage.Client, error) {
 	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
@@ -36,7 +36,7 @@ func fileClient(t *testing.T, dir string) (storage.Client, error) {
 	return ext.(storage.Extension).GetClient(context.Background(), component.KindProcessor, processorID, "")
 }
 
-func mustOpenFile(t *testing.T, dir string) storage.Client {
+func mustOpenFile(t testing.TB, dir string) storage.Client {
 	t.Helper()
 	c, err := fileClient(t, dir)
 	require.NoError(t, err)
@@ -66,14 +66,14 @@ func span(name string) ptrace.Traces {
 	return td
 }
 
-func itemRecord(t *testing.T, name string, admitted time.Time) []byte {
+func itemRecord(t testing.TB, name string, admitted time.Time) []byte {
 	t.Helper()
 	b, err := heldrecord.EncodeSpan(span(name), admitted)
 	require.NoError(t, err)
 	return b
 }
 
-func resultRecord(t *testing.T, scorer, label string) []byte {
+func resultRecord(t testing.TB, scorer, label string) []byte {
 	t.Helper()
 	b, err := heldrecord.EncodeResult(heldrecord.Result{Scorer: scorer, Label: label, Score: 0.5, At: time.Unix(9, 0), Ran: true})
 	require.NoError(t, err)
@@ -402,4 +402,33 @@ func TestJournalQueueAndCommit(t *testing.T) {
 	require.NoError(t, j.Remove(ctx, b))
 	assert.Zero(t, fc.keys())
 	assert.Zero(t, j.StoredBytes())
+}
+
+// BenchmarkJournalHeldSpan is the storage work of one held span on
+// file_storage, as three transactions: its admission, two results written
+// together, and its removal. One op is one span.
+func BenchmarkJournalHeldSpan(b *testing.B) {
+	ctx := context.Background()
+	j, _, _, err := Open(ctx, mustOpenFile(b, b.TempDir()), Hooks{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close(ctx)
+	item := itemRecord(b, "chat gpt-4o-mini", time.Unix(1, 0))
+	result := resultRecord(b, "bias", "pass")
+	b.ReportAllocs()
+	for b.Loop() {
+		id, err := j.Admit(ctx, item)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.Record(id, "bias", result)
+		j.Record(id, "hallucination", result)
+		if err := j.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := j.Remove(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
