@@ -58,4 +58,5 @@ const (
 	ErrorMaxWaitExceeded ErrorType = "max_wait_exceeded" // max_wait passed before the result
 	ErrorShutdown        ErrorType = "shutdown"          // the processor shut down first
 	ErrorQueueFull       ErrorType = "queue_full"        // queue_size spans were already waiting
+	ErrorRestarted       ErrorType = "restarted"         // the collector restarted and max_wait had passed
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
@@ -64,6 +65,10 @@ type Config struct {
 	// SpanFilterConfig (include, exclude) limits which generation spans
 	// are scored, by resource and span attributes (config_context.go).
 	SpanFilterConfig `mapstructure:",squash"`
+	// Storage names a storage extension (file_storage) that keeps held
+	// spans, log calls and their finished results across a crash; nil
+	// keeps them in memory only (durable.go).
+	Storage *component.ID `mapstructure:"storage"`
 
 	_ struct{} // prevent unkeyed literals
 }

@@ -21,6 +21,7 @@ const (
 	reasonShutdown    = "shutdown"
 	reasonNotScorable = "not_scorable"
 	reasonError       = "error"
+	reasonRestarted   = "restarted" // found in storage at start after max_wait
 )
 
 // Why a sampled generation was not evaluated at all (spans_skipped).

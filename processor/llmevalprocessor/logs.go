@@ -67,9 +67,8 @@ var _ processor.Logs = (*logsProcessor)(nil)
 
 func newLogsProcessor(set processor.Settings, core *llmEvalProcessor, next consumer.Logs) *logsProcessor {
 	p := &logsProcessor{
-		core:   core,
-		next:   next,
-		joiner: logjoin.New(core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })),
+		core: core,
+		next: next,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
 			attribute.String("otel.signal", pipeline.SignalLogs.String()))),
@@ -80,6 +79,11 @@ func newLogsProcessor(set processor.Settings, core *llmEvalProcessor, next consu
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("join_reason", r.String())))
 	}
+	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
+	if core.storage != nil {
+		jc.Hold = core.storage.holdJoining // stored before ConsumeLogs returns (durable.go)
+	}
+	p.joiner = logjoin.New(jc)
 	return p
 }
 
@@ -101,6 +105,7 @@ func (p *logsProcessor) Start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	p.recoverCalls()
 	tick := min(time.Second, p.core.cfg.LogEvents.JoinWindow/2)
 	p.ticking.Add(1)
 	go p.expireEvery(max(tick, time.Millisecond))
@@ -218,6 +223,9 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		case rejectedClosed:
 			call.markAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 		}
+	}
+	if p.core.storage != nil {
+		p.core.storage.evaluated(groups) // admitted calls to disk; their joining records go
 	}
 }
 

@@ -46,6 +46,8 @@ type llmEvalProcessor struct {
 	// shared, when set, owns the judge and store, which this instance
 	// shares with the logs instance of the same component (shared.go).
 	shared *sharedEvaluator
+	// storage keeps held items across a crash (durable.go); nil when off.
+	storage *itemStorage
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
@@ -81,6 +83,9 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	if err := tel.observeIndex(p.join.ix); err != nil {
 		return nil, err
 	}
+	if cfg.Storage != nil {
+		p.storage = newItemStorage(*cfg.Storage, set.ID, tel, p.redact)
+	}
 	return p, nil
 }
 
@@ -105,10 +110,17 @@ func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 // Start builds the judge and starts the store's workers, once for all
 // instances sharing them.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
+	var err error
 	if p.shared != nil {
-		return p.shared.start(ctx, host)
+		err = p.shared.start(ctx, host)
+	} else {
+		err = p.startEvaluator(ctx, host)
 	}
-	return p.startEvaluator(ctx, host)
+	if err != nil {
+		return err
+	}
+	p.recoverSpans()
+	return nil
 }
 
 // startEvaluator builds the judge and starts the store's workers.
@@ -144,6 +156,12 @@ func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Ho
 	for i, s := range js.scorers {
 		scorers[i] = configuredScorer{cfg: p.cfg.Scorers[i], scorer: s}
 	}
+	if p.storage != nil {
+		if err := p.storage.open(ctx, host); err != nil {
+			return fmt.Errorf("llm_eval: %w", err)
+		}
+		p.store.journal = p.storage
+	}
 	p.store.start(scorers)
 	return nil
 }
@@ -161,6 +179,9 @@ func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
 // stopEvaluator shuts the store and the telemetry down.
 func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
 	err := p.store.shutdown(ctx)
+	if p.storage != nil {
+		err = errors.Join(err, p.storage.close(ctx))
+	}
 	p.tel.shutdown()
 	return err
 }
@@ -171,6 +192,9 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	start := time.Now()
 	p.tel.incoming(ctx, td.SpanCount())
 	td, forward := p.processTraces(ctx, td)
+	if p.storage != nil {
+		p.storage.commit() // the admitted spans are on disk before ConsumeTraces returns
+	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
 		p.tel.outgoing(ctx, 0)

@@ -55,6 +55,8 @@ const (
 	leftComplete leaveReason = ""
 	leftMaxWait  leaveReason = reasonMaxWait
 	leftShutdown leaveReason = reasonShutdown
+	// leftRestarted: found in storage at start after its max_wait.
+	leftRestarted leaveReason = reasonRestarted
 )
 
 // configuredScorer is a running scorer with its configuration.
@@ -111,6 +113,9 @@ type evalStore struct {
 	calls     *pairing.Table[*admittedItem]
 	callTimer *time.Timer
 	joining   atomic.Bool // calls is set: read without mu on the hot path
+	// journal keeps admitted items in storage (durable.go); nil when
+	// storage is off. Set before start.
+	journal itemJournal
 }
 
 type storePhase int
@@ -136,7 +141,8 @@ type admittedItem struct {
 	wait      *waitingItem  // set while the item waits for context
 	// call is the item's key in the store's table of calls seen on both
 	// signals (signaljoin.go); zero when it is not in the table.
-	call pairing.Key
+	call   pairing.Key
+	stored uint64 // its id in storage; 0 when not stored
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
@@ -228,6 +234,9 @@ func (s *evalStore) hold(ctx context.Context, subject evalSubject) *admittedItem
 	s.unfinished++
 	if s.held.Len() == 1 {
 		s.armExpiry(s.maxWait)
+	}
+	if s.journal != nil {
+		s.journal.admitted(item, now) // stored before ConsumeTraces returns
 	}
 	return item
 }
@@ -417,6 +426,9 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 
 	if !r.skipped {
 		s.tel.recordResult(item.ctx, r)
+		if held && !last && s.journal != nil {
+			s.journal.finished(item, r) // the last leaves at once instead
+		}
 	}
 	switch {
 	case last:
@@ -462,6 +474,9 @@ func (s *evalStore) leave(item *admittedItem, why leaveReason) {
 		}
 	}
 	item.subject.leave(item.ctx, results)
+	if s.journal != nil {
+		s.journal.left(item) // after it was sent on: a crash in between sends it twice, never loses it
+	}
 }
 
 // heldCount is the number of items held now.
@@ -547,8 +562,11 @@ func errorResult(t scoring.ErrorType, err error) scoring.Result {
 // finished when its item left.
 func unfinishedResult(scorer string, why leaveReason, at time.Time) evalResult {
 	t, msg := scoring.ErrorMaxWaitExceeded, "max_wait passed before the evaluation finished"
-	if why == leftShutdown {
+	switch why {
+	case leftShutdown:
 		t, msg = scoring.ErrorShutdown, "the processor shut down before the evaluation finished"
+	case leftRestarted:
+		t, msg = scoring.ErrorRestarted, "the collector restarted after max_wait had passed; the evaluation did not finish before"
 	}
 	return evalResult{scorer: scorer, at: at, result: errorResult(t, errors.New(msg))}
 }

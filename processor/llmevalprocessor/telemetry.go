@@ -82,7 +82,7 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "completion"))),
 		}
 	}
-	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError} {
+	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError, reasonRestarted} {
 		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
 	for _, st := range []guard.BreakerState{guard.BreakerClosed, guard.BreakerHalfOpen, guard.BreakerOpen, guard.BreakerSuspended} {

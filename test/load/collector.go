@@ -46,6 +46,9 @@ processors:
       percentage: {{.Sampling}}
     max_wait: {{.MaxWait}}
     queue_size: {{.QueueSize}}
+{{- if .StorageDir}}
+    storage: file_storage
+{{- end}}
 {{- if or .ContextMaxTraces .ContextMaxBytes .ContextTTL}}
     trace_context:
 {{- if .ContextMaxTraces}}
@@ -73,12 +76,16 @@ exporters:
 extensions:
   health_check:
     endpoint: {{.Health}}
+{{- if .StorageDir}}
+  file_storage:
+    directory: {{.StorageDir}}
+{{- end}}
 {{- if .Pprof}}
   pprof:
     endpoint: {{.Pprof}}
 {{- end}}
 service:
-  extensions: [health_check{{if .Pprof}}, pprof{{end}}]
+  extensions: [health_check{{if .Pprof}}, pprof{{end}}{{if .StorageDir}}, file_storage{{end}}]
   telemetry:
     logs:
       level: warn
@@ -106,6 +113,7 @@ type configValues struct {
 	MaxConcurrency, QueueSize     int
 	MaxWait                       time.Duration
 	ReasonMode                    string // scorers' reason_mode; empty leaves the default
+	StorageDir                    string // llm_eval storage on file_storage in this directory; empty: off
 	// trace_context settings; zero leaves the collector's default.
 	ContextMaxTraces int
 	ContextMaxBytes  int64

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type options struct {
 	pprof          string
 	windowProfiles string
 	shape          string
+	storage        bool // llm_eval storage on file_storage
 	// trace_context of the llm_eval scenarios (0: collector default; the
 	// unfinished scenario uses small limits when left 0).
 	contextMaxTraces int
@@ -66,6 +68,7 @@ func main() {
 	flag.StringVar(&o.reasonMode, "reason-mode", "", "llm_eval scorers' reason_mode: llm or summary (empty: the collector's default)")
 	flag.DurationVar(&o.windows, "windows", 0, "llm_eval scenario: send GenAI spans only in every other window of this length (the others carry the same spans unselectable) and report the CPU per evaluated generation measured inside one collector process; 0: off")
 	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished")
+	flag.BoolVar(&o.storage, "storage", false, "llm_eval and unfinished scenarios: keep held spans and results in file_storage (llm_eval storage) in a temporary directory, and report the bytes written per held span")
 	flag.StringVar(&o.shape, "shape", shapeChat, "GenAI traffic shape: chat (a lone chat span) or rag (invoke_agent root with retrieval, execute_tool and chat children); the unfinished scenario always sends its own shape")
 	flag.IntVar(&o.contextMaxTraces, "context-max-traces", 0, fmt.Sprintf("llm_eval trace_context.max_traces (0: collector default; unfinished: %d)", unfinishedMaxTraces))
 	flag.Int64Var(&o.contextMaxBytes, "context-max-bytes", 0, fmt.Sprintf("llm_eval trace_context.max_bytes (0: collector default; unfinished: %d)", unfinishedMaxBytes))
@@ -126,6 +129,9 @@ type report struct {
 	ctxBytesSeries      []float64          // every 5 s while sending
 	elapsed             time.Duration
 	windows             []window // -windows
+	// -storage: records written, bytes written, and the bbolt file size.
+	storageAdmits, storageBytes float64
+	storageFile                 int64
 }
 
 func run(ctx context.Context, o options) error {
@@ -178,6 +184,12 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		}
 		defer judge.stop()
 		v.Judge, v.JudgeCAFile, v.JudgeHTTP2 = judge.url, judge.caFile, o.judgeHTTP2
+		if o.storage {
+			v.StorageDir = filepath.Join(dir, "storage")
+			if err := os.Mkdir(v.StorageDir, 0o700); err != nil {
+				return r, err
+			}
+		}
 		if name == "unfinished" {
 			// Every trace is sampled, so every retrieval and tool span goes
 			// into the index, and no generation ever comes to use it.
@@ -256,6 +268,8 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	for _, source := range []string{"span", "trace", "none"} {
 		r.joins[source] = c.metric(metricContextJoins, `source="`+source+`"`)
 	}
+	r.storageAdmits = c.metric("otelcol_processor_llm_eval_storage_writes", `op="admit"`)
+	r.storageBytes = c.metric("otelcol_processor_llm_eval_storage_written_bytes")
 	r.elapsed = time.Since(start)
 	if err := c.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
@@ -268,6 +282,11 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		fmt.Fprintf(os.Stderr, "load: %s: %d spans never arrived, e.g. %v\n", name, r.lost, s.missing(snd.sent, 5))
 	}
 	r.cpu = cpu1 - cpu0
+	if v.StorageDir != "" {
+		if fi, err := os.Stat(filepath.Join(v.StorageDir, "processor_llm_eval_")); err == nil {
+			r.storageFile = fi.Size()
+		}
+	}
 	return r, nil
 }
 
@@ -279,8 +298,12 @@ func printReport(o options, reports []report) {
 	case o.judgeTLS:
 		transport = "HTTPS, HTTP/1.1"
 	}
-	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s\n\n",
-		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"))
+	storage := "off"
+	if o.storage {
+		storage = "file_storage"
+	}
+	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s, storage %s\n\n",
+		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"), storage)
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	perSpan := map[string][]float64{}
@@ -310,6 +333,12 @@ func printReport(o options, reports []report) {
 		if r.evaluations > 0 {
 			fmt.Printf("%s: %.0f evaluations, %.0f refused by the open circuit breaker, %.0f spans passed unscored\n",
 				r.name, r.evaluations, r.circuitOpen, r.unscored)
+		}
+	}
+	for _, r := range reports {
+		if r.storageAdmits > 0 {
+			fmt.Printf("storage, %s: %.0f held spans written, %.0f bytes of records, %.0f B per held span; file %d B at the end\n",
+				r.name, r.storageAdmits, r.storageBytes, r.storageBytes/r.storageAdmits, r.storageFile)
 		}
 	}
 	for _, r := range reports {

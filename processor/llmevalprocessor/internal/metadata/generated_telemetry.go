@@ -60,6 +60,12 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansSelected             metric.Int64Counter
 	ProcessorLlmEvalSpansSkipped              metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored             metric.Int64Counter
+	ProcessorLlmEvalStorageBytes              metric.Int64ObservableGauge
+	ProcessorLlmEvalStorageRecordsSkipped     metric.Int64Counter
+	ProcessorLlmEvalStorageRecovered          metric.Int64Counter
+	ProcessorLlmEvalStorageWriteFailures      metric.Int64Counter
+	ProcessorLlmEvalStorageWrites             metric.Int64Counter
+	ProcessorLlmEvalStorageWrittenBytes       metric.Int64Counter
 	ProcessorLlmEvalTraceContextBytes         metric.Int64ObservableGauge
 	ProcessorLlmEvalTraceContextEvictions     metric.Int64ObservableCounter
 	ProcessorLlmEvalTraceContextLimited       metric.Int64ObservableCounter
@@ -159,6 +165,21 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalQueueDepthCallback(cb m
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalQueueDepth, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalQueueDepth)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalStorageBytesCallback sets callback for observable ProcessorLlmEvalStorageBytes metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalStorageBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalStorageBytes, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalStorageBytes)
 	if err != nil {
 		return err
 	}
@@ -449,6 +470,42 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_spans_unscored",
 		metric.WithDescription("Sampled spans that left without any score, by reason. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_storage_bytes",
+		metric.WithDescription("Bytes of the records stored now for held items and their results (storage). [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageRecordsSkipped, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_records_skipped",
+		metric.WithDescription("Records found in storage at start that could not be recovered and were deleted, by reason (storage). [Development]"),
+		metric.WithUnit("{records}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageRecovered, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_recovered",
+		metric.WithDescription("Items found in storage at start, by whether they went back into the store or were forwarded at once, and log records given back to the joiner (storage). [Development]"),
+		metric.WithUnit("{items}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageWriteFailures, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_write_failures",
+		metric.WithDescription("Storage writes that failed (full disk, storage error), by kind; the item stays in memory and is evaluated as without storage. [Development]"),
+		metric.WithUnit("{writes}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageWrites, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_writes",
+		metric.WithDescription("Storage writes that succeeded, by kind (admitted items, results, removals of items that left, log records waiting for their call). [Development]"),
+		metric.WithUnit("{writes}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageWrittenBytes, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_written_bytes",
+		metric.WithDescription("Bytes of records written to storage (items and results; removals write none). [Development]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalTraceContextBytes, err = builder.meter.Int64ObservableGauge(

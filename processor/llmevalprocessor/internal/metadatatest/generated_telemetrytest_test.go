@@ -44,6 +44,10 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -86,6 +90,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSkipped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageWrites.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageWrittenBytes.Add(context.Background(), 1)
 	tb.ProcessorOutgoingItems.Add(context.Background(), 1)
 	AssertEqualProcessorIncomingItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -181,6 +190,24 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalSpansUnscored(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageRecordsSkipped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageRecovered(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageWriteFailures(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageWrites(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageWrittenBytes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalTraceContextBytes(t, testTel,

@@ -1,0 +1,493 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// This file connects the store to storage (the storage setting): the
+// store's hooks write through internal/durable, and at start the items
+// found there go back into the store or are forwarded.
+
+// itemJournal is what the store tells storage. Each call returns after the
+// write (or its failure, which is counted and leaves the item in memory).
+type itemJournal interface {
+	// admitted queues an item just admitted, before its evaluations are
+	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
+	// (commit) before it returns. Called with the store's lock held.
+	admitted(item *admittedItem, now time.Time)
+	// finished records a result of a held item that still waits for
+	// others.
+	finished(item *admittedItem, r evalResult)
+	// left removes an item that has been sent on.
+	left(item *admittedItem)
+}
+
+// storedSubject is a subject that storage can keep: a held span or a log
+// call.
+type storedSubject interface {
+	record(admitted time.Time) ([]byte, error)
+}
+
+// itemStorage is the itemJournal of one llm_eval component. It holds the
+// items found at start until the instance of their signal takes them.
+type itemStorage struct {
+	extension component.ID // the storage extension
+	self      component.ID // this processor, naming its storage client
+	tel       *telemetry
+	redact    func(string) string
+	journal   *durable.Journal // set by open
+	opAttrs   map[durable.Op]metric.MeasurementOption
+
+	mu      sync.Mutex
+	found   map[heldrecord.Kind][]durable.Recovered
+	joining []durable.Joining // log records found waiting for their call
+	// held are the stored records of each call being joined; recovering
+	// stops holdJoining from writing the records it re-joins at start.
+	held       map[logjoin.Key]*heldCall
+	recovering bool
+}
+
+// heldCall is what is stored of one call being joined.
+type heldCall struct {
+	keys  []string
+	bytes int
+}
+
+func newItemStorage(extension, self component.ID, tel *telemetry, redact func(string) string) *itemStorage {
+	st := &itemStorage{extension: extension, self: self, tel: tel, redact: redact, opAttrs: map[durable.Op]metric.MeasurementOption{}}
+	for _, op := range []durable.Op{durable.OpAdmit, durable.OpResult, durable.OpRemove, durable.OpJoin} {
+		st.opAttrs[op] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", string(op))))
+	}
+	return st
+}
+
+// open gets the storage client from the extension and reads what the last
+// run left. Errors name the storage key.
+func (st *itemStorage) open(ctx context.Context, host component.Host) error {
+	ext, ok := host.GetExtensions()[st.extension]
+	if !ok {
+		return fmt.Errorf("storage: extension %q not found: configure it under extensions and list it in service::extensions", st.extension)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return fmt.Errorf("storage: extension %q is not a storage extension (such as file_storage)", st.extension)
+	}
+	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
+	if err != nil {
+		hint := ""
+		if strings.Contains(err.Error(), "timeout") {
+			// bbolt's file lock: file_storage waits its timeout for it.
+			hint = " (is another collector using the same storage directory?)"
+		}
+		return fmt.Errorf("storage: extension %q could not open storage for %s: %w%s", st.extension, st.self, err, hint)
+	}
+	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
+		Written: st.written,
+		Failed:  st.failed,
+		Skipped: st.skipped,
+	})
+	if err != nil {
+		_ = client.Close(ctx)
+		return fmt.Errorf("storage: extension %q: %w", st.extension, err)
+	}
+	if readErr != nil {
+		st.tel.logger.Error("storage: could not read the records of the last run; starting without them",
+			zap.String("extension", st.extension.String()), zap.Error(readErr))
+	}
+	st.journal = j
+	st.found = map[heldrecord.Kind][]durable.Recovered{}
+	for _, rec := range found.Items {
+		st.found[rec.Item.Kind] = append(st.found[rec.Item.Kind], rec)
+	}
+	st.joining = found.Joining
+	st.held = map[logjoin.Key]*heldCall{}
+	return st.tel.tb.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(j.StoredBytes())
+		return nil
+	})
+}
+
+// take hands over the items of one kind found at start, once.
+func (st *itemStorage) take(kind heldrecord.Kind) []durable.Recovered {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	recs := st.found[kind]
+	delete(st.found, kind)
+	return recs
+}
+
+func (st *itemStorage) close(ctx context.Context) error {
+	if st.journal == nil {
+		return nil
+	}
+	if err := st.journal.Close(ctx); err != nil {
+		return fmt.Errorf("llm_eval: storage: %w", err)
+	}
+	return nil
+}
+
+func (st *itemStorage) admitted(item *admittedItem, now time.Time) {
+	ss, ok := item.subject.(storedSubject)
+	if !ok {
+		return
+	}
+	rec, err := ss.record(now)
+	if err != nil { // too large: held in memory only
+		st.failed(durable.OpAdmit, err)
+		return
+	}
+	item.stored = st.journal.Queue(rec)
+}
+
+// commit writes the items admitted so far: ConsumeTraces and the logs
+// instance's evaluate call it before they return, so that the items of one
+// batch share a transaction.
+func (st *itemStorage) commit() {
+	_ = st.journal.Commit(context.Background()) // a failure is counted; the items stay in memory
+}
+
+func (st *itemStorage) finished(item *admittedItem, r evalResult) {
+	if item.stored == 0 {
+		return
+	}
+	rec, err := heldrecord.EncodeResult(st.resultRecord(r))
+	if err != nil {
+		st.failed(durable.OpResult, err)
+		return
+	}
+	st.journal.Record(item.stored, r.scorer, rec)
+}
+
+func (st *itemStorage) left(item *admittedItem) {
+	if item.stored != 0 {
+		_ = st.journal.Remove(context.Background(), item.stored)
+	}
+}
+
+func (st *itemStorage) written(op durable.Op, n int) {
+	ctx := context.Background()
+	st.tel.tb.ProcessorLlmEvalStorageWrites.Add(ctx, 1, st.opAttrs[op])
+	if n > 0 {
+		st.tel.tb.ProcessorLlmEvalStorageWrittenBytes.Add(ctx, int64(n))
+	}
+}
+
+func (st *itemStorage) failed(op durable.Op, err error) {
+	st.tel.tb.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1, st.opAttrs[op])
+	st.tel.logFailure("storage:"+string(op), "storage write failed; the item is kept in memory and evaluated as without storage",
+		zap.String("op", string(op)), zap.String("extension", st.extension.String()), zap.Error(err))
+}
+
+func (st *itemStorage) skipped(reason durable.SkipReason, key string, err error) {
+	st.tel.tb.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1,
+		metric.WithAttributes(attribute.String("reason", string(reason))))
+	st.tel.logFailure("storage-skip:"+string(reason), "storage: record of the last run skipped and deleted",
+		zap.String("reason", string(reason)), zap.String("key", key), zap.Error(err))
+}
+
+// resultRecord is what is stored of a result: what leave writes, with the
+// texts already scrubbed of the judge's secrets.
+func (st *itemStorage) resultRecord(r evalResult) heldrecord.Result {
+	rec := heldrecord.Result{
+		Scorer: r.scorer,
+		Label:  string(r.label()),
+		Score:  r.result.Score,
+		Reason: st.redact(r.result.Reason),
+		At:     r.at,
+		Ran:    r.ran,
+	}
+	if r.label() == scoring.LabelError {
+		rec.ErrorType = r.errorType()
+		rec.ErrorMessage = r.explanation(st.redact)
+	}
+	return rec
+}
+
+// recoveredResult turns a stored result back into the one it was.
+func recoveredResult(rec heldrecord.Result) evalResult {
+	r := evalResult{scorer: rec.Scorer, at: rec.At, ran: rec.Ran, result: scoring.Result{
+		Scorer: rec.Scorer, Score: rec.Score, Label: scoring.Label(rec.Label), Reason: rec.Reason,
+	}}
+	if r.result.Label == scoring.LabelError {
+		r.result.Err = storedError{typ: scoring.ErrorType(rec.ErrorType), text: rec.ErrorMessage}
+	}
+	return r
+}
+
+// storedError is a recorded evaluation failure: its type for error.type,
+// its message as it was written before.
+type storedError struct {
+	typ  scoring.ErrorType
+	text string
+}
+
+func (e storedError) Error() string { return e.text }
+
+// As lets errors.As find the scoring error type.
+func (e storedError) As(target any) bool {
+	if t, ok := target.(**scoring.Error); ok {
+		*t = &scoring.Error{Type: e.typ, Err: errors.New(e.text)}
+		return true
+	}
+	return false
+}
+
+// record implements storedSubject for a held span.
+func (h *heldSpan) record(admitted time.Time) ([]byte, error) {
+	return heldrecord.EncodeSpan(h.td, admitted)
+}
+
+// record implements storedSubject for a log call.
+func (c *logCall) record(admitted time.Time) ([]byte, error) {
+	return heldrecord.EncodeLogCall(c.group.Logs, admitted)
+}
+
+// recoverSpans puts the spans found in storage at start back into the
+// store, or forwards them (recover). It runs in Start, after the consumers
+// downstream have started: the collector starts components in reverse
+// pipeline order.
+func (p *llmEvalProcessor) recoverSpans() {
+	if p.storage == nil {
+		return
+	}
+	for _, rec := range p.storage.take(heldrecord.KindSpan) {
+		p.store.recover(p.recoveredSpan(rec.Item.Traces), rec)
+	}
+}
+
+// recoveredSpan is a held span read back from storage, read and filtered
+// as it was at admission.
+func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
+	rs := td.ResourceSpans().At(0)
+	ss := rs.ScopeSpans().At(0)
+	span := ss.Spans().At(0)
+	agent := p.agents && genai.Classify(rs.Resource(), span) == genai.KindAggregate && genai.IsAgent(span)
+	gen := genai.Read(span)
+	if agent {
+		gen = genai.ReadAgent(span)
+	}
+	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
+	h := newHeldSpan(p.out, rs, ss, span, gen)
+	h.join = p.join
+	h.excluded = excluded
+	h.agent = agent
+	return h
+}
+
+// recoverCalls does for the log calls found in storage what recoverSpans
+// does for spans, then gives the joiner back the log records that were
+// waiting for the rest of their call; the call's window starts again.
+// Records of a call that was admitted before the crash are dropped.
+func (p *logsProcessor) recoverCalls() {
+	st := p.core.storage
+	if st == nil {
+		return
+	}
+	admitted := map[logjoin.Key]bool{}
+	for _, rec := range st.take(heldrecord.KindLogCall) {
+		call := p.recoveredCall(rec.Item.Logs)
+		admitted[call.group.Key] = true
+		p.core.store.recover(call, rec)
+	}
+	st.mu.Lock()
+	joining := st.joining
+	st.joining = nil
+	st.recovering = true
+	st.mu.Unlock()
+	var groups []logjoin.Group
+	var stale []string
+	staleBytes := 0
+	for _, r := range joining {
+		sl := r.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
+		rec := sl.LogRecords().At(0)
+		key := logjoin.Key{TraceID: rec.TraceID(), SpanID: rec.SpanID()}
+		size := recordBytes(r.Item.Logs)
+		if admitted[key] {
+			stale, staleBytes = append(stale, r.Key), staleBytes+size
+			continue
+		}
+		st.track(key, r.Key, size)
+		groups = append(groups, p.joiner.Add(rec, r.Item.Logs.ResourceLogs().At(0), sl)...)
+		p.core.tel.tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1,
+			metric.WithAttributes(attribute.String("outcome", "rejoined")))
+	}
+	st.mu.Lock()
+	st.recovering = false
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), stale, staleBytes)
+	p.evaluate(context.Background(), groups)
+}
+
+// recordBytes is the stored size of a joining record, for StoredBytes.
+func recordBytes(ld plog.Logs) int {
+	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// holdJoining writes a log record the joiner keeps for a call still being
+// joined (logjoin.Config.Hold). A failed write is counted; the record stays
+// in memory.
+func (st *itemStorage) holdJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
+	st.mu.Lock()
+	recovering := st.recovering
+	st.mu.Unlock()
+	if recovering {
+		return
+	}
+	ld, recs := logjoin.NewLogsUnder(rl, sl)
+	rec.CopyTo(recs.AppendEmpty())
+	b, err := heldrecord.EncodeLogCall(ld, time.Now())
+	if err != nil {
+		st.failed(durable.OpJoin, err)
+		return
+	}
+	k, err := st.journal.Hold(context.Background(), key.TraceID.String()+key.SpanID.String(), b)
+	if err == nil {
+		st.track(key, k, len(b))
+	}
+}
+
+func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	hc := st.held[key]
+	if hc == nil {
+		hc = &heldCall{}
+		st.held[key] = hc
+	}
+	hc.keys = append(hc.keys, storageKey)
+	hc.bytes += bytes
+}
+
+// evaluated writes the calls just admitted, then deletes the held records
+// of the calls that have been read (admitted or refused): from then on
+// their item record, if any, stands for them.
+func (st *itemStorage) evaluated(groups []logjoin.Group) {
+	st.commit()
+	var keys []string
+	bytes := 0
+	st.mu.Lock()
+	for _, g := range groups {
+		if hc := st.held[g.Key]; hc != nil {
+			keys, bytes = append(keys, hc.keys...), bytes+hc.bytes
+			delete(st.held, g.Key)
+		}
+	}
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), keys, bytes)
+}
+
+func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {
+	rl := ld.ResourceLogs().At(0)
+	recs := rl.ScopeLogs().At(0).LogRecords()
+	first := recs.At(0)
+	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
+	gen := genai.ReadLogs(recs)
+	return &logCall{
+		p: p, gen: gen, group: g,
+		excluded: p.core.scorerSel.excluded(rl.Resource().Attributes(), callAttributes(recs)),
+		of:       evaluatedSpan{traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID},
+	}
+}
+
+// recover takes an item found in storage at start. While its max_wait
+// (counted from its first admission) has not passed and the store has
+// room, it goes back into the store with its recorded results and the
+// missing evaluations are dispatched; it keeps its place in storage.
+// Otherwise it is forwarded with the results it has and a restarted
+// marker for each scorer that applies and has none, from a goroutine, so
+// Start does not wait for the consumers.
+func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
+	recorded := make(map[string]evalResult, len(rec.Results))
+	for _, r := range rec.Results {
+		recorded[r.Scorer] = recoveredResult(r)
+	}
+	ctx := context.Background() // the request's client.Info is not stored
+	s.mu.Lock()
+	now := time.Now()
+	item := &admittedItem{
+		subject:   subject,
+		ctx:       ctx,
+		expiresAt: rec.Item.Admitted.Add(s.maxWait),
+		deadline:  rec.Item.Admitted.Add(s.maxWait + s.evalTimeout),
+		results:   make([]*evalResult, len(s.scorers)),
+		stored:    rec.ID,
+	}
+	for i, sc := range s.scorers {
+		if r, ok := recorded[sc.cfg.Name]; ok {
+			item.results[i] = &r
+		} else {
+			item.pending++
+		}
+	}
+	resume := s.phase == phaseRunning && now.Before(item.expiresAt) && s.unfinished < s.capacity && item.pending > 0
+	if resume {
+		s.insertHeld(item)
+		s.unfinished++
+		for i := range s.scorers {
+			if item.results[i] == nil {
+				s.dispatchScorer(item, i)
+			}
+		}
+	} else {
+		// Scorers that do not apply get no marker, as on any span.
+		if sk, ok := subject.(scorerSkipper); ok {
+			for i, sc := range s.scorers {
+				if item.results[i] == nil && sk.skips(sc.cfg) {
+					item.results[i] = &evalResult{scorer: sc.cfg.Name, at: now, skipped: true}
+				}
+			}
+		}
+		s.workers.Add(1) // shutdown waits for it to be forwarded
+	}
+	s.mu.Unlock()
+
+	outcome := "resumed"
+	if !resume {
+		outcome = "forwarded"
+		go func() {
+			defer s.workers.Done()
+			s.leave(item, leftRestarted)
+		}()
+	}
+	s.tel.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+}
+
+// insertHeld puts a recovered item into held in expiry order and re-arms
+// the expiry timer when it expires first. Called with mu held.
+func (s *evalStore) insertHeld(item *admittedItem) {
+	e := s.held.Back()
+	for e != nil && e.Value.(*admittedItem).expiresAt.After(item.expiresAt) {
+		e = e.Prev()
+	}
+	if e == nil {
+		item.elem = s.held.PushFront(item)
+	} else {
+		item.elem = s.held.InsertAfter(item, e)
+	}
+	if s.held.Front() == item.elem {
+		s.armExpiry(max(time.Until(item.expiresAt), 0))
+	}
+}

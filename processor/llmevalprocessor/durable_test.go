@@ -1,0 +1,382 @@
+package llmevalprocessor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+var fileStorageID = component.MustNewID("file_storage")
+
+// storageHost is a host with the given extensions.
+type storageHost struct {
+	component.Host
+	ext map[component.ID]component.Component
+}
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.ext }
+
+// fileStorageOn returns a host whose file_storage keeps its files in dir.
+func fileStorageOn(t testing.TB, dir string) storageHost {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory, cfg.Compaction.Directory = dir, dir
+	cfg.Timeout = 200 * time.Millisecond
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	require.NoError(t, err)
+	return storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{fileStorageID: ext}}
+}
+
+// life is one run of the collector: a processor with storage on dir.
+type life struct {
+	t    *testing.T
+	p    *llmEvalProcessor
+	sink *consumertest.TracesSink
+	tel  *componenttest.Telemetry
+}
+
+func startLife(t *testing.T, cfg *Config, host component.Host, scorers ...scoring.Scorer) (*life, error) {
+	t.Helper()
+	require.NoError(t, confmap.Validate(cfg))
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	sink := new(consumertest.TracesSink)
+	p, proc, err := newTracesProcessor(context.Background(), metadatatest.NewSettings(tel), cfg, sink, fakeJudge(scorers))
+	require.NoError(t, err)
+	if err := proc.Start(context.Background(), host); err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { _ = proc.Shutdown(context.Background()) })
+	return &life{t: t, p: p, sink: sink, tel: tel}, nil
+}
+
+func mustStartLife(t *testing.T, cfg *Config, host component.Host, scorers ...scoring.Scorer) *life {
+	t.Helper()
+	l, err := startLife(t, cfg, host, scorers...)
+	require.NoError(t, err)
+	return l
+}
+
+// crash leaves storage as kill -9 would: nothing more is written or
+// deleted, and nothing the processor sends from now on counts. It returns
+// the spans sent on before.
+func (l *life) crash() map[pcommon.SpanID]int {
+	l.t.Helper()
+	_, counts := sinkSpans(l.sink)
+	require.NoError(l.t, l.p.storage.journal.Close(context.Background()))
+	return counts
+}
+
+func (l *life) storageWrites(op durable.Op) int64 {
+	return sumOf(l.t, l.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", string(op)))
+}
+
+func storageConfig(maxWait time.Duration, names ...string) *Config {
+	cfg := testConfig(names...)
+	cfg.Storage = &fileStorageID
+	cfg.MaxWait = maxWait
+	cfg.Cache.Enabled = false
+	return cfg
+}
+
+// scoreFastOnly passes outputs containing "fast" at once and never
+// answers the others (until its context ends).
+func scoreFastOnly(name string) *fakeScorer {
+	return &fakeScorer{name: name, fn: func(ctx context.Context, c scoring.Case) scoring.Result {
+		if strings.Contains(c.Output, "fast") {
+			return scoring.Result{Score: 0.1, Label: scoring.LabelPass, Reason: name + " recorded before the crash"}
+		}
+		<-ctx.Done()
+		return scoring.Result{Label: scoring.LabelError, Err: &scoring.Error{Type: scoring.ErrorCanceled, Err: ctx.Err()}}
+	}}
+}
+
+// firstLife admits three generations (two whose bias result finishes, one
+// whose nothing finishes) and one other span, waits until the two bias
+// results are recorded, and crashes.
+func firstLife(t *testing.T, cfg *Config, host component.Host) (gens []pcommon.SpanID, other pcommon.SpanID, before map[pcommon.SpanID]int) {
+	t.Helper()
+	l := mustStartLife(t, cfg, host, scoreFastOnly(scoring.Bias), hangingScorer(scoring.Hallucination))
+	b := newBatch()
+	trace := randomTraceID()
+	gens = []pcommon.SpanID{
+		b.generation(trace, "Where is order 1?", "fast: it shipped"),
+		b.generation(trace, "Where is order 2?", "fast: it is on its way"),
+		b.generation(trace, "Where is order 3?", "slow: it is lost"),
+	}
+	other = b.other(trace)
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
+	assert.Equal(t, int64(3), l.storageWrites(durable.OpAdmit), "written before ConsumeTraces returned")
+	require.Eventually(t, func() bool { return l.storageWrites(durable.OpResult) == 2 }, 10*time.Second, 5*time.Millisecond)
+	return gens, other, l.crash()
+}
+
+// exactlyOnce checks that every span came out once in total over both lives.
+func exactlyOnce(t *testing.T, want []pcommon.SpanID, lives ...map[pcommon.SpanID]int) {
+	t.Helper()
+	total := map[pcommon.SpanID]int{}
+	for _, l := range lives {
+		for id, n := range l {
+			total[id] += n
+		}
+	}
+	for _, id := range want {
+		assert.Equal(t, 1, total[id], "span %s must leave exactly once over both lives", id)
+	}
+	assert.Len(t, total, len(want), "no other spans")
+}
+
+// After a crash, held spans go back into the store with the results
+// recorded before it; only the missing evaluations run again.
+func TestStorageResumesAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias, scoring.Hallucination)
+	gens, other, before := firstLife(t, cfg, fileStorageOn(t, dir))
+	assert.Equal(t, map[pcommon.SpanID]int{other: 1}, before, "only the other span left before the crash")
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	hall := fixedScorer(scoring.Hallucination, 0.2, scoring.LabelPass)
+	l := mustStartLife(t, cfg, fileStorageOn(t, dir), bias, hall)
+	require.Eventually(t, func() bool { return l.sink.SpanCount() == 3 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l.p.Shutdown(context.Background()))
+	_, after := sinkSpans(l.sink)
+	exactlyOnce(t, append(gens, other), before, after)
+
+	assert.Equal(t, int64(1), bias.calls.Load(), "bias is judged again only for the span without a recorded result")
+	assert.Equal(t, int64(3), hall.calls.Load())
+	byID, _ := sinkSpans(l.sink)
+	for i, id := range gens {
+		ev := evaluationEvents(byID[id].span)
+		require.Len(t, ev, 2)
+		label, _ := ev[scoring.Bias].Get(evalconv.AttrScoreLabel)
+		reason, _ := ev[scoring.Bias].Get(evalconv.AttrExplanation)
+		if i < 2 {
+			assert.Equal(t, "pass", label.Str(), "the recorded result")
+			assert.Equal(t, "bias recorded before the crash", reason.Str())
+		} else {
+			assert.Equal(t, "fail", label.Str(), "judged after the restart")
+		}
+		hl, _ := ev[scoring.Hallucination].Get(evalconv.AttrScoreLabel)
+		assert.Equal(t, "pass", hl.Str())
+	}
+	assert.Equal(t, int64(3), sumOf(t, l.tel, "otelcol_processor_llm_eval_storage_recovered", attribute.String("outcome", "resumed")))
+
+	j, found, _, err := openJournal(t, dir)
+	require.NoError(t, err)
+	assert.Empty(t, found.Items, "spans that left are deleted")
+	require.NoError(t, j.Close(context.Background()))
+}
+
+// Spans whose max_wait passed while the collector was down leave at start
+// with what they have: recorded results and restarted markers, no judge call.
+func TestStorageForwardsExpiredWithRestartedMarker(t *testing.T) {
+	dir := t.TempDir()
+	gens, other, before := firstLife(t, storageConfig(time.Minute, scoring.Bias, scoring.Hallucination), fileStorageOn(t, dir))
+
+	time.Sleep(60 * time.Millisecond)
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	hall := fixedScorer(scoring.Hallucination, 0.2, scoring.LabelPass)
+	l := mustStartLife(t, storageConfig(50*time.Millisecond, scoring.Bias, scoring.Hallucination), fileStorageOn(t, dir), bias, hall)
+	require.Eventually(t, func() bool { return l.sink.SpanCount() == 3 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l.p.Shutdown(context.Background()))
+	_, after := sinkSpans(l.sink)
+	exactlyOnce(t, append(gens, other), before, after)
+	assert.Zero(t, bias.calls.Load()+hall.calls.Load(), "no judge call for spans that left at start")
+
+	byID, _ := sinkSpans(l.sink)
+	for i, id := range gens {
+		span := byID[id].span
+		ev := evaluationEvents(span)
+		et, _ := ev[scoring.Hallucination].Get(evalconv.AttrErrorType)
+		assert.Equal(t, string(scoring.ErrorRestarted), et.Str())
+		biasLabel, _ := span.Attributes().Get(evalconv.FlatLabel(scoring.Bias))
+		if i < 2 {
+			assert.Equal(t, "pass", biasLabel.Str())
+		} else {
+			assert.Equal(t, "error", biasLabel.Str())
+			bt, _ := ev[scoring.Bias].Get(evalconv.AttrErrorType)
+			assert.Equal(t, string(scoring.ErrorRestarted), bt.Str())
+		}
+	}
+	assert.Equal(t, int64(3), sumOf(t, l.tel, "otelcol_processor_llm_eval_storage_recovered", attribute.String("outcome", "forwarded")))
+	assert.Equal(t, int64(1), sumOf(t, l.tel, "otelcol_processor_llm_eval_spans_unscored", attribute.String("reason", reasonRestarted)),
+		"the span without any result is unscored")
+}
+
+func openJournal(t *testing.T, dir string) (*durable.Journal, durable.Found, error, error) {
+	t.Helper()
+	host := fileStorageOn(t, dir)
+	client, err := host.ext[fileStorageID].(storage.Extension).GetClient(context.Background(), component.KindProcessor, testSettings().ID, "")
+	require.NoError(t, err)
+	return durable.Open(context.Background(), client, durable.Hooks{})
+}
+
+// fullStorage is a storage extension whose writes all fail, like a full disk.
+type fullStorage struct{ component.Component }
+
+func (fullStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return fullClient{}, nil
+}
+
+type fullClient struct{ storage.Client }
+
+func (fullClient) Batch(context.Context, ...*storage.Operation) error { return storage.ErrStorageFull }
+func (fullClient) Walk(context.Context, storage.WalkFunc) error       { return nil }
+func (fullClient) Close(context.Context) error                        { return nil }
+
+// A full disk neither blocks nor loses a span: it is evaluated in memory,
+// and the failed writes are counted.
+func TestStorageFullDiskKeepsSpans(t *testing.T) {
+	host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
+		fileStorageID: fullStorage{Component: componenttest.NewNopHost().GetExtensions()[fileStorageID]},
+	}}
+	// The evaluations finish only after ConsumeTraces returned, so every
+	// span was held when its batch's write failed.
+	gate := make(chan struct{})
+	l := mustStartLife(t, storageConfig(time.Minute, scoring.Bias), host, gatedScorer(scoring.Bias, gate, true))
+	b := newBatch()
+	trace := randomTraceID()
+	var ids []pcommon.SpanID
+	for range 5 {
+		ids = append(ids, b.generation(trace, "q", "a"))
+	}
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
+	close(gate)
+	require.Eventually(t, func() bool { return l.sink.SpanCount() == 5 }, 10*time.Second, 5*time.Millisecond)
+	_, counts := sinkSpans(l.sink)
+	exactlyOnce(t, ids, counts)
+	byID, _ := sinkSpans(l.sink)
+	for _, id := range ids {
+		label, _ := byID[id].span.Attributes().Get(evalconv.FlatLabel(scoring.Bias))
+		assert.Equal(t, "pass", label.Str())
+	}
+	assert.Equal(t, int64(5), sumOf(t, l.tel, "otelcol_processor_llm_eval_storage_write_failures", attribute.String("op", "admit")))
+	assert.Zero(t, sumOf(t, l.tel, "otelcol_processor_llm_eval_storage_write_failures", attribute.String("op", "remove")),
+		"spans never stored are not removed")
+}
+
+// A storage key that names no extension, or one that is not storage, or
+// storage that cannot be opened, fails at Start naming the key.
+func TestStorageStartErrors(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+	nop := componenttest.NewNopHost()
+	tests := []struct {
+		name string
+		host component.Host
+		want []string
+	}{
+		{"missing", nop, []string{`storage: extension "file_storage" not found`}},
+		{"not storage", storageHost{Host: nop, ext: map[component.ID]component.Component{fileStorageID: struct{ component.Component }{}}},
+			[]string{`storage: extension "file_storage" is not a storage extension`}},
+		{"cannot open", fileStorageOn(t, notDir), []string{`storage: extension "file_storage" could not open storage`, notDir}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := startLife(t, storageConfig(time.Minute, scoring.Bias), tt.host, fixedScorer(scoring.Bias, 0, scoring.LabelPass))
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.True(t, strings.HasPrefix(err.Error(), "llm_eval: storage:"), err.Error())
+		})
+	}
+}
+
+// Log calls held for their results survive a crash like spans.
+func TestStorageResumesLogCalls(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	l1 := newStorageLogsLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias))
+	l1.consume(readLogsFile(t, "details_structured.json"))
+	assert.Equal(t, int64(1), sumOf(t, l1.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "admit")))
+	require.NoError(t, l1.p.core.storage.journal.Close(context.Background())) // the crash
+	_, before := l1.split()
+	require.Empty(t, before, "no result before the crash")
+
+	cfg2 := *cfg // another component instance, as after a restart
+	bias := fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)
+	l2 := newStorageLogsLife(t, &cfg2, fileStorageOn(t, dir), bias)
+	require.Eventually(t, func() bool { _, r := l2.split(); return len(r) == 1 }, 10*time.Second, 5*time.Millisecond)
+	_, results := l2.split()
+	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)))
+	assert.Equal(t, int64(1), bias.calls.Load())
+}
+
+var logsLives sync.Mutex // newLogsHarness's shared evaluators are keyed by config
+
+func newStorageLogsLife(t *testing.T, cfg *Config, host component.Host, scorers ...scoring.Scorer) *logsHarness {
+	t.Helper()
+	logsLives.Lock()
+	defer logsLives.Unlock()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	sink := new(consumertest.LogsSink)
+	lp, err := createLogsWith(fakeJudge(scorers))(context.Background(), metadatatest.NewSettings(tel), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, lp.Start(context.Background(), host))
+	t.Cleanup(func() { _ = lp.Shutdown(context.Background()) })
+	return &logsHarness{t: t, p: lp.(*logsProcessor), sink: sink, tel: tel}
+}
+
+// A call whose per-message events were split across a crash is joined
+// after the restart: the records held before it are stored and given back
+// to the joiner, and the call is evaluated once, with all its content.
+func TestStorageRejoinsLogCalls(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	l1 := newStorageLogsLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias))
+	l1.consume(readLogsFile(t, "message_events_split_1.json"))
+	held := sumOf(t, l1.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "join"))
+	require.Positive(t, held, "records waiting for their call are written before ConsumeLogs returns")
+	require.NoError(t, l1.p.core.storage.journal.Close(context.Background())) // the crash
+
+	var inputs []string
+	var mu sync.Mutex
+	bias := &fakeScorer{name: scoring.Bias, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+		mu.Lock()
+		inputs = append(inputs, c.Input)
+		mu.Unlock()
+		return scoring.Result{Score: 0.1, Label: scoring.LabelPass, Reason: "fine"}
+	}}
+	cfg2 := *cfg
+	l2 := newStorageLogsLife(t, &cfg2, fileStorageOn(t, dir), bias)
+	assert.Equal(t, held, sumOf(t, l2.tel, "otelcol_processor_llm_eval_storage_recovered", attribute.String("outcome", "rejoined")))
+	l2.consume(readLogsFile(t, "message_events_split_2.json"))
+	require.Eventually(t, func() bool { _, r := l2.split(); return len(r) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l2.p.Shutdown(context.Background()))
+	_, results := l2.split()
+	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)), "one evaluation of the call")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, inputs, 1)
+	assert.NotEmpty(t, inputs[0], "the user's message from before the crash is in the case")
+
+	j, found, _, err := openJournal(t, dir)
+	require.NoError(t, err)
+	assert.Empty(t, found.Joining, "records of a call that was read are deleted")
+	assert.Empty(t, found.Items)
+	require.NoError(t, j.Close(context.Background()))
+}
