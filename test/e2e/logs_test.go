@@ -40,7 +40,7 @@ func TestLogsPipelineEvaluatesDetailsRecord(t *testing.T) {
 		return err == nil && code == http.StatusOK
 	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "logs", "details_structured.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "otlp", "logs", "details_structured.json"))
 	require.NoError(t, err)
 	sent, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
 	require.NoError(t, err)

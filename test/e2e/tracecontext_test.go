@@ -62,7 +62,7 @@ func TestTraceContextJoinEndToEnd(t *testing.T) {
 		return err == nil && code == http.StatusOK
 	}, waitLimit, 200*time.Millisecond, "collector did not become healthy")
 
-	fixtures := filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "tracecontext")
+	fixtures := filepath.Join("..", "..", "testdata", "otlp", "tracecontext")
 	genIDs := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "openinference_rag_generation.json"))
 	ctxIDs := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "openinference_rag_context.json"))
 
