@@ -143,6 +143,66 @@ func TestNotScorableWithoutCallingScorers(t *testing.T) {
 	assert.Zero(t, bias.calls.Load())
 }
 
+// TestEmptyOutputNeverReachesTheScorers: a generation whose answer is
+// empty or blank, in any convention, is not scorable here and never
+// scored; the scorers' own rule for an empty output (hallucination scores
+// it 0) is for callers of the library, not for spans that carry no answer.
+func TestEmptyOutputNeverReachesTheScorers(t *testing.T) {
+	tests := map[string]func(b *batchBuilder) pcommon.SpanID{
+		"gen_ai empty text": func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), "What is the status?", "") },
+		"gen_ai blank text": func(b *batchBuilder) pcommon.SpanID {
+			return b.generation(randomTraceID(), "What is the status?", " \n\t ")
+		},
+		"openinference empty message": func(b *batchBuilder) pcommon.SpanID {
+			s := b.spans.AppendEmpty()
+			s.SetTraceID(randomTraceID())
+			s.SetSpanID(nextSpanID())
+			s.SetName("ChatCompletion")
+			a := s.Attributes()
+			a.PutStr("openinference.span.kind", "LLM")
+			a.PutStr("llm.input_messages.0.message.role", "user")
+			a.PutStr("llm.input_messages.0.message.content", "What is the status?")
+			a.PutStr("llm.output_messages.0.message.role", "assistant")
+			a.PutStr("llm.output_messages.0.message.content", "")
+			return s.SpanID()
+		},
+		"vercel empty text": func(b *batchBuilder) pcommon.SpanID {
+			s := b.spans.AppendEmpty()
+			s.SetTraceID(randomTraceID())
+			s.SetSpanID(nextSpanID())
+			s.SetName("ai.generateText.doGenerate")
+			a := s.Attributes()
+			a.PutStr("ai.operationId", "ai.generateText.doGenerate")
+			a.PutStr("ai.prompt.messages", `[{"role":"user","content":[{"type":"text","text":"What is the status?"}]}]`)
+			a.PutStr("ai.response.text", "")
+			a.PutStr("ai.response.finishReason", "stop")
+			return s.SpanID()
+		},
+	}
+	for name, add := range tests {
+		t.Run(name, func(t *testing.T) {
+			hall := fixedScorer(scoring.Hallucination, 0, scoring.LabelPass)
+			bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)
+			h := newHarness(t, testConfig(scoring.Hallucination, scoring.Bias), hall, bias)
+			b := newBatch()
+			id := add(b)
+			h.consume(b.td)
+
+			byID, count := sinkSpans(h.sink)
+			require.Equal(t, 1, count[id], "forwarded once, with its batch")
+			for _, name := range []string{scoring.Hallucination, scoring.Bias} {
+				ev := evaluationEvents(byID[id].span)[name]
+				assert.Equal(t, "not_scorable", mustStr(t, ev, evalconv.AttrScoreLabel), name)
+				assert.Equal(t, "no output content", mustStr(t, ev, evalconv.AttrExplanation), name)
+				_, hasScore := ev.Get(evalconv.AttrScoreValue)
+				assert.False(t, hasScore, name)
+			}
+			assert.Zero(t, hall.calls.Load(), "hallucination scorer called")
+			assert.Zero(t, bias.calls.Load(), "bias scorer called")
+		})
+	}
+}
+
 func TestScorerErrorsAreAnnotatedWithoutTheKey(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	cfg.Judge.APIKey = "sk-very-secret"
