@@ -148,36 +148,30 @@ func TestNotScorableWithoutCallingScorers(t *testing.T) {
 // scored; the scorers' own rule for an empty output (hallucination scores
 // it 0) is for callers of the library, not for spans that carry no answer.
 func TestEmptyOutputNeverReachesTheScorers(t *testing.T) {
+	// span adds a span with string attributes given as key, value pairs.
+	span := func(name string, kv ...string) func(b *batchBuilder) pcommon.SpanID {
+		return func(b *batchBuilder) pcommon.SpanID {
+			s := b.spans.AppendEmpty()
+			s.SetTraceID(randomTraceID())
+			s.SetSpanID(nextSpanID())
+			s.SetName(name)
+			for i := 0; i+1 < len(kv); i += 2 {
+				s.Attributes().PutStr(kv[i], kv[i+1])
+			}
+			return s.SpanID()
+		}
+	}
 	tests := map[string]func(b *batchBuilder) pcommon.SpanID{
 		"gen_ai empty text": func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), "What is the status?", "") },
 		"gen_ai blank text": func(b *batchBuilder) pcommon.SpanID {
 			return b.generation(randomTraceID(), "What is the status?", " \n\t ")
 		},
-		"openinference empty message": func(b *batchBuilder) pcommon.SpanID {
-			s := b.spans.AppendEmpty()
-			s.SetTraceID(randomTraceID())
-			s.SetSpanID(nextSpanID())
-			s.SetName("ChatCompletion")
-			a := s.Attributes()
-			a.PutStr("openinference.span.kind", "LLM")
-			a.PutStr("llm.input_messages.0.message.role", "user")
-			a.PutStr("llm.input_messages.0.message.content", "What is the status?")
-			a.PutStr("llm.output_messages.0.message.role", "assistant")
-			a.PutStr("llm.output_messages.0.message.content", "")
-			return s.SpanID()
-		},
-		"vercel empty text": func(b *batchBuilder) pcommon.SpanID {
-			s := b.spans.AppendEmpty()
-			s.SetTraceID(randomTraceID())
-			s.SetSpanID(nextSpanID())
-			s.SetName("ai.generateText.doGenerate")
-			a := s.Attributes()
-			a.PutStr("ai.operationId", "ai.generateText.doGenerate")
-			a.PutStr("ai.prompt.messages", `[{"role":"user","content":[{"type":"text","text":"What is the status?"}]}]`)
-			a.PutStr("ai.response.text", "")
-			a.PutStr("ai.response.finishReason", "stop")
-			return s.SpanID()
-		},
+		"openinference empty message": span("ChatCompletion", "openinference.span.kind", "LLM",
+			"llm.input_messages.0.message.role", "user", "llm.input_messages.0.message.content", "What is the status?",
+			"llm.output_messages.0.message.role", "assistant", "llm.output_messages.0.message.content", ""),
+		"vercel empty text": span("ai.generateText.doGenerate", "ai.operationId", "ai.generateText.doGenerate",
+			"ai.prompt.messages", `[{"role":"user","content":[{"type":"text","text":"What is the status?"}]}]`,
+			"ai.response.text", "", "ai.response.finishReason", "stop"),
 	}
 	for name, add := range tests {
 		t.Run(name, func(t *testing.T) {
