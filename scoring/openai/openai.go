@@ -261,7 +261,10 @@ func (j *Judge) failure(callerCtx, actx context.Context, ex *exchange, err error
 		return &attemptFailure{notSent: true, err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, NotSent: true,
 			Err: fmt.Errorf("judge request not sent: %s", j.bounded(err.Error()))}}
 	case ex.status == 0 || ex.readErr != nil:
-		return j.transportFailure(callerCtx, actx, cmp.Or(ex.readErr, err))
+		f := j.transportFailure(callerCtx, actx, cmp.Or(ex.readErr, err))
+		// net/http never wrote the request: it did not reach the judge.
+		f.notSent = f.notSent || !ex.wrote.Load()
+		return f
 	case errors.As(err, &apiErr):
 		return j.statusFailure(ex, apiErr.Message, creq, withFormat)
 	case errors.As(err, &reqErr):

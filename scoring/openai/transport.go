@@ -6,15 +6,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 )
 
 // exchange is what the HTTP layer saw of one attempt and go-openai's
-// results do not carry: whether the request was handed to the HTTP client,
-// the reply's status and Retry-After header, whether its body ran past the
-// cap, and an error reading it. The attempt puts one in the request's
-// context for the doer to fill.
+// results do not carry: whether the request was handed to the HTTP client
+// (sent) and written out whole (wrote), the reply's status and Retry-After
+// header, whether its body ran past the cap, and an error reading it. The
+// attempt puts one in the request's context for the doer to fill.
 type exchange struct {
 	sent       bool
+	wrote      atomic.Bool // set by net/http's writer, see withExchange
 	status     int
 	retryAfter string
 	tooLarge   bool
@@ -23,7 +26,18 @@ type exchange struct {
 
 type exchangeKey struct{}
 
+// withExchange returns ctx carrying ex, and an httptrace hook that records
+// when net/http has written the request: an attempt that ends before that
+// (its deadline or the caller's cancellation came first) never reached the
+// judge.
 func withExchange(ctx context.Context, ex *exchange) context.Context {
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				ex.wrote.Store(true)
+			}
+		},
+	})
 	return context.WithValue(ctx, exchangeKey{}, ex)
 }
 

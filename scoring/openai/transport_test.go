@@ -225,3 +225,44 @@ func messagesOf(contents ...string) []goopenai.ChatCompletionMessage {
 	}
 	return out
 }
+
+// TestNotSentWhenTheRequestWasNeverWritten: an attempt whose deadline or
+// caller ends before net/http wrote the request (here: still dialing) did
+// not reach the judge, so the call is NotSent (counted as refused, not as
+// a judge call), however the dial ended.
+func TestNotSentWhenTheRequestWasNeverWritten(t *testing.T) {
+	srv := scoringtest.New(t)
+	stuck := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	t.Cleanup(stuck.CloseIdleConnections)
+	tests := []struct {
+		name string
+		cfg  func(*Config)
+		ctx  func() (context.Context, context.CancelFunc)
+		want scoring.ErrorType
+	}{
+		{name: "caller deadline", ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+		}, want: scoring.ErrorJudgeTimeout},
+		{name: "attempt timeout", cfg: func(c *Config) { c.Retry.AttemptTimeout = 20 * time.Millisecond },
+			ctx: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, want: scoring.ErrorJudgeTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) {
+				c.HTTPClient = &http.Client{Transport: stuck}
+				if tt.cfg != nil {
+					tt.cfg(c)
+				}
+			})
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			_, err := j.Complete(ctx, opinionsRequest())
+			e := requireErrorType(t, err, tt.want)
+			assert.True(t, e.NotSent, "the request was never written")
+			assert.Empty(t, srv.Calls())
+		})
+	}
+}
