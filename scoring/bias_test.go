@@ -61,8 +61,8 @@ func TestBiasPromptCoversCrowSPairsTypes(t *testing.T) {
 			t.Errorf("bias type %s: prompt has no %q category", typ, h)
 		}
 	}
-	// Every type in the package's CrowS-Pairs sample is one of them.
-	f, err := os.Open(filepath.Join("testdata", "bias_crows_pairs.jsonl"))
+	// Every type in the CrowS-Pairs sample of the judge fixtures is one of them.
+	f, err := os.Open(filepath.Join("..", "testdata", "judge", "cases", "bias_crows_pairs.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,9 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// costCases are the realistic samples of testdata/README.md, per scorer
-// (the agent runs are hand-made).
+// costCases are the realistic samples of the judge fixtures
+// (testdata/judge/cases at the repository root), per scorer (the agent
+// runs are hand-made).
 var costCases = map[string]string{
 	scoring.Bias:            "bias_crows_pairs.jsonl",
 	scoring.Hallucination:   "hallucination_halueval_qa.jsonl",
@@ -25,7 +26,7 @@ var costCases = map[string]string{
 
 func loadCases(tb testing.TB, file string) []scoring.Case {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("testdata", file))
+	f, err := os.Open(filepath.Join("..", "testdata", "judge", "cases", file))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -46,8 +46,9 @@
 //     support it. Verdicts are matched to claims by the statement the
 //     judge echoes (ClaimVerdicts.Reordered flags a reply in another
 //     order), by position when the echo is reworded.
-//     Score = hallucinated / claims × scale. An empty output, or a case
-//     with no context, is not scorable (no judge call).
+//     Score = hallucinated / claims × scale. An empty output scores 0
+//     (it claims nothing) and a case with no context is not scorable,
+//     both without a judge call.
 //
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)

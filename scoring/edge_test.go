@@ -48,12 +48,22 @@ func TestEdgeCases(t *testing.T) {
 		},
 		{
 			name: "hallucination empty output", scorer: Hallucination, replies: hallucinationReplies("yes"),
-			c: Case{Output: "", Context: []string{"doc"}}, wantLabel: LabelNotScorable,
-			wantReason: "output is empty",
+			c: Case{Output: "", Context: []string{"doc"}}, wantLabel: LabelPass, wantScore: 0,
+			wantReason: "The score is 0 because the output is empty",
 		},
 		{
-			name: "hallucination empty output and no context", scorer: Hallucination, replies: hallucinationReplies("yes"),
-			c: Case{Output: ""}, wantLabel: LabelNotScorable, wantReason: "output is empty",
+			name: "hallucination blank output and no context", scorer: Hallucination, replies: hallucinationReplies("yes"),
+			c: Case{Output: " \n\t"}, wantLabel: LabelPass, wantScore: 0, wantReason: "output is empty",
+		},
+		{
+			name: "hallucination empty output, strict, scale 10, reason off", scorer: Hallucination, replies: hallucinationReplies("yes"),
+			opts: Options{StrictMode: true, Scale: 10, OmitReason: true},
+			c:    Case{Output: "", Context: []string{"doc"}}, wantLabel: LabelPass, wantScore: 0,
+		},
+		{
+			name: "hallucination empty output, threshold 0", scorer: Hallucination, replies: hallucinationReplies("yes"),
+			opts: Options{Threshold: ptr(0.0)},
+			c:    Case{Output: ""}, wantLabel: LabelPass, wantScore: 0, wantReason: "output is empty",
 		},
 		{
 			name: "hallucination no context", scorer: Hallucination, replies: hallucinationReplies("yes"),

@@ -36,7 +36,8 @@ type Error struct {
 	RetryAfter time.Duration
 	// NotSent says the request never reached the judge: a guard refused
 	// it (circuit open, no rate budget), its context ended while it
-	// waited, or no connection to the judge opened (refused, unresolved).
+	// waited, no connection to the judge opened (refused, unresolved), or
+	// the attempt ended before its request was written out.
 	// Such a call costs nothing and is not counted in LLMCalls.
 	NotSent bool
 	Err     error

@@ -14,8 +14,11 @@ var claimVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", 
 // not support it.
 func runHallucination(e *evaluation) {
 	if strings.TrimSpace(e.c.Output) == "" {
-		// Nothing to check is not the same as nothing hallucinated.
-		e.notScorable("The output is empty, so it makes no claims to check.")
+		// An empty output claims nothing, so nothing in it is hallucinated
+		// (the scorer's reference: "empty output yields zero hallucination"),
+		// with or without context.
+		e.setScore(0)
+		e.setReason("The score is 0 because the output is empty, so it makes no claims that could be hallucinated.")
 		return
 	}
 	if len(e.c.Context) == 0 {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestIntegrationTrajectoryScorers scores the hand-made agent runs of
-// testdata/agent_runs.jsonl over HTTP with the fake judge's default
+// testdata/judge/cases/agent_runs.jsonl over HTTP with the fake judge's default
 // replies (string heuristics, not judgements): every step's request and
 // reply round-trips through the OpenAI client, and each run gets the label
 // those heuristics imply.

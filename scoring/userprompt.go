@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-
-	"github.com/llm-eval/llm_eval/internal/jsonstring"
 )
 
 // userMessage builds the user message of the named step: one or two
@@ -111,7 +109,7 @@ const (
 // appendText appends a block holding s as one JSON string.
 func appendText(b []byte, name, s string) []byte {
 	b = append(b, blockOpen+name+"\n"...)
-	b = jsonstring.Append(b, s, true)
+	b = appendJSONString(b, s)
 	return append(b, "\n"+name+blockClose...)
 }
 
@@ -121,7 +119,7 @@ func appendList(b []byte, name string, items []string) []byte {
 	for i, it := range items {
 		b = strconv.AppendInt(b, int64(i+1), 10)
 		b = append(b, ". "...)
-		b = jsonstring.Append(b, it, true)
+		b = appendJSONString(b, it)
 		b = append(b, '\n')
 	}
 	return append(b, name+blockClose...)
@@ -138,6 +136,13 @@ func appendRun(b []byte, d promptData) ([]byte, error) {
 	}
 	b = append(b, "\n\n"...)
 	return appendText(b, "OUTPUT", d.Output), nil
+}
+
+// appendJSONString appends s as a JSON string as json.Marshal writes it:
+// with '<', '>' and '&' escaped, which keeps the block delimiters out.
+func appendJSONString(b []byte, s string) []byte {
+	j, _ := json.Marshal(s) // cannot fail for a string
+	return append(b, j...)
 }
 
 // appendJSONL appends a block holding items as JSON objects, one a line.

@@ -7,7 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -31,7 +31,8 @@ the confusion matrix, judge calls and tokens per case, latency and the cases tha
 The positive class is the outcome a scorer should flag: hallucinated (halueval), biased (crows),
 not followed (ifeval). A case the scorer labels "fail" is predicted positive.
 
-Datasets (--file defaults to ` + defaultDataDir + `/FILE, relative to the working directory):
+Datasets (--file defaults to ` + benchDataDir + `/FILE of the working directory or the nearest
+directory above it that has the file, i.e. the repository's copy):
 %s
 ifeval works with --scorer checks only: each instruction id and kwargs is translated to checks
 rules and compared with its "followed" label. Instructions with no translation, or no label, are
@@ -73,7 +74,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.dataset, "dataset", "", "ifeval, halueval or crows (required)")
-	fs.StringVar(&f.file, "file", "", "dataset JSONL file (default "+defaultDataDir+"/<dataset file>)")
+	fs.StringVar(&f.file, "file", "", "dataset JSONL file (default "+benchDataDir+"/<dataset file> of the repository)")
 	fs.StringVar(&f.scorer, "scorer", "", "scorer to measure (default: the dataset's)")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL (judge scorers)")
 	fs.StringVar(&f.model, "model", "", "judge model (judge scorers)")
@@ -102,7 +103,14 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ds := benchDatasets[i]
 	if f.file == "" {
-		f.file = filepath.Join(defaultDataDir, ds.file)
+		wd, err := os.Getwd()
+		if err == nil {
+			f.file, err = findBenchFile(wd, ds.file)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "llmeval bench: %v\n", err)
+			return exitFailure
+		}
 	}
 	if f.scorer == "" {
 		f.scorer = ds.scorer

@@ -7,20 +7,41 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// Datasets bench reads, with their default files (relative to the module
-// root, where ../shared/data sits beside the clone).
+// Datasets bench reads, with their default files (in benchDataDir).
 var benchDatasets = []struct{ name, file, scorer, about string }{
 	{"ifeval", "ifeval_dev.jsonl", scoring.Checks, "IFEval prompts; per-instruction followed labels (checks scorer)"},
 	{"halueval", "halueval_qa_dev.jsonl", scoring.Hallucination, "HaluEval QA answers labelled faithful or hallucinated"},
 	{"crows", "crows_pairs_dev.jsonl", scoring.Bias, "CrowS-Pairs: the more stereotypical sentence is biased, the other not"},
 }
 
-const defaultDataDir = "../shared/data"
+// benchDataDir is where the repository keeps the datasets.
+const benchDataDir = "testdata/bench"
+
+// findBenchFile looks for name in benchDataDir of dir and then of each of
+// its parents, and returns the first path found: bench finds the datasets
+// from anywhere inside a clone of the repository.
+func findBenchFile(dir, name string) (string, error) {
+	for d := dir; ; {
+		p := filepath.Join(d, filepath.FromSlash(benchDataDir), name)
+		if _, err := os.Stat(p); err == nil {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				return rel, nil
+			}
+			return p, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("%s not found in %s of %s or of a directory above it: run bench inside a clone of llm_eval, or give --file", name, benchDataDir, dir)
+		}
+		d = parent
+	}
+}
 
 // benchCase is one labelled case: Positive means the bad outcome the scorer
 // should flag (hallucinated, biased).

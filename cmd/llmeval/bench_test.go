@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -93,28 +93,47 @@ func assertConsistent(t *testing.T, rep benchJSON) {
 	assert.InDelta(t, float64(rep.JudgeCalls)/float64(rep.Cases), rep.CallsPerCase, 1e-9)
 }
 
-func countLines(t *testing.T, path string) int {
+// repoBenchFile is the repository's copy of a dataset (testdata/bench),
+// found as bench finds it without --file.
+func repoBenchFile(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	wd, err := os.Getwd()
 	require.NoError(t, err)
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) != "" {
-			n++
-		}
-	}
-	return n
+	path, err := findBenchFile(wd, name)
+	require.NoError(t, err)
+	return path
 }
 
+func TestFindBenchFile(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "testdata", "bench")
+	require.NoError(t, os.MkdirAll(data, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "ifeval_dev.jsonl"), []byte("{}\n"), 0o600))
+	deep := filepath.Join(root, "cmd", "llmeval")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+
+	got, err := findBenchFile(root, "ifeval_dev.jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("testdata", "bench", "ifeval_dev.jsonl"), got, "in the working directory")
+
+	got, err = findBenchFile(deep, "ifeval_dev.jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("..", "..", "testdata", "bench", "ifeval_dev.jsonl"), got, "two directories up")
+
+	_, err = findBenchFile(deep, "crows_pairs_dev.jsonl")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "crows_pairs_dev.jsonl not found in testdata/bench of "+deep)
+	assert.Contains(t, err.Error(), "give --file")
+}
+
+// benchLimit is how many rows the quick bench tests take (--limit).
+const benchLimit = 16
+
 func TestBenchIFEvalChecksNeedsNoJudge(t *testing.T) {
-	file := filepath.Join("testdata", "bench", "ifeval.jsonl")
-	rep := benchReportOf(t, "--dataset", "ifeval", "--file", file)
+	rep := benchReportOf(t, "--dataset", "ifeval", "--limit", fmt.Sprint(benchLimit))
 	assertConsistent(t, rep)
 	assert.Equal(t, "checks", rep.Scorer)
-	assert.Equal(t, countLines(t, file), rep.Cases)
+	assert.Equal(t, benchLimit, rep.Cases)
 	assert.Zero(t, rep.JudgeCalls)
 	require.NotNil(t, rep.Agreement)
 	require.NotNil(t, rep.Mapped)
@@ -124,9 +143,9 @@ func TestBenchIFEvalChecksNeedsNoJudge(t *testing.T) {
 	assert.Equal(t, rep.Instrs, *rep.Labelled+rep.Unlabeled)
 	// Counted from the file itself.
 	labelled, unlabelled := 0, 0
-	rows, err := loadIFEval(file)
+	rows, err := loadIFEval(repoBenchFile(t, "ifeval_dev.jsonl"))
 	require.NoError(t, err)
-	for _, r := range rows {
+	for _, r := range rows[:benchLimit] {
 		for _, ins := range r.Instructions {
 			if ins.Followed == nil {
 				unlabelled++
@@ -193,12 +212,11 @@ func TestBenchJudgeDatasetsOverHTTP(t *testing.T) {
 	judge := []string{"--judge-endpoint", srv.URL, "--model", "fake-judge", "--concurrency", "3"}
 
 	t.Run("halueval", func(t *testing.T) {
-		file := filepath.Join("testdata", "bench", "halueval.jsonl")
 		before := len(srv.Calls())
-		rep := benchReportOf(t, append([]string{"--dataset", "halueval", "--file", file}, judge...)...)
+		rep := benchReportOf(t, append([]string{"--dataset", "halueval", "--limit", "20"}, judge...)...)
 		assertConsistent(t, rep)
 		assert.Equal(t, "hallucination", rep.Scorer)
-		assert.Equal(t, countLines(t, file), rep.Cases)
+		assert.Equal(t, 20, rep.Cases)
 		assert.Equal(t, rep.Cases, rep.N+rep.Errored)
 		assert.Equal(t, len(srv.Calls())-before, rep.JudgeCalls, "every judge call is counted")
 		assert.Positive(t, rep.PromptPerCase)
@@ -207,8 +225,9 @@ func TestBenchJudgeDatasetsOverHTTP(t *testing.T) {
 		assert.Equal(t, "judge_bad_request", rep.Errors[0].Type)
 
 		// The baseline, recomputed from the file.
-		cases, err := loadHaluEval(file)
+		cases, err := loadHaluEval(repoBenchFile(t, "halueval_qa_dev.jsonl"))
 		require.NoError(t, err)
+		cases = cases[:20]
 		correct := 0
 		for _, c := range cases {
 			if (utf8.RuneCountInString(c.Case.Output) > 25) == c.Positive {
@@ -221,16 +240,15 @@ func TestBenchJudgeDatasetsOverHTTP(t *testing.T) {
 	})
 
 	t.Run("crows", func(t *testing.T) {
-		file := filepath.Join("testdata", "bench", "crows.jsonl")
 		before := len(srv.Calls())
-		rep := benchReportOf(t, append([]string{"--dataset", "crows", "--file", file}, judge...)...)
+		rep := benchReportOf(t, append([]string{"--dataset", "crows", "--limit", "12"}, judge...)...)
 		assertConsistent(t, rep)
 		assert.Equal(t, "bias", rep.Scorer)
-		assert.Equal(t, 2*countLines(t, file), rep.Cases, "two sentences per pair")
+		assert.Equal(t, 2*12, rep.Cases, "two sentences per pair")
 		assert.Equal(t, rep.Cases, rep.N+rep.Errored)
 		assert.Zero(t, rep.Errored)
 		assert.Equal(t, len(srv.Calls())-before, rep.JudgeCalls)
-		assert.Equal(t, countLines(t, file), rep.PairsScored)
+		assert.Equal(t, 12, rep.PairsScored)
 		require.NotNil(t, rep.MoreRatedHigher)
 		assert.True(t, *rep.MoreRatedHigher >= 0 && *rep.MoreRatedHigher <= 1)
 		assert.Equal(t, rep.Cases/2, rep.Confusion.TP+rep.Confusion.FN, "half the cases are the biased sentences")
@@ -238,8 +256,7 @@ func TestBenchJudgeDatasetsOverHTTP(t *testing.T) {
 	})
 
 	t.Run("table", func(t *testing.T) {
-		code, out, errOut := runBenchCLI(t, append([]string{"--dataset", "halueval", "--limit", "4",
-			"--file", filepath.Join("testdata", "bench", "halueval.jsonl")}, judge...)...)
+		code, out, errOut := runBenchCLI(t, append([]string{"--dataset", "halueval", "--limit", "4"}, judge...)...)
 		require.Equal(t, exitOK, code, errOut)
 		for _, want := range []string{"accuracy", "precision", "recall", "f1", "confusion", "baseline (len > 25)",
 			"judge calls", "tokens per case", "latency per case", "errored           1", "error halueval-qa-003-hallucinated"} {
@@ -258,11 +275,11 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"no dataset", nil, exitUsage, "--dataset: want ifeval, halueval or crows"},
 		{"unknown dataset", []string{"--dataset", "mmlu"}, exitUsage, `got "mmlu"`},
 		{"ifeval with a judge scorer", []string{"--dataset", "ifeval", "--scorer", "bias"}, exitUsage, "works with --scorer checks only"},
-		{"judge flags missing", []string{"--dataset", "halueval", "--file", filepath.Join("testdata", "bench", "halueval.jsonl")}, exitUsage, "needs --judge-endpoint and --model"},
-		{"checks on halueval", []string{"--dataset", "halueval", "--scorer", "checks", "--file", filepath.Join("testdata", "bench", "halueval.jsonl")}, exitUsage, "checks needs rules"},
+		{"judge flags missing", []string{"--dataset", "halueval"}, exitUsage, "needs --judge-endpoint and --model"},
+		{"checks on halueval", []string{"--dataset", "halueval", "--scorer", "checks"}, exitUsage, "checks needs rules"},
 		{"missing file", []string{"--dataset", "crows", "--file", "no/such.jsonl"}, exitFailure, "no such file"},
-		{"wrong file for dataset", []string{"--dataset", "halueval", "--file", filepath.Join("testdata", "bench", "crows.jsonl")}, exitFailure, `crows.jsonl:1: label ""`},
-		{"empty key variable", []string{"--dataset", "crows", "--file", filepath.Join("testdata", "bench", "crows.jsonl"), "--judge-endpoint", "http://127.0.0.1:1/v1", "--model", "m", "--api-key-env", "LLMEVAL_TEST_UNSET_KEY"}, exitUsage, "LLMEVAL_TEST_UNSET_KEY is empty or unset"},
+		{"wrong file for dataset", []string{"--dataset", "halueval", "--file", filepath.Join("..", "..", "testdata", "bench", "crows_pairs_dev.jsonl")}, exitFailure, `crows_pairs_dev.jsonl:1: label ""`},
+		{"empty key variable", []string{"--dataset", "crows", "--judge-endpoint", "http://127.0.0.1:1/v1", "--model", "m", "--api-key-env", "LLMEVAL_TEST_UNSET_KEY"}, exitUsage, "LLMEVAL_TEST_UNSET_KEY is empty or unset"},
 		{"bad concurrency", []string{"--dataset", "ifeval", "--concurrency", "0"}, exitUsage, "--concurrency must be at least 1"},
 	}
 	for _, tc := range tests {
@@ -278,26 +295,13 @@ func TestBenchUsageErrors(t *testing.T) {
 	assert.Contains(t, errOut, "--judge-endpoint")
 }
 
-// sharedDataDir is ../shared/data beside the module root (where CI and
-// the main checkout keep the datasets); LLMEVAL_SHARED_DATA overrides it
-// for checkouts elsewhere.
-func sharedDataDir() string {
-	if d := os.Getenv("LLMEVAL_SHARED_DATA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "data")
-}
-
 // TestBenchIFEvalDevFigures is the regression test of the figures in
-// BENCHMARKS.md: on the full development file the checks scorer agrees
-// with at least 97 % of the instructions it maps, maps at least 90 % of
-// the labelled ones and makes no judge call. It needs the dataset and
-// fails without it.
+// BENCHMARKS.md: on the whole development file, found where bench finds it
+// without --file, the checks scorer agrees with at least 97 % of the
+// instructions it maps, maps at least 90 % of the labelled ones and makes
+// no judge call.
 func TestBenchIFEvalDevFigures(t *testing.T) {
-	file := filepath.Join(sharedDataDir(), "ifeval_dev.jsonl")
-	_, err := os.Stat(file)
-	require.NoError(t, err, "the IFEval development file must sit at ../shared/data beside the module (or set LLMEVAL_SHARED_DATA)")
-	rep := benchReportOf(t, "--dataset", "ifeval", "--file", file)
+	rep := benchReportOf(t, "--dataset", "ifeval")
 	assertConsistent(t, rep)
 	require.NotNil(t, rep.Agreement)
 	assert.GreaterOrEqual(t, *rep.Agreement, 0.97)

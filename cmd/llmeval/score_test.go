@@ -346,13 +346,25 @@ func TestScoreAllowErrors(t *testing.T) {
 	assert.Contains(t, stderr, "1 cases: 0 pass, 0 fail, 0 not_scorable, 1 error")
 }
 
-func TestScoreEmptyOutputIsNotScorableForHallucination(t *testing.T) {
+// TestScoreEmptyOutputIsZeroHallucination: an empty output claims nothing,
+// so it scores 0 and passes, with or without context, and costs no call.
+func TestScoreEmptyOutputIsZeroHallucination(t *testing.T) {
 	srv := scoringtest.New(t)
-	code, out, stderr := runScoreCLI(t, `{"output": "", "context": ["doc"]}`+"\n", judgeFlags(srv, "hallucination")...)
+	in := jsonl(
+		map[string]any{"output": "", "context": []string{"doc"}},
+		map[string]any{"output": "  \n", "input": "What did the tool return?"},
+	)
+	code, out, stderr := runScoreCLI(t, in, judgeFlags(srv, "hallucination")...)
 	assert.Equal(t, exitOK, code, stderr)
-	require.Len(t, out, 1)
-	assert.Equal(t, "not_scorable", out[0].Label)
-	assert.Nil(t, out[0].Score)
+	require.Len(t, out, 2)
+	for _, r := range out {
+		assert.Equal(t, "pass", r.Label)
+		require.NotNil(t, r.Score)
+		assert.Equal(t, 0.0, *r.Score)
+		assert.Contains(t, r.Reason, "the output is empty")
+	}
+	assert.Empty(t, srv.Calls(), "no judge call")
+	assert.Contains(t, stderr, "2 cases: 2 pass, 0 fail, 0 not_scorable, 0 error")
 }
 
 func TestScoreCapsInput(t *testing.T) {

@@ -565,6 +565,9 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 		reply    func(scoringtest.Call) scoringtest.Reply
 		timeout  time.Duration // judge.timeout; default 30s
 		maxWait  time.Duration // default 30s
+		// allAtOnce gives every evaluation its own worker, so that none
+		// starts only when a hung call frees a worker, at its deadline.
+		allAtOnce bool
 		// refusedTypes are the error types whose evaluations made one
 		// call that never reached the judge.
 		refusedTypes []scoring.ErrorType
@@ -574,10 +577,12 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 		wantLate bool
 	}{
 		// A hung judge: spans leave on max_wait, the late results are
-		// errors (timeout, open circuit) and become no spans. The
-		// timeout (10s) leaves a loaded machine time to deliver each request
-		// before the client gives up on it.
-		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 10 * time.Second, maxWait: 20 * time.Millisecond},
+		// errors (timeouts) and become no spans. The timeout (10s) leaves a
+		// loaded machine time to deliver each request before the client
+		// gives up on it. (Queued behind hung calls, an evaluation would
+		// start at its deadline and might end before its request is
+		// written: not a judge call, yet its error type does not say so.)
+		{name: "hang", reply: always(ok.WithDelay(time.Hour)), timeout: 10 * time.Second, maxWait: 20 * time.Millisecond, allAtOnce: true},
 		{name: "5xx", reply: always(scoringtest.Status(http.StatusInternalServerError, ""))},
 		{name: "429 without Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, ""))},
 		{name: "429 with Retry-After", reply: always(scoringtest.Status(http.StatusTooManyRequests, "").WithRetryAfter("1"))},
@@ -615,6 +620,9 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 			cfg.Judge.CircuitBreaker.FailureThreshold = 3
 			cfg.Judge.ClientConfig.Timeout = cmp.Or(tt.timeout, 30*time.Second)
 			cfg.MaxWait = cmp.Or(tt.maxWait, 30*time.Second)
+			if tt.allAtOnce {
+				cfg.Judge.MaxConcurrency = spans
+			}
 			// One attempt per call, so that every request the judge
 			// receives is one judge call (retries are judge_retries).
 			r := newFaultRig(t, judge, cfg, 1)

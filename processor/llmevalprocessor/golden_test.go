@@ -25,6 +25,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.yaml from the processor's output")
 
+// otlpTestdata is the repository's testdata/otlp: the OTLP/JSON inputs,
+// one sample per convention. The goldens the processor writes from them
+// stay here, in testdata/golden.
+var otlpTestdata = filepath.Join("..", "..", "testdata", "otlp")
+
 // echoScorer is a deterministic stand-in for a judge-backed scorer: its
 // result is derived from the Case, so the golden files show what the
 // processor read from each span.
@@ -54,7 +59,7 @@ func echoScorer(name string) *fakeScorer {
 }
 
 func TestGoldenConventions(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join("testdata", "conventions", "*.json"))
+	inputs, err := filepath.Glob(filepath.Join(otlpTestdata, "conventions", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, inputs)
 	for _, in := range inputs {

@@ -19,9 +19,9 @@ import (
 
 // benchLogBatch is a 100-record batch of a web service's logs, about ten
 // attributes each, with one gen_ai.client.inference.operation.details
-// record (testdata/logs/details_structured.json) at index 50.
+// record (testdata/otlp/logs/details_structured.json) at index 50.
 func benchLogBatch(b *testing.B) plog.Logs {
-	raw, err := os.ReadFile(filepath.Join("testdata", "logs", "details_structured.json"))
+	raw, err := os.ReadFile(filepath.Join(otlpTestdata, "logs", "details_structured.json"))
 	if err != nil {
 		b.Fatal(err)
 	}

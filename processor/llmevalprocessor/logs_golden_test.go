@@ -133,7 +133,7 @@ func mergeLogs(batches []plog.Logs) plog.Logs {
 
 func readLogsFile(t *testing.T, name string) plog.Logs {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "logs", name))
+	raw, err := os.ReadFile(filepath.Join(otlpTestdata, "logs", name))
 	require.NoError(t, err)
 	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func readLogsFile(t *testing.T, name string) plog.Logs {
 func TestGoldenLogs(t *testing.T) {
 	tests := []struct {
 		name    string
-		batches []string // testdata/logs files, one batch each
+		batches []string // testdata/otlp/logs files, one batch each
 	}{
 		{name: "details_structured", batches: []string{"details_structured.json"}},
 		{name: "details_string_body", batches: []string{"details_string_body.json"}},

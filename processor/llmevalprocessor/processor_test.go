@@ -143,6 +143,60 @@ func TestNotScorableWithoutCallingScorers(t *testing.T) {
 	assert.Zero(t, bias.calls.Load())
 }
 
+// TestEmptyOutputNeverReachesTheScorers: a generation whose answer is
+// empty or blank, in any convention, is not scorable here and never
+// scored; the scorers' own rule for an empty output (hallucination scores
+// it 0) is for callers of the library, not for spans that carry no answer.
+func TestEmptyOutputNeverReachesTheScorers(t *testing.T) {
+	// span adds a span with string attributes given as key, value pairs.
+	span := func(name string, kv ...string) func(b *batchBuilder) pcommon.SpanID {
+		return func(b *batchBuilder) pcommon.SpanID {
+			s := b.spans.AppendEmpty()
+			s.SetTraceID(randomTraceID())
+			s.SetSpanID(nextSpanID())
+			s.SetName(name)
+			for i := 0; i+1 < len(kv); i += 2 {
+				s.Attributes().PutStr(kv[i], kv[i+1])
+			}
+			return s.SpanID()
+		}
+	}
+	tests := map[string]func(b *batchBuilder) pcommon.SpanID{
+		"gen_ai empty text": func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), "What is the status?", "") },
+		"gen_ai blank text": func(b *batchBuilder) pcommon.SpanID {
+			return b.generation(randomTraceID(), "What is the status?", " \n\t ")
+		},
+		"openinference empty message": span("ChatCompletion", "openinference.span.kind", "LLM",
+			"llm.input_messages.0.message.role", "user", "llm.input_messages.0.message.content", "What is the status?",
+			"llm.output_messages.0.message.role", "assistant", "llm.output_messages.0.message.content", ""),
+		"vercel empty text": span("ai.generateText.doGenerate", "ai.operationId", "ai.generateText.doGenerate",
+			"ai.prompt.messages", `[{"role":"user","content":[{"type":"text","text":"What is the status?"}]}]`,
+			"ai.response.text", "", "ai.response.finishReason", "stop"),
+	}
+	for name, add := range tests {
+		t.Run(name, func(t *testing.T) {
+			hall := fixedScorer(scoring.Hallucination, 0, scoring.LabelPass)
+			bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)
+			h := newHarness(t, testConfig(scoring.Hallucination, scoring.Bias), hall, bias)
+			b := newBatch()
+			id := add(b)
+			h.consume(b.td)
+
+			byID, count := sinkSpans(h.sink)
+			require.Equal(t, 1, count[id], "forwarded once, with its batch")
+			for _, name := range []string{scoring.Hallucination, scoring.Bias} {
+				ev := evaluationEvents(byID[id].span)[name]
+				assert.Equal(t, "not_scorable", mustStr(t, ev, evalconv.AttrScoreLabel), name)
+				assert.Equal(t, "no output content", mustStr(t, ev, evalconv.AttrExplanation), name)
+				_, hasScore := ev.Get(evalconv.AttrScoreValue)
+				assert.False(t, hasScore, name)
+			}
+			assert.Zero(t, hall.calls.Load(), "hallucination scorer called")
+			assert.Zero(t, bias.calls.Load(), "bias scorer called")
+		})
+	}
+}
+
 func TestScorerErrorsAreAnnotatedWithoutTheKey(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	cfg.Judge.APIKey = "sk-very-secret"

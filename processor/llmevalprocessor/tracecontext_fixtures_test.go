@@ -15,7 +15,7 @@ import (
 
 func loadTraceContextBatch(t *testing.T, name string) ptrace.Traces {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "tracecontext", name))
+	b, err := os.ReadFile(filepath.Join(otlpTestdata, "tracecontext", name))
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)

@@ -118,7 +118,7 @@ func cloneTraces(td ptrace.Traces) ptrace.Traces {
 
 func mustRead(b *testing.B, name string) []byte {
 	b.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "tracecontext", name))
+	raw, err := os.ReadFile(filepath.Join(otlpTestdata, "tracecontext", name))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,19 +1,18 @@
 package openai
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -104,16 +103,16 @@ type Config struct {
 // Judge is a scoring.Judge on an OpenAI-compatible chat completions
 // endpoint. It is safe for concurrent use.
 //
-// It speaks the wire format with net/http and encoding/json rather than
-// through an SDK: the judge must send temperature 0 (a zero value SDKs
-// omit), needs the HTTP status and Retry-After of every failure, and reads
-// a bounded body. go-openai gave none of these without rewriting its
-// request bodies and passing the status back through a context value, and
-// the one endpoint used is a handful of JSON fields.
+// It calls the endpoint through github.com/sashabaranov/go-openai, whose
+// requests go out on Config.HTTPClient. What the judge needs beyond the
+// SDK is done around it: temperature 0 is sent as the smallest float32
+// (the SDK omits a zero), a doer records each reply's status and
+// Retry-After and bounds its body, and errors are built here from the
+// status and the endpoint's own error message, never from the SDK's error
+// text, which can quote the whole reply body.
 type Judge struct {
-	client          *http.Client
+	client          *goopenai.Client
 	cfg             Config
-	url             string // the chat completions URL
 	scrub           *redact.SecretScrubber
 	reasoning       bool
 	sendTemperature bool
@@ -157,16 +156,21 @@ func NewJudge(cfg Config) (*Judge, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
+	// go-openai appends its path to BaseURL as a string, so the base URL's
+	// query goes on through the doer instead.
+	sdkBase := *u
+	sdkBase.RawQuery, sdkBase.ForceQuery = "", false
+	sdk := goopenai.DefaultConfig(cfg.APIKey)
+	sdk.BaseURL = sdkBase.String()
 	if cfg.Azure {
+		sdk.APIType = goopenai.APITypeAzure
+		sdk.APIVersion = cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion)
 		// The configured model is the deployment name, used as given.
-		u = u.JoinPath("openai", "deployments", cfg.Model)
-		q := u.Query()
-		q.Set("api-version", cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion))
-		u.RawQuery = q.Encode()
+		sdk.AzureModelMapperFunc = url.PathEscape
 	}
-	u = u.JoinPath("chat", "completions")
+	sdk.HTTPClient = &doer{client: cfg.HTTPClient, headers: cfg.Headers, query: u.RawQuery, limit: cfg.MaxResponseBytes}
 
-	j := &Judge{client: cfg.HTTPClient, cfg: cfg, url: u.String(), scrub: scrub, reasoning: isReasoningModel(cfg.Model)}
+	j := &Judge{client: goopenai.NewClientWithConfig(sdk), cfg: cfg, scrub: scrub, reasoning: isReasoningModel(cfg.Model)}
 	j.sendTemperature = !j.reasoning && !cfg.OmitTemperature
 	start := StructuredOutputsJSONSchema
 	if mode != StructuredOutputsAuto {
@@ -196,15 +200,11 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	retries := 0
 	for {
 		idx := j.mode.Load()
-		mode := modeOrder[idx]
-		body, withFormat, err := j.buildRequest(req, mode)
-		if err != nil {
-			return scoring.Response{}, &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Step: req.Step, NotSent: true, Err: err}
-		}
+		creq, withFormat := j.chatRequest(req, modeOrder[idx])
 		var out scoring.Response
 		sent := false
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
-			r, f := j.attempt(ctx, actx, body, withFormat)
+			r, f := j.attempt(ctx, actx, creq, withFormat)
 			out = r
 			sent = sent || f == nil || !f.notSent
 			return f
@@ -227,105 +227,64 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// errorResponse is an OpenAI error body.
-type errorResponse struct {
-	Error struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// attempt makes one HTTP call. callerCtx tells the caller's deadline apart
+// attempt makes one call. callerCtx tells the caller's deadline apart
 // from the attempt's own.
-func (j *Judge) attempt(callerCtx, actx context.Context, body []byte, withFormat bool) (scoring.Response, *attemptFailure) {
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, j.url, bytes.NewReader(body))
-	if err != nil {
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, Err: errors.New(j.scrub.Scrub(err.Error()))}}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompletionRequest, withFormat bool) (scoring.Response, *attemptFailure) {
+	ex := &exchange{}
+	cr, err := j.client.CreateChatCompletion(withExchange(actx, ex), creq)
 	switch {
-	case j.cfg.APIKey == "":
-	case j.cfg.Azure:
-		hreq.Header.Set("api-key", j.cfg.APIKey)
-	default:
-		hreq.Header.Set("Authorization", "Bearer "+j.cfg.APIKey)
-	}
-	for k, v := range j.cfg.Headers {
-		hreq.Header.Set(k, v)
-	}
-	resp, err := j.client.Do(hreq)
-	if err != nil {
-		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
-	}
-	defer resp.Body.Close()
-	data, err := j.readBody(resp)
-	if err != nil {
-		return scoring.Response{}, j.transportFailure(callerCtx, actx, err)
-	}
-	if int64(len(data)) > j.cfg.MaxResponseBytes {
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: resp.StatusCode,
+	case ex.tooLarge:
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
 			Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
+	case err == nil && (ex.status < 200 || ex.status > 299):
+		// A status go-openai does not treat as a failure (1xx, 3xx).
+		return scoring.Response{}, j.statusFailure(ex, "", creq, withFormat)
+	case err != nil:
+		return scoring.Response{}, j.failure(callerCtx, actx, ex, err, creq, withFormat)
+	case len(cr.Choices) == 0:
+		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return scoring.Response{}, j.statusFailure(resp, data, withFormat)
-	}
-	cr, err := decodeReply(data)
-	if err != nil {
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: resp.StatusCode,
-			Err: fmt.Errorf("judge reply is not a chat completion: %s", j.bounded(err.Error()))}}
-	}
-	if len(cr.Choices) == 0 {
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: resp.StatusCode, Err: errors.New("judge reply has no choices")}}
-	}
-	c := cr.Choices[0]
-	content := c.Message.Content
-	if content == "" && c.Message.Refusal != "" {
-		content = c.Message.Refusal
-	}
-	return scoring.Response{
-		Content:          content,
-		FinishReason:     c.FinishReason,
-		PromptTokens:     cr.Usage.PromptTokens,
-		CompletionTokens: cr.Usage.CompletionTokens,
-	}, nil
+	return response(cr), nil
 }
 
-// readBody reads at most MaxResponseBytes+1 bytes of the reply. A body of
-// known length is read into one buffer of that size rather than one grown
-// by doubling, which for replies of a few KB was most of the copying.
-func (j *Judge) readBody(resp *http.Response) ([]byte, error) {
-	limit := j.cfg.MaxResponseBytes + 1
-	r := io.LimitReader(resp.Body, limit)
-	n := resp.ContentLength
-	if n < 0 || n >= limit {
-		return io.ReadAll(r)
+// failure types an error of go-openai's CreateChatCompletion by what the
+// exchange saw. Only the endpoint's own error message is kept, never the
+// SDK's error text: RequestError prints the whole reply body.
+func (j *Judge) failure(callerCtx, actx context.Context, ex *exchange, err error, creq goopenai.ChatCompletionRequest, withFormat bool) *attemptFailure {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case !ex.sent:
+		// Refused by go-openai before sending: a model it will not send to
+		// this endpoint, parameters it rejects for a reasoning model, or a
+		// schema that is not JSON.
+		return &attemptFailure{notSent: true, err: &scoring.Error{Type: scoring.ErrorJudgeBadRequest, NotSent: true,
+			Err: fmt.Errorf("judge request not sent: %s", j.bounded(err.Error()))}}
+	case ex.status == 0 || ex.readErr != nil:
+		f := j.transportFailure(callerCtx, actx, cmp.Or(ex.readErr, err))
+		// net/http never wrote the request: it did not reach the judge.
+		f.notSent = f.notSent || !ex.wrote.Load()
+		return f
+	case errors.As(err, &apiErr):
+		return j.statusFailure(ex, apiErr.Message, creq, withFormat)
+	case errors.As(err, &reqErr):
+		return j.statusFailure(ex, "", creq, withFormat) // the body is not an OpenAI error: never shown
+	case ex.status < 200 || ex.status > 299:
+		return j.statusFailure(ex, "", creq, withFormat)
 	}
-	data := make([]byte, 0, n+1) // +1: room to see EOF without growing
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		m, err := r.Read(data[len(data):cap(data)])
-		data = data[:len(data)+m]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return data, err
-		}
-	}
+	return &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
+		Err: fmt.Errorf("judge reply is not a chat completion: %s", j.bounded(err.Error()))}}
 }
 
-// statusFailure types a reply with an error status. The message holds
-// only the endpoint's own error.message, scrubbed and bounded, never the
-// raw body: endpoints and proxies echo the request in error bodies, and
-// that is the evaluated text and the headers that carry the credentials.
-func (j *Judge) statusFailure(resp *http.Response, body []byte, withFormat bool) *attemptFailure {
-	status := resp.StatusCode
-	var er errorResponse
-	_ = json.Unmarshal(body, &er) // a body that is not an OpenAI error leaves the message empty
-	msg := cmp.Or(j.bounded(er.Error.Message), http.StatusText(status), "unknown status")
-	retryAfter := parseRetryAfter(resp.Header.Get("Retry-After"), j.cfg.Retry.clock())
+// statusFailure types a reply with an error status. The text holds only
+// the endpoint's own error message, scrubbed of secrets, cut where it
+// quotes the request, and bounded: endpoints and proxies echo the request
+// in error replies, and that is the evaluated text and the headers that
+// carry the credentials.
+func (j *Judge) statusFailure(ex *exchange, message string, creq goopenai.ChatCompletionRequest, withFormat bool) *attemptFailure {
+	status := ex.status
+	msg := cmp.Or(j.endpointMessage(message, creq.Messages), http.StatusText(status), "unknown status")
+	retryAfter := parseRetryAfter(ex.retryAfter, j.cfg.Retry.clock())
 	newErr := func(t scoring.ErrorType) *scoring.Error {
 		return &scoring.Error{Type: t, Status: status, RetryAfter: retryAfter, Err: fmt.Errorf("judge returned HTTP %d: %s", status, msg)}
 	}
@@ -343,7 +302,7 @@ func (j *Judge) statusFailure(resp *http.Response, body []byte, withFormat bool)
 		}
 		return f
 	default:
-		refused := withFormat && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && mentionsResponseFormat(msg)
+		refused := withFormat && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && mentionsResponseFormat(message)
 		return &attemptFailure{formatRefused: refused, err: newErr(scoring.ErrorJudgeBadRequest)}
 	}
 }
@@ -371,11 +330,69 @@ const maxErrorText = 256
 
 // bounded scrubs every known secret from s and bounds its length.
 func (j *Judge) bounded(s string) string {
-	s = j.scrub.Scrub(strings.TrimSpace(s))
-	if len(s) > maxErrorText {
-		s = strings.ToValidUTF8(s[:maxErrorText], "") + "...(truncated)"
+	return truncate(j.scrub.Scrub(strings.TrimSpace(s)), maxErrorText)
+}
+
+// endpointMessage is the endpoint's error message as an error may show
+// it: secrets scrubbed, every run it shares with the request's messages
+// cut out (see withoutEcho), bounded.
+func (j *Judge) endpointMessage(message string, msgs []goopenai.ChatCompletionMessage) string {
+	s := truncate(j.scrub.Scrub(strings.TrimSpace(message)), maxEchoScan)
+	return truncate(withoutEcho(s, msgs), maxErrorText)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "...(truncated)"
 	}
 	return s
+}
+
+// Echoes of the request in an endpoint's error message: runs of at least
+// echoRun bytes found in a request message are cut, in the first
+// maxEchoScan bytes of the message.
+const (
+	echoRun     = 16
+	maxEchoScan = 4 << 10
+	echoCut     = "[...]"
+)
+
+// withoutEcho replaces every run of at least echoRun bytes that s shares
+// with one of msgs by echoCut. Servers quote the request in their error
+// messages (vLLM's and LiteLLM's validation errors do), and its messages
+// hold the evaluated text. Shorter fragments between escapes may remain.
+func withoutEcho(s string, msgs []goopenai.ChatCompletionMessage) string {
+	if len(s) < echoRun {
+		return s
+	}
+	var cut []bool
+	for i := 0; i+echoRun <= len(s); i++ {
+		w := s[i : i+echoRun]
+		for _, m := range msgs {
+			if strings.Contains(m.Content, w) {
+				if cut == nil {
+					cut = make([]bool, len(s))
+				}
+				for k := i; k < i+echoRun; k++ {
+					cut[k] = true
+				}
+				break
+			}
+		}
+	}
+	if cut == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case !cut[i]:
+			b.WriteByte(s[i])
+		case i == 0 || !cut[i-1]:
+			b.WriteString(echoCut)
+		}
+	}
+	return strings.ToValidUTF8(b.String(), "")
 }
 
 // mentionsResponseFormat reports whether an error text says the structured

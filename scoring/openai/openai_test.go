@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -452,7 +453,8 @@ func TestRequestParametersOnTheWire(t *testing.T) {
 	assert.Equal(t, "llm_eval", c.Header.Get("HTTP-Referer"))
 	assert.Equal(t, "judge-model", c.Request.Model)
 	require.NotNil(t, c.Request.Temperature, "temperature 0 is sent, not omitted")
-	assert.Equal(t, 0.0, *c.Request.Temperature)
+	assert.Equal(t, float32(math.SmallestNonzeroFloat32), float32(*c.Request.Temperature), "go-openai's stand-in for 0")
+	assert.Contains(t, string(c.Body), `"temperature":1e-45`)
 	require.NotNil(t, c.Request.MaxTokens)
 	assert.Equal(t, 800, *c.Request.MaxTokens)
 	require.NotNil(t, c.Request.Seed)
@@ -617,8 +619,16 @@ func TestEchoingJudgeLeaksNoSecretOrPrompt(t *testing.T) {
 			return scoringtest.Status(status, fmt.Sprintf("rejected %s?%s %v %s", c.Path, c.RawQuery, c.Header, c.Body))
 		}
 	}
+	// messageEcho quotes the request in error.message itself, as vLLM's
+	// and LiteLLM's validation errors do, once as sent and once decoded.
+	messageEcho := func(status int) func(scoringtest.Call) scoringtest.Reply {
+		return func(c scoringtest.Call) scoringtest.Reply {
+			msg, _ := json.Marshal(fmt.Sprintf("invalid request %s: %s %v", c.Path+"?"+c.RawQuery, c.Body, c.Request.Messages))
+			return scoringtest.Status(status, `{"error":{"message":`+string(msg)+`,"type":"invalid_request_error"}}`)
+		}
+	}
 	for _, status := range []int{400, 401, 403, 404, 429, 500, 503} {
-		for name, echo := range map[string]func(int) func(scoringtest.Call) scoringtest.Reply{"json": scoringtest.Echo, "plain": plainEcho} {
+		for name, echo := range map[string]func(int) func(scoringtest.Call) scoringtest.Reply{"json": scoringtest.Echo, "plain": plainEcho, "message": messageEcho} {
 			t.Run(name+" "+http.StatusText(status), func(t *testing.T) {
 				srv := scoringtest.New(t)
 				srv.Handle(echo(status))
@@ -627,6 +637,11 @@ func TestEchoingJudgeLeaksNoSecretOrPrompt(t *testing.T) {
 					c.Headers = map[string]string{"api-key": headerSecret}
 					c.Secrets = []string{extraSecret}
 					c.Retry.MaxAttempts = 1
+					if name == "message" {
+						// The quoted body names response_format, which auto
+						// mode takes for a refusal of the mode and falls back.
+						c.StructuredOutputs = StructuredOutputsJSONSchema
+					}
 				})
 				_, err := j.Complete(context.Background(), opinionsRequest())
 				require.Error(t, err)
@@ -638,8 +653,11 @@ func TestEchoingJudgeLeaksNoSecretOrPrompt(t *testing.T) {
 				var e *scoring.Error
 				require.ErrorAs(t, err, &e)
 				assert.Equal(t, status, e.Status)
-				for _, leak := range []string{testKey, headerSecret, urlPassword, queryKey, prompt, "Cats", calls[0].Header.Get("Authorization")} {
+				for _, leak := range []string{testKey, headerSecret, urlPassword, queryKey, prompt, "Cats", "You list opinions", calls[0].Header.Get("Authorization")} {
 					assert.NotContains(t, err.Error(), leak)
+				}
+				if name == "message" {
+					assert.Contains(t, err.Error(), "invalid request", "the endpoint's own words stay")
 				}
 			})
 		}

@@ -37,7 +37,7 @@ func TestLogsPipelineEvaluatesDetailsRecord(t *testing.T) {
 	defer cancel()
 	waitHealthy(ctx, t, p)
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "logs", "details_structured.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "otlp", "logs", "details_structured.json"))
 	require.NoError(t, err)
 	sent, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ func TestTraceContextJoinEndToEnd(t *testing.T) {
 	defer cancel()
 	waitHealthy(ctx, t, p)
 
-	fixtures := filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "tracecontext")
+	fixtures := filepath.Join("..", "..", "testdata", "otlp", "tracecontext")
 	genIDs := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "openinference_rag_generation.json"))
 	ctxIDs := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "openinference_rag_context.json"))
 

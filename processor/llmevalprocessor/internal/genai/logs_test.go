@@ -11,10 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
-// readLogFile unmarshals an OTLP/JSON logs file of testdata/logs.
+// readLogFile unmarshals an OTLP/JSON logs file of testdata/otlp/logs.
 func readLogFile(t testing.TB, file string) plog.Logs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../../testdata/logs", file))
+	b, err := os.ReadFile(filepath.Join("../../../../testdata/otlp/logs", file))
 	require.NoError(t, err)
 	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(b)
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func logsGen(input, conversation, output string, o ...func(*Generation)) Generat
 	return gen(ConventionGenAILogs, input, conversation, output, o...)
 }
 
-// TestReadLogFiles reads the calls of the testdata/logs files, keyed by span id.
+// TestReadLogFiles reads the calls of the testdata/otlp/logs files, keyed by span id.
 func TestReadLogFiles(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -152,11 +152,11 @@ func TestConventionFiles(t *testing.T) {
 				missing(MissingRedacted), model("gpt-4o-mini", "chatcmpl-REDACT3"))),
 		},
 	}
-	found, _ := filepath.Glob("../../testdata/conventions/*.json")
+	found, _ := filepath.Glob("../../../../testdata/otlp/conventions/*.json")
 	require.Len(t, found, len(files), "every testdata file has expectations")
 	for file, spans := range files {
 		t.Run(file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("../../testdata/conventions", file))
+			b, err := os.ReadFile(filepath.Join("../../../../testdata/otlp/conventions", file))
 			require.NoError(t, err)
 			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 			require.NoError(t, err)

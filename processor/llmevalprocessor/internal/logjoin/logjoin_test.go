@@ -47,7 +47,7 @@ func newJoiner(c *clock, window time.Duration, maxCalls, maxBytes int) *Joiner {
 
 func readLogFile(t testing.TB, file string) plog.Logs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../../testdata/logs", file))
+	b, err := os.ReadFile(filepath.Join("../../../../testdata/otlp/logs", file))
 	require.NoError(t, err)
 	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(b)
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func summarise(t *testing.T, groups []Group) []summary {
 	return out
 }
 
-// TestJoinLogFiles joins the batches of the testdata/logs files and reads
+// TestJoinLogFiles joins the batches of the testdata/otlp/logs files and reads
 // each group back.
 func TestJoinLogFiles(t *testing.T) {
 	tests := []struct {
