@@ -20,6 +20,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -34,6 +35,10 @@ type itemJournal interface {
 	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
 	// (commit) before it returns. Called with the store's lock held.
 	admitted(item *admittedItem, now time.Time)
+	// rewritten replaces the record of an item that took in the other
+	// half of its call, written by the joining ConsumeTraces or ConsumeLogs
+	// before it returns. Called with the store's lock held.
+	rewritten(item *admittedItem)
 	// finished records a result of a held item that still waits for
 	// others.
 	finished(item *admittedItem, r evalResult)
@@ -158,6 +163,23 @@ func (st *itemStorage) admitted(item *admittedItem, now time.Time) {
 	item.stored = st.journal.Queue(rec)
 }
 
+func (st *itemStorage) rewritten(item *admittedItem) {
+	if item.stored == 0 {
+		st.admitted(item, item.admitted)
+		return
+	}
+	ss, ok := item.subject.(storedSubject)
+	if !ok {
+		return
+	}
+	rec, err := ss.record(item.admitted)
+	if err != nil { // too large: the record before stands for the item
+		st.failed(durable.OpAdmit, err)
+		return
+	}
+	st.journal.Rewrite(item.stored, rec)
+}
+
 // commit writes the items admitted so far: ConsumeTraces and the logs
 // instance's evaluate call it before they return, so that the items of one
 // batch share a transaction.
@@ -261,16 +283,53 @@ func (c *logCall) record(admitted time.Time) ([]byte, error) {
 	return heldrecord.EncodeLogCall(c.group.Logs, admitted)
 }
 
+// record implements storedSubject for a call in the call table: the
+// halves it has.
+func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
+	switch {
+	case c.span != nil && c.events != nil:
+		return heldrecord.EncodePair(c.span.td, c.events.group.Logs, admitted)
+	case c.span != nil:
+		return c.span.record(admitted)
+	}
+	return c.events.record(admitted)
+}
+
 // recoverSpans puts the spans found in storage at start back into the
 // store, or forwards them (recover). It runs in Start, after the consumers
 // downstream have started: the collector starts components in reverse
 // pipeline order.
+//
+// With the component in a traces and a logs pipeline, a span goes back into
+// the call table (signaljoin.go): a span without content waits for its log
+// events again, and a call stored with both halves is one item again,
+// whose result records the logs instance emits.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
 		return
 	}
+	joining := p.store.joining.Load()
 	for _, rec := range p.storage.take(heldrecord.KindSpan) {
-		p.store.recover(p.recoveredSpan(rec.Item.Traces), rec)
+		h := p.recoveredSpan(rec.Item.Traces)
+		if joining && !h.agent {
+			p.store.recover(&pairedCall{span: h}, rec)
+			continue
+		}
+		p.store.recover(h, rec)
+	}
+	var logs *logsProcessor
+	if p.shared != nil {
+		logs = p.shared.logsInstance()
+	}
+	for _, rec := range p.storage.take(heldrecord.KindPair) {
+		call := &pairedCall{}
+		call.add(p.recoveredSpan(rec.Item.Traces))
+		if logs != nil {
+			call.add(logs.recoveredCall(rec.Item.Logs))
+		} else {
+			call.span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+		}
+		p.store.recover(call, rec)
 	}
 }
 
@@ -303,9 +362,14 @@ func (p *logsProcessor) recoverCalls() {
 		return
 	}
 	admitted := map[logjoin.Key]bool{}
+	joinsSignals := p.core.store.joining.Load()
 	for _, rec := range st.take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		admitted[call.group.Key] = true
+		if joinsSignals {
+			p.core.store.recover(&pairedCall{events: call}, rec)
+			continue
+		}
 		p.core.store.recover(call, rec)
 	}
 	st.mu.Lock()
@@ -430,6 +494,7 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 	item := &admittedItem{
 		subject:   subject,
 		ctx:       ctx,
+		admitted:  rec.Item.Admitted,
 		expiresAt: rec.Item.Admitted.Add(s.maxWait),
 		deadline:  rec.Item.Admitted.Add(s.maxWait + s.evalTimeout),
 		results:   make([]*evalResult, len(s.scorers)),
@@ -446,9 +511,11 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 	if resume {
 		s.insertHeld(item)
 		s.unfinished++
-		for i := range s.scorers {
-			if item.results[i] == nil {
-				s.dispatchScorer(item, i)
+		if !s.recoverCall(item, now) {
+			for i := range s.scorers {
+				if item.results[i] == nil {
+					s.dispatchScorer(item, i)
+				}
 			}
 		}
 	} else {
@@ -473,6 +540,41 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 		}()
 	}
 	s.tel.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+}
+
+// recoverCall puts a recovered call back into the call table: a half
+// waits for its other half again (its wait starts anew) and is not
+// dispatched; a pair is tracked, so a late half is recognised. It reports
+// whether the item waits. Called with mu held.
+func (s *evalStore) recoverCall(item *admittedItem, now time.Time) bool {
+	call, ok := item.subject.(*pairedCall)
+	if !ok || s.calls == nil {
+		return false
+	}
+	var key pairing.Key
+	var side pairing.Side
+	switch {
+	case call.span != nil:
+		key, side = pairing.Key{TraceID: call.span.of.traceID, SpanID: call.span.of.spanID}, pairing.Span
+	default:
+		key, side = pairing.Key{TraceID: call.events.of.traceID, SpanID: call.events.of.spanID}, pairing.Events
+	}
+	if st, _, _ := s.calls.State(key, now); !key.Valid() || st != pairing.Unknown {
+		return false
+	}
+	item.call = key
+	if call.span != nil && call.events != nil {
+		s.calls.Track(key, pairing.Span, item)
+		s.calls.Join(key, pairing.Events)
+		return false
+	}
+	if side == pairing.Span && call.span.gen.Missing == "" {
+		s.calls.Track(key, side, item) // a span with content is evaluated at once
+		return false
+	}
+	s.calls.Wait(key, side, item, now)
+	s.armCallTimer()
+	return true
 }
 
 // insertHeld puts a recovered item into held in expiry order and re-arms

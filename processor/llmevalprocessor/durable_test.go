@@ -380,3 +380,75 @@ func TestStorageRejoinsLogCalls(t *testing.T) {
 	assert.Empty(t, found.Items)
 	require.NoError(t, j.Close(context.Background()))
 }
+
+// A call whose two halves are held survives a crash with both: with the
+// span first or the events first, the item is written, rewritten as a pair
+// when the second half joins, and after a restart evaluated once on the
+// events' content with its result on the span and as a record. A half
+// that waited alone waits again, and its other half, sent after the
+// restart, joins it.
+func TestStorageKeepsJoinedCalls(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		spanFirst   bool
+		secondAfter bool // the second half comes only after the restart
+	}{
+		{"span first", true, false},
+		{"events first", false, false},
+		{"span waiting, events after the restart", true, true},
+		{"events waiting, span after the restart", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := storageConfig(time.Minute, scoring.Bias)
+			cfg.LogEvents.CrossSignalWait = 20 * time.Second
+			first := &bothHarness{host: fileStorageOn(t, dir)}
+			first.start(t, cfg, hangingScorer(scoring.Bias))
+			c := newCall()
+			send := func(h *bothHarness, span bool) {
+				if span {
+					h.consumeSpan(c.spanBatch(false))
+				} else {
+					h.consumeEvents(c.eventsBatch("content"))
+				}
+			}
+			send(first, tt.spanFirst)
+			if !tt.secondAfter {
+				send(first, !tt.spanFirst)
+			}
+			before := first.outcome(c)
+			require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+			assert.Zero(t, before.spanCount, "held when killed")
+
+			cases := make(chan scoring.Case, 4)
+			second := &bothHarness{host: fileStorageOn(t, dir)}
+			second.start(t, storageConfigFrom(cfg), &fakeScorer{name: scoring.Bias, fn: func(_ context.Context, cs scoring.Case) scoring.Result {
+				cases <- cs
+				return scoring.Result{Label: scoring.LabelPass, Reason: "after the restart"}
+			}})
+			if tt.secondAfter {
+				send(second, !tt.spanFirst)
+			}
+			select {
+			case got := <-cases:
+				assert.Equal(t, "Who should we hire?", got.Input, "judged on the events' content")
+			case <-time.After(10 * time.Second):
+				t.Fatal("the recovered call was not evaluated")
+			}
+			require.Eventually(t, func() bool {
+				o := second.outcome(c)
+				return o.spanCount == 1 && len(o.records) == 1
+			}, 10*time.Second, 5*time.Millisecond)
+			second.shutdown()
+			assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"pass"}, records: []string{"pass"}, onSpan: 1}, second.outcome(c))
+			assert.Empty(t, cases, "evaluated once")
+		})
+	}
+}
+
+// storageConfigFrom is a fresh Config with cfg's settings: the next life's
+// component is a new one, as after a restart.
+func storageConfigFrom(cfg *Config) *Config {
+	next := *cfg
+	return &next
+}

@@ -40,6 +40,7 @@ func createLogsWith(build judgeBuilder) processor.CreateLogsFunc {
 		}
 		lp := newLogsProcessor(set, ev.core, next)
 		lp.shared = ev
+		ev.setLogs(lp)
 		return lp, nil
 	}
 }

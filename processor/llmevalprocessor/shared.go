@@ -36,6 +36,9 @@ type sharedEvaluator struct {
 	mu      sync.Mutex
 	refs    int // instances created and not shut down
 	signals map[pipeline.Signal]bool
+	// logs is the logs instance, which emits the result records of a call
+	// recovered from storage with both its halves (durable.go).
+	logs *logsProcessor
 	started bool
 	stopped bool
 }
@@ -59,6 +62,20 @@ func acquireEvaluator(set processor.Settings, cfg *Config, build judgeBuilder, s
 	ev := &sharedEvaluator{cfg: cfg, core: core, refs: 1, signals: map[pipeline.Signal]bool{signal: true}}
 	evaluators.m[cfg] = ev
 	return ev, nil
+}
+
+// setLogs remembers the logs instance.
+func (ev *sharedEvaluator) setLogs(lp *logsProcessor) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.logs = lp
+}
+
+// logsInstance is the logs instance, nil when the component has none.
+func (ev *sharedEvaluator) logsInstance() *logsProcessor {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.logs
 }
 
 // start builds the judge and starts the store on the first call.

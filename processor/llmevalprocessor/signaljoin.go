@@ -75,6 +75,9 @@ func (s *evalStore) admitHalf(ctx context.Context, key pairing.Key, side pairing
 		call := item.subject.(*pairedCall)
 		call.add(newSubject())
 		s.calls.Join(key, side)
+		if s.journal != nil {
+			s.journal.rewritten(item) // the joined half survives a crash too
+		}
 		if st == pairing.Waiting {
 			s.begin(item)
 		}

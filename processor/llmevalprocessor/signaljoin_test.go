@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -35,6 +36,7 @@ type bothHarness struct {
 	tel    *componenttest.Telemetry
 	cases  chan scoring.Case
 	gate   chan struct{} // evaluations finish once it is closed
+	host   component.Host // the host both instances start with; a nop host when nil
 }
 
 func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness {
@@ -62,8 +64,12 @@ func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer
 	require.NoError(t, err)
 	h.logs, err = createLogsWith(build)(context.Background(), set, cfg, h.recs)
 	require.NoError(t, err)
-	require.NoError(t, h.traces.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, h.logs.Start(context.Background(), componenttest.NewNopHost()))
+	host := h.host
+	if host == nil {
+		host = componenttest.NewNopHost()
+	}
+	require.NoError(t, h.traces.Start(context.Background(), host))
+	require.NoError(t, h.logs.Start(context.Background(), host))
 	var once sync.Once
 	t.Cleanup(func() { once.Do(h.shutdown) })
 	return h

@@ -130,6 +130,8 @@ type Journal struct {
 type pendingAdmit struct {
 	id     uint64
 	record []byte
+	// rewrite: the item is on disk already; this record replaces it.
+	rewrite bool
 }
 
 // ResultDelay is how long a finished result may wait to be written with
@@ -150,8 +152,9 @@ type pendingResult struct {
 // entry is what the Journal wrote for one live item.
 type entry struct {
 	results   []string // result keys written
-	bytes     int
-	unwritten bool // queued by Queue, not written yet
+	bytes     int      // of its item and result records
+	itemBytes int      // of its item record
+	unwritten bool     // queued by Queue, not written yet
 }
 
 // Open reads every record of client and returns the Journal and the items
@@ -299,10 +302,35 @@ func (j *Journal) Queue(record []byte) uint64 {
 	id := j.next
 	j.next++
 	j.admits = append(j.admits, pendingAdmit{id: id, record: record})
-	j.live[id] = &entry{bytes: len(record), unwritten: true}
+	j.live[id] = &entry{bytes: len(record), itemBytes: len(record), unwritten: true}
 	j.stored.Add(int64(len(record)))
 	j.armFlush()
 	return id
+}
+
+// Rewrite replaces the record of live item id, with the next write or
+// within ResultDelay: the item took in more (the other half of its call).
+// It does nothing when the item is not stored. Should the write fail, the
+// record written before stays and still stands for the item.
+func (j *Journal) Rewrite(id uint64, record []byte) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e := j.live[id]
+	if e == nil || j.closed {
+		return
+	}
+	delta := len(record) - e.itemBytes
+	e.bytes += delta
+	e.itemBytes = len(record)
+	j.stored.Add(int64(delta))
+	for i := range j.admits {
+		if j.admits[i].id == id {
+			j.admits[i].record = record
+			return
+		}
+	}
+	j.admits = append(j.admits, pendingAdmit{id: id, record: record, rewrite: true})
+	j.armFlush()
 }
 
 // Commit writes every queued item and waiting result. When it returns
@@ -469,7 +497,7 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 	if err := j.client.Batch(ctx, all...); err != nil {
 		for _, a := range admits {
 			j.failed(OpAdmit, err)
-			if e := j.live[a.id]; e != nil {
+			if e := j.live[a.id]; e != nil && !a.rewrite {
 				delete(j.live, a.id)
 				j.stored.Add(-int64(e.bytes))
 			}

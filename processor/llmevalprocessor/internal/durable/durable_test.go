@@ -404,6 +404,44 @@ func TestJournalQueueAndCommit(t *testing.T) {
 	assert.Zero(t, j.StoredBytes())
 }
 
+// A rewritten item comes back as rewritten, before or after its first
+// write; a rewrite that fails leaves the record written before standing for
+// the item, and Remove still deletes it.
+func TestJournalRewrite(t *testing.T) {
+	ctx := context.Background()
+	fc := newFailingClient()
+	j, _, _, err := Open(ctx, fc, Hooks{})
+	require.NoError(t, err)
+	early := j.Queue(itemRecord(t, "early", time.Unix(1, 0)))
+	j.Rewrite(early, itemRecord(t, "early, rewritten before its write", time.Unix(1, 0)))
+	late, err := j.Admit(ctx, itemRecord(t, "late", time.Unix(2, 0)))
+	require.NoError(t, err)
+	j.Rewrite(late, itemRecord(t, "late, rewritten after its write", time.Unix(2, 0)))
+	require.NoError(t, j.Commit(ctx))
+	assert.Equal(t, 2, fc.keys())
+	assert.Equal(t, int64(len(itemRecord(t, "early, rewritten before its write", time.Unix(1, 0)))+
+		len(itemRecord(t, "late, rewritten after its write", time.Unix(2, 0)))), j.StoredBytes(),
+		"stored bytes follow the rewritten records")
+
+	fc.setFull(true)
+	j.Rewrite(late, itemRecord(t, "late, third version", time.Unix(2, 0)))
+	require.Error(t, j.Commit(ctx))
+	fc.setFull(false)
+
+	_, found, _, err := Open(ctx, fc, Hooks{})
+	require.NoError(t, err)
+	require.Len(t, found.Items, 2)
+	assert.Equal(t, "early, rewritten before its write", spanName(found.Items[0]))
+	assert.Equal(t, "late, rewritten after its write", spanName(found.Items[1]), "the failed rewrite left the record before it")
+
+	require.NoError(t, j.Remove(ctx, early))
+	require.NoError(t, j.Remove(ctx, late), "an item whose rewrite failed is still stored")
+	assert.Zero(t, fc.keys())
+	j.Rewrite(late, itemRecord(t, "gone", time.Unix(2, 0)))
+	require.NoError(t, j.Commit(ctx))
+	assert.Zero(t, fc.keys(), "a rewrite of an item that left writes nothing")
+}
+
 // BenchmarkJournalHeldSpan is the storage work of one held span on
 // file_storage, as three transactions: its admission, two results written
 // together, and its removal. One op is one span.

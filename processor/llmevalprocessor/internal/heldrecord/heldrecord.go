@@ -11,7 +11,9 @@
 // Format version 1, all integers big-endian, strings and byte fields as a
 // uvarint length followed by the bytes:
 //
-//	item:   "le" 0x01 'I' kind(1 byte) admitted(int64 unix ns) payload(bytes: OTLP protobuf) crc32c(4 bytes)
+//	item:   "le" 0x01 'I' kind(1 byte) admitted(int64 unix ns) payload(bytes) crc32c(4 bytes)
+//	        payload: OTLP protobuf (span, log call), or two bytes fields,
+//	        the span's then the log call's (pair)
 //	result: "le" 0x01 'R' scorer label reason errorType errorMessage score(float64 bits) at(int64 unix ns) flags(1 byte) crc32c(4 bytes)
 package heldrecord // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 
@@ -50,6 +52,9 @@ const (
 	// KindLogCall is the log records of one GenAI call: plog.Logs with one
 	// resource and one scope.
 	KindLogCall Kind = 2
+	// KindPair is one call seen on both signals: its span (as KindSpan)
+	// and its log records (as KindLogCall), evaluated once.
+	KindPair Kind = 3
 )
 
 const (
@@ -78,7 +83,8 @@ var (
 type Item struct {
 	Kind     Kind
 	Admitted time.Time // when the item was first admitted; max_wait runs from here
-	// Traces is set for KindSpan, Logs for KindLogCall.
+	// Traces is set for KindSpan and KindPair, Logs for KindLogCall and
+	// KindPair.
 	Traces ptrace.Traces
 	Logs   plog.Logs
 }
@@ -116,6 +122,22 @@ func EncodeLogCall(ld plog.Logs, admitted time.Time) ([]byte, error) {
 	return encodeItem(KindLogCall, admitted, payload)
 }
 
+// EncodePair encodes a call seen on both signals: its span (as for
+// EncodeSpan) and its log records (as for EncodeLogCall).
+func EncodePair(td ptrace.Traces, ld plog.Logs, admitted time.Time) ([]byte, error) {
+	var mt ptrace.ProtoMarshaler
+	spans, err := mt.MarshalTraces(td)
+	if err != nil {
+		return nil, fmt.Errorf("encoding pair: %w", err)
+	}
+	var ml plog.ProtoMarshaler
+	logs, err := ml.MarshalLogs(ld)
+	if err != nil {
+		return nil, fmt.Errorf("encoding pair: %w", err)
+	}
+	return encodeItem(KindPair, admitted, appendBytes(appendBytes(nil, spans), logs))
+}
+
 func encodeItem(kind Kind, admitted time.Time, payload []byte) ([]byte, error) {
 	n := headerLen + 1 + 8 + binary.MaxVarintLen64 + len(payload) + crcLen
 	if n > MaxItemBytes {
@@ -144,23 +166,43 @@ func DecodeItem(b []byte) (Item, error) {
 	it := Item{Kind: kind, Admitted: admitted}
 	switch kind {
 	case KindSpan:
-		var u ptrace.ProtoUnmarshaler
-		td, err := u.UnmarshalTraces(payload)
-		if err != nil || td.SpanCount() != 1 || td.ResourceSpans().Len() != 1 || td.ResourceSpans().At(0).ScopeSpans().Len() != 1 {
-			return Item{}, fmt.Errorf("%w: span payload is not one span with its resource and scope", ErrCorrupt)
-		}
-		it.Traces = td
+		it.Traces, err = decodeSpan(payload)
 	case KindLogCall:
-		var u plog.ProtoUnmarshaler
-		ld, err := u.UnmarshalLogs(payload)
-		if err != nil || ld.LogRecordCount() == 0 || ld.ResourceLogs().Len() != 1 || ld.ResourceLogs().At(0).ScopeLogs().Len() != 1 {
-			return Item{}, fmt.Errorf("%w: log payload is not one call's records with their resource and scope", ErrCorrupt)
+		it.Logs, err = decodeLogCall(payload)
+	case KindPair:
+		p := reader{b: payload}
+		spans, logs := p.bytes(), p.bytes()
+		if p.err != nil || len(p.b) != 0 {
+			return Item{}, fmt.Errorf("%w: malformed pair", ErrCorrupt)
 		}
-		it.Logs = ld
+		if it.Traces, err = decodeSpan(spans); err == nil {
+			it.Logs, err = decodeLogCall(logs)
+		}
 	default:
 		return Item{}, fmt.Errorf("%w: unknown item kind %d", ErrCorrupt, kind)
 	}
+	if err != nil {
+		return Item{}, err
+	}
 	return it, nil
+}
+
+func decodeSpan(payload []byte) (ptrace.Traces, error) {
+	var u ptrace.ProtoUnmarshaler
+	td, err := u.UnmarshalTraces(payload)
+	if err != nil || td.SpanCount() != 1 || td.ResourceSpans().Len() != 1 || td.ResourceSpans().At(0).ScopeSpans().Len() != 1 {
+		return ptrace.Traces{}, fmt.Errorf("%w: span payload is not one span with its resource and scope", ErrCorrupt)
+	}
+	return td, nil
+}
+
+func decodeLogCall(payload []byte) (plog.Logs, error) {
+	var u plog.ProtoUnmarshaler
+	ld, err := u.UnmarshalLogs(payload)
+	if err != nil || ld.LogRecordCount() == 0 || ld.ResourceLogs().Len() != 1 || ld.ResourceLogs().At(0).ScopeLogs().Len() != 1 {
+		return plog.Logs{}, fmt.Errorf("%w: log payload is not one call's records with their resource and scope", ErrCorrupt)
+	}
+	return ld, nil
 }
 
 // EncodeResult encodes a result record.

@@ -55,6 +55,15 @@ func TestItemRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, KindLogCall, it.Kind)
 	assert.Equal(t, oneCall(), it.Logs)
+
+	b, err = EncodePair(oneSpan(), oneCall(), at)
+	require.NoError(t, err)
+	it, err = DecodeItem(b)
+	require.NoError(t, err)
+	assert.Equal(t, KindPair, it.Kind)
+	assert.True(t, it.Admitted.Equal(at))
+	assert.Equal(t, oneSpan(), it.Traces)
+	assert.Equal(t, oneCall(), it.Logs)
 }
 
 func TestResultRoundTrip(t *testing.T) {
@@ -142,4 +151,17 @@ func TestDecodeRefusesWrongShapes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = DecodeItem(b)
 	assert.ErrorIs(t, err, ErrCorrupt)
+
+	b, err = EncodePair(two, oneCall(), time.Unix(1, 0))
+	require.NoError(t, err)
+	_, err = DecodeItem(b)
+	assert.ErrorIs(t, err, ErrCorrupt, "a pair's span must be one span")
+	b, err = EncodePair(oneSpan(), plog.NewLogs(), time.Unix(1, 0))
+	require.NoError(t, err)
+	_, err = DecodeItem(b)
+	assert.ErrorIs(t, err, ErrCorrupt, "a pair's call must have records")
+	b, err = encodeItem(KindPair, time.Unix(1, 0), []byte{0x05, 1, 2})
+	require.NoError(t, err)
+	_, err = DecodeItem(b)
+	assert.ErrorIs(t, err, ErrCorrupt, "a pair payload cut short")
 }
