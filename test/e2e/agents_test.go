@@ -48,7 +48,7 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 	defer cancel()
 	waitHealthy(ctx, t, p)
 
-	fixtures := filepath.Join("..", "..", "processor", "llmevalprocessor", "testdata", "tracecontext")
+	fixtures := filepath.Join("..", "..", "testdata", "otlp", "tracecontext")
 	ids := postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_context.json"))
 	ids = append(ids, postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_generation.json"))...)
 
