@@ -64,6 +64,7 @@ type evaluatedSpan struct {
 	spanID     pcommon.SpanID
 	model      string
 	responseID string
+	agentName  string // gen_ai.agent.name, repeated on late result spans
 }
 
 // newLateSpan builds a child span of the evaluated span carrying a result
@@ -88,6 +89,9 @@ func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalResult, redact 
 	}
 	if of.responseID != "" {
 		attrs.PutStr(evalconv.AttrResponseID, of.responseID)
+	}
+	if of.agentName != "" {
+		attrs.PutStr(evalconv.AttrAgentName, of.agentName)
 	}
 	annotateSpan(span, r, of.responseID, redact)
 	return td

@@ -7,11 +7,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// contextWaiter is a subject that may wait for its trace's context before
-// its evaluations are dispatched (trace_context.context_wait).
+// contextWaiter is a subject that may wait for its trace's context (or,
+// for an agent span, the steps of its run) before its evaluations are
+// dispatched (trace_context.context_wait).
 type contextWaiter interface {
 	// waitsForContext reports the trace whose context the item needs and
-	// whether it has none yet. The store calls it with its lock held.
+	// whether it still waits for it. The store calls it with its lock held.
 	waitsForContext() (pcommon.TraceID, bool)
 }
 
@@ -88,12 +89,12 @@ func (s *evalStore) parkForContext(item *admittedItem, now time.Time) bool {
 	return true
 }
 
-// dispatchWaited dispatches the item's evaluations by scorers that read
-// context (readers) or the others: the others do not wait for context.
-// Called with mu held.
+// dispatchWaited dispatches the item's evaluations by scorers that wait
+// (readers: those reading context or a trajectory, scorerWaits) or the
+// others, which do not wait. Called with mu held.
 func (s *evalStore) dispatchWaited(item *admittedItem, readers bool) {
 	for i, sc := range s.scorers {
-		if scorerReadsContext(sc.cfg) == readers {
+		if scorerWaits(sc.cfg) == readers {
 			s.dispatchScorer(item, i)
 		}
 	}

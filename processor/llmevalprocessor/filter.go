@@ -2,6 +2,8 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // scorerSkipper is a subject some scorers may not apply to.
@@ -65,6 +67,9 @@ func (h *heldSpan) skips(sc ScorerConfig) bool {
 	}
 	if !sc.appliesTo(target, h.excluded) {
 		return true
+	}
+	if h.missing == genai.MissingToolCalls && !readsTrajectory(sc) {
+		return true // an agent whose answer is only tool calls gave no answer to judge
 	}
 	if !sc.When.ContextPresent {
 		return false

@@ -94,6 +94,12 @@ type heldSpan struct {
 	// agent: an agent or root span, scored by scorers targeting agent
 	// with all the context below it.
 	agent bool
+	// The agent run's trajectory (trajectory.go), assembled once.
+	trajectory      *scoring.Trajectory
+	trajectoryBuilt bool
+	// missing is why an agent span held only for its trajectory scorers
+	// has no readable content: the other scorers find it not scorable.
+	missing string
 }
 
 func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {
@@ -108,6 +114,7 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 			spanID:     span.SpanID(),
 			model:      model,
 			responseID: gen.ResponseID,
+			agentName:  agentNameOf(span),
 		},
 		gen:          gen,
 		td:           lateTemplate(rs, ss),
@@ -119,10 +126,22 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 	return h
 }
 
+// agentNameOf is the span's gen_ai.agent.name, which late result spans
+// repeat so that their metrics keep the agent's label.
+func agentNameOf(span ptrace.Span) string {
+	if v, ok := span.Attributes().Get(evalconv.AttrAgentName); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
 // caseFor builds what the scorer evaluates.
 func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
 	c := caseFromGeneration(h.gen, h.of, cfg)
 	c.Context = h.caseContext(cfg) // the span's own context plus its trace's
+	if h.agent && h.join != nil && readsTrajectory(cfg) {
+		c.Trajectory = h.caseTrajectory()
+	}
 	return c
 }
 

@@ -80,7 +80,7 @@ func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	if p.join, err = newTraceJoin(cfg, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
-	if err := tel.observeIndex(p.join.ix); err != nil {
+	if err := tel.observeIndex(p.join.ix, p.join.readsSteps()); err != nil {
 		return nil, err
 	}
 	if cfg.Storage != nil {
@@ -222,17 +222,23 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				kind := genai.Classify(rs.Resource(), span)
+				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
 					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
-						continue // not a candidate: forwarded as it is
+						// Not a candidate: forwarded as it is, and only
+						// indexed as a step of an agent run.
+						if p.join == nil || !p.join.readsSteps() || !p.sampler.sampled(span.TraceID()) {
+							continue
+						}
+						break
 					}
 					selected++
 					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
 					sampled++
-					candidates = append(candidates, generationAt{i, j, k, false})
+					candidates = append(candidates, generationAt{resource: i, scope: j, span: k})
 				case genai.KindContext:
 					if !p.sampler.sampled(span.TraceID()) {
 						continue
@@ -250,12 +256,20 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						selected++ // an agent span is a candidate like a generation
 						sampled++
-						candidates = append(candidates, generationAt{i, j, k, true})
+						candidates = append(candidates, generationAt{resource: i, scope: j, span: k, agent: true})
 					}
 				default:
 					continue
 				}
-				if p.join != nil && p.join.indexSpan(kind, span) {
+				if p.join == nil {
+					continue
+				}
+				// A generation candidate read as a step is read once, for both.
+				var read *generationAt
+				if kind == genai.KindGeneration && candidate < len(candidates) {
+					read = &candidates[candidate]
+				}
+				if p.join.indexSpan(kind, span, read) {
 					gained = append(gained, span.TraceID())
 				}
 			}
@@ -281,7 +295,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	for n, at := range candidates {
 		rs := rss.At(at.resource)
 		ss := rs.ScopeSpans().At(at.scope)
-		if p.admit(ctx, rs, ss, ss.Spans().At(at.span), at.agent) {
+		if p.admit(ctx, rs, ss, ss.Spans().At(at.span), at) {
 			take = append(take, at.span)
 		}
 		if last := n+1 == len(candidates); last || candidates[n+1].resource != at.resource || candidates[n+1].scope != at.scope {
@@ -308,6 +322,8 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 type generationAt struct {
 	resource, scope, span int
 	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step read it already.
+	gen *genai.Generation
 }
 
 // removeIndexes removes the spans at the given increasing indexes.
@@ -326,12 +342,16 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // admit hands a sampled generation span to the store. It returns false
 // when the span stays in the batch: not scorable or not admitted (queue
 // full, shut down: marked as such), or the processor not started.
-func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, agent bool) bool {
+func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, at generationAt) bool {
+	agent := at.agent
 	target := targetGeneration
 	var gen genai.Generation
-	if agent {
+	switch {
+	case agent:
 		target, gen = targetAgent, genai.ReadAgent(span)
-	} else {
+	case at.gen != nil:
+		gen = *at.gen
+	default:
 		gen = genai.Read(span)
 	}
 	// With a logs pipeline through the same component, a generation's
@@ -339,6 +359,13 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	// (signaljoin.go): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.joining.Load()
+	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
+	// An agent span without readable content is still held when a
+	// trajectory scorer judges it: its run's steps are in the trace.
+	var missing string
+	if agent && gen.Missing != "" && p.join.judgesTrajectory(excluded) {
+		missing, gen.Missing = gen.Missing, ""
+	}
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
@@ -347,7 +374,6 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		}
 		return false
 	}
-	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
 	awaitsEvents := joins && gen.Missing == genai.MissingOutput
 	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
@@ -360,6 +386,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		h.join = p.join
 		h.excluded = excluded
 		h.agent = agent
+		h.missing = missing
 		return h
 	}) {
 	case admitted, joinedPartner:

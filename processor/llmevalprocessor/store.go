@@ -151,6 +151,15 @@ type evaluation struct {
 	scorerIndex int
 	c           scoring.Case
 	skip        bool // the scorer does not apply: no call, a skipped result
+	// upFront is the result the subject already has for the scorer
+	// (upFrontResulter): no call.
+	upFront *scoring.Result
+}
+
+// upFrontResulter is a subject that has some scorers' results before any
+// call, such as not_scorable for content it lacks.
+type upFrontResulter interface {
+	resultUpFront(sc ScorerConfig) (scoring.Result, bool)
 }
 
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -264,7 +273,13 @@ func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
 	ev := evaluation{item: item, scorerIndex: i}
 	if sk, ok := item.subject.(scorerSkipper); ok && sk.skips(sc.cfg) {
 		ev.skip = true
-	} else {
+	} else if ur, ok := item.subject.(upFrontResulter); ok {
+		if r, ok := ur.resultUpFront(sc.cfg); ok {
+			res := r // allocated only here, not on every dispatch
+			ev.upFront = &res
+		}
+	}
+	if !ev.skip && ev.upFront == nil {
 		ev.c = item.subject.caseFor(sc.cfg)
 	}
 	select {
@@ -384,6 +399,9 @@ func (s *evalStore) run(ev evaluation) evalResult {
 	sc := s.scorers[ev.scorerIndex]
 	if ev.skip {
 		return evalResult{scorer: sc.cfg.Name, at: s.now(), skipped: true}
+	}
+	if ev.upFront != nil {
+		return evalResult{scorer: sc.cfg.Name, at: s.now(), result: *ev.upFront}
 	}
 	var res scoring.Result
 	switch {

@@ -34,7 +34,10 @@ type traceJoin struct {
 	// maxChars bounds the joined documents' total length (max_input_chars;
 	// 0: no bound beyond the index's own).
 	maxChars int
-	tel      *telemetry
+	// trajectories are the scorers that judge agent runs' trajectories
+	// (trajectory.go); only with one does the index keep step records.
+	trajectories []ScorerConfig
+	tel          *telemetry
 }
 
 func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
@@ -42,7 +45,8 @@ func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &traceJoin{ix: ix, scope: cfg.TraceContext.scope(), maxChars: cfg.MaxInputChars, tel: tel}
+	j := &traceJoin{ix: ix, scope: cfg.TraceContext.scope(), maxChars: cfg.MaxInputChars, tel: tel,
+		trajectories: trajectoryScorers(cfg.Scorers)}
 	for _, sc := range cfg.Scorers {
 		if scorerReadsContext(sc) && sc.takesContextFrom(contextSourceTrace) {
 			j.waiters = append(j.waiters, sc)
@@ -57,9 +61,11 @@ func scorerReadsContext(sc ScorerConfig) bool {
 	return sc.When.ContextPresent || sc.Name == scoring.Hallucination || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
-// indexSpan adds a GenAI span of a sampled trace to the index and reports
-// whether its trace gained context.
-func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span) bool {
+// indexSpan adds a GenAI span of a sampled trace to the index, with its
+// step record when a scorer judges trajectories, and reports whether its
+// trace gained context or steps. A generation candidate (cand, else nil)
+// read as a step keeps what was read, so it is read once.
+func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span, cand *generationAt) bool {
 	s := tracecontext.Span{
 		TraceID: span.TraceID(), SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
 		Start: span.StartTimestamp(), End: span.EndTimestamp(),
@@ -68,8 +74,26 @@ func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span) bool {
 		src := genai.ReadContext(span)
 		s.Role, s.Texts = src.Role, src.Texts
 	}
+	if j.readsSteps() {
+		var st genai.Step
+		ok := false
+		if cand != nil {
+			var gen genai.Generation
+			gen, st, ok = genai.ReadWithStep(span)
+			cand.gen = &gen
+		} else {
+			st, ok = genai.ReadStep(kind, span)
+		}
+		if ok {
+			s.Step = &st
+		}
+	}
 	return j.ix.Add(s)
 }
+
+// readsSteps says whether spans are read as steps of agent runs: only
+// when a scorer judges trajectories.
+func (j *traceJoin) readsSteps() bool { return len(j.trajectories) > 0 }
 
 // withTraceDocs appends the documents of the trace that count for the
 // span under scope to own, de-duplicated and bounded by max_input_chars in
@@ -152,10 +176,14 @@ func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
 
 // waitsForContext implements contextWaiter: a generation waits while a
 // scorer that reads context from the trace has none of its own and the
-// trace has none for it yet.
+// trace has none for it yet; an agent span judged on its trajectory also
+// waits while its run looks unfinished (trajectory.Pending).
 func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
 		return h.of.traceID, false
+	}
+	if h.judgedOnTrajectory() && h.trajectoryPending() {
+		return h.of.traceID, true
 	}
 	for _, sc := range h.join.waiters {
 		if len(ownContext(h.gen, sc)) == 0 {
@@ -171,7 +199,7 @@ type joinAttrs struct {
 	arrived  metric.MeasurementOption
 	timedOut metric.MeasurementOption
 	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
-	limit    [3]metric.MeasurementOption // document_truncated, document_dropped, link_dropped
+	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
 }
 
 func newJoinAttrs() joinAttrs {
@@ -184,7 +212,7 @@ func newJoinAttrs() joinAttrs {
 	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
 		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
 	}
-	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped"} {
+	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
 		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
 	}
 	return a
@@ -204,8 +232,9 @@ func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
 	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
 }
 
-// observeIndex registers the observers of the trace context index.
-func (t *telemetry) observeIndex(ix *tracecontext.Index) error {
+// observeIndex registers the observers of the trace context index; the
+// step limits only when it keeps step records.
+func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
 	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(int64(ix.Stats().Traces))
 		return nil
@@ -231,7 +260,11 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index) error {
 	// it is counted where an alert can see it.
 	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
 		st := ix.Stats()
-		for i, n := range []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks} {
+		counts := []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks}
+		if steps {
+			counts = append(counts, st.TruncatedStepTexts, st.DroppedSteps)
+		}
+		for i, n := range counts {
 			o.Observe(int64(n), t.join.limit[i])
 		}
 		return nil

@@ -1,6 +1,7 @@
 package llmevalprocessor
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,10 +97,10 @@ func TestTrajectoryScorerConfigErrorsNameTheKey(t *testing.T) {
 
 // TestTrajectoryScorersOnAgentSpans runs task_completion, tool_use and a
 // checks scorer of trajectory rules, built by newJudge against the fake
-// judge, on the semconv agent trace. The processor does not assemble a
-// trajectory yet, so on the agent span each is not_scorable with the
-// reason and no judge call; the chat span gets none of them; every span
-// leaves once.
+// judge, on the semconv agent trace: the processor assembles the agent
+// span's trajectory (its execute_tool span, then its chat span) and each
+// scorer judges it, with the judge calls of its steps carrying the tool's
+// call and result; the chat span gets none of them; every span leaves once.
 func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 	judge := scoringtest.New(t)
 	cfg, err := loadScorers(t, []any{
@@ -114,14 +115,10 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 
 	byID := consumeAgentTrace(t, h)
 	var agent, chat map[string]string // scorer -> label
-	reasons := map[string]string{}
 	for _, s := range byID {
 		labels := map[string]string{}
 		for name, ev := range evaluationEvents(s.span) {
 			labels[name] = mustStr(t, ev, evalconv.AttrScoreLabel)
-			if v, ok := ev.Get(evalconv.AttrExplanation); ok {
-				reasons[s.span.Name()+"/"+name] = v.Str()
-			}
 		}
 		switch s.span.Name() {
 		case "invoke_agent support":
@@ -130,13 +127,22 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 			chat = labels
 		}
 	}
-	assert.Equal(t, map[string]string{"task_completion": "not_scorable", "tool_use": "not_scorable", "tool_errors": "not_scorable"}, agent)
+	for _, name := range []string{"task_completion", "tool_use", "tool_errors"} {
+		assert.Contains(t, []string{"pass", "fail"}, agent[name], "%s scores the agent run", name)
+	}
+	assert.Equal(t, "pass", agent["tool_errors"], "the run's one tool execution did not fail")
 	assert.Equal(t, map[string]string{"bias": chat["bias"]}, chat, "the chat span gets only the generation scorer")
-	assert.Contains(t, reasons["invoke_agent support/task_completion"], "has no trajectory")
-	assert.Contains(t, reasons["invoke_agent support/tool_use"], "has no trajectory")
-	assert.Contains(t, reasons["invoke_agent support/tool_errors"], "has no trajectory")
+	steps := map[string]int{}
 	for _, c := range judge.Calls() {
-		assert.NotContains(t, []string{scoring.SchemaTaskCompletionTask, scoring.SchemaTaskCompletionVerdicts, scoring.SchemaToolUseVerdicts}, c.Step)
+		steps[c.Step]++
+		if c.Step == scoring.SchemaToolUseVerdicts {
+			run := strings.Join(c.Block("TRAJECTORY"), "\n")
+			assert.Contains(t, run, `"tool":"lookup_order"`)
+			assert.Contains(t, run, `\"status\": \"returned\"`, "the tool's result, from its execute_tool span")
+		}
+	}
+	for _, step := range []string{scoring.SchemaTaskCompletionTask, scoring.SchemaTaskCompletionVerdicts, scoring.SchemaToolUseVerdicts} {
+		assert.Equal(t, 1, steps[step], "one %s call for the agent run", step)
 	}
 }
 
@@ -145,18 +151,5 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 // to leave exactly once and returns them by id.
 func consumeAgentTrace(t *testing.T, h *harness) map[pcommon.SpanID]outSpan {
 	t.Helper()
-	ctxBatch := loadTraceContextBatch(t, "semconv_agent_context.json")
-	genBatch := loadTraceContextBatch(t, "semconv_agent_generation.json")
-	want := ctxBatch.SpanCount() + genBatch.SpanCount()
-	h.consume(ctxBatch)
-	h.consume(genBatch)
-	h.waitSpans(want)
-	h.drain()
-
-	byID, count := sinkSpans(h.sink)
-	require.Len(t, count, want)
-	for id, n := range count {
-		assert.Equal(t, 1, n, "span %s", id)
-	}
-	return byID
+	return h.runOnce(loadTraceContextBatch(t, "semconv_agent_context.json"), loadTraceContextBatch(t, "semconv_agent_generation.json"))
 }

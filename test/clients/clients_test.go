@@ -56,7 +56,17 @@ type clientApp struct {
 	flow flow
 	// scorers replaces the default scorer list in the collector config.
 	scorers string
+	// agent: an agent loop, whose agent span the trajectory scorers
+	// (agentScorers) judge on the run the processor assembles.
+	agent bool
 }
+
+// agentScorers are the default scorers and the trajectory scorers.
+const agentScorers = defaultScorers + `
+      - name: task_completion
+      - name: tool_use
+      - name: tool_errors
+        rules: [{type: tool_errors}]`
 
 var clientApps = []clientApp{
 	{name: "otel-openai", node: 22, flow: toolFlow},
@@ -70,8 +80,8 @@ var clientApps = []clientApp{
       - name: hallucination
         context_sources: [trace, tool_messages, system]
       - name: prompt_alignment`},
-	{name: "mastra-agent", node: 22, flow: toolFlow},
-	{name: "aisdk-agent", node: 22, flow: toolFlow},
+	{name: "mastra-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
+	{name: "aisdk-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
 	{name: "aisdk-generate", node: 22, flow: plainFlow},
 }
 
@@ -360,6 +370,31 @@ func testClient(t *testing.T, sc scenario, a clientApp) {
 			assert.True(t, anyCall(calls, "hallucination_verdicts", func(c scoringtest.Call) bool {
 				return strings.Contains(strings.Join(c.Block("CONTEXT"), "\n"), want.document)
 			}), "no hallucination_verdicts call whose CONTEXT holds %q", want.document)
+		})
+	}
+	if a.agent && !*defaultConfig {
+		t.Run("agent_run_judged_on_its_steps", func(t *testing.T) {
+			// Issue 24: the agent span is judged on the trajectory the
+			// processor assembled from the spans the library sent.
+			judged := map[string]string{}
+			for _, r := range results {
+				switch r.scorer {
+				case "task_completion", "tool_use", "tool_errors":
+					judged[r.scorer] = r.label
+					assert.Equal(t, "invoke_agent", str(out.spansByID[r.key.spanID][0].Attributes(), "gen_ai.operation.name"),
+						"%s on %s: only the agent span is judged on its run", r.scorer, out.describe(r.key))
+				}
+			}
+			assert.Equal(t, "pass", judged["tool_errors"], "the run's tool did not fail")
+			for _, scorer := range []string{"task_completion", "tool_use"} {
+				assert.Contains(t, []string{"pass", "fail"}, judged[scorer], scorer)
+			}
+			for _, step := range []string{"task_completion_task", "tool_use_verdicts"} {
+				assert.True(t, anyCall(calls, step, func(c scoringtest.Call) bool {
+					run := strings.Join(c.Block("TRAJECTORY"), "\n")
+					return strings.Contains(run, `"tool":"`+sc.Tool.Name+`"`) && strings.Contains(run, sc.Tool.Result)
+				}), "no %s call whose TRAJECTORY holds the %s call and its result", step, sc.Tool.Name)
+			}
 		})
 	}
 	logBytes, err := os.ReadFile(col.logPath)

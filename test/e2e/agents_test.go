@@ -22,10 +22,10 @@ import (
 // TestAgentScorersEndToEnd configures the agent-run scorers (task_completion,
 // tool_use and a tool_errors checks scorer) next to the usual three, sends
 // the semconv agent trace and checks what the built collector makes of it:
-// the configuration is accepted, the invoke_agent span gets one result per
-// agent scorer, and the metrics carry gen_ai_agent_name, the label the
-// agent alerts group by. The processor does not assemble trajectories yet,
-// so those results are not_scorable, without a judge call for them.
+// the configuration is accepted, the processor assembles the invoke_agent
+// span's run from the trace (its execute_tool span, then its chat span),
+// the fake judge scores task_completion and tool_use on it, and the
+// metrics carry gen_ai_agent_name, the label the agent alerts group by.
 func TestAgentScorersEndToEnd(t *testing.T) {
 	bin := collectorBinary(t)
 	judge := scoringtest.New(t)
@@ -63,18 +63,29 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 			results[name.Str()] = ev
 		}
 	}
+	labels := map[string]string{}
 	for _, name := range []string{"task_completion", "tool_use", "tool_errors"} {
 		ev, ok := results[name]
 		if !assert.True(t, ok, "no %s result on the agent span", name) {
 			continue
 		}
 		label, _ := ev.Attributes().Get(evalconv.AttrScoreLabel)
-		assert.Equal(t, "not_scorable", label.Str(), name)
+		labels[name] = label.Str()
 		reason, _ := ev.Attributes().Get(evalconv.AttrExplanation)
-		assert.Contains(t, reason.Str(), "has no trajectory", name)
+		assert.Contains(t, []string{"pass", "fail"}, label.Str(), "%s: %s", name, reason.Str())
 	}
+	assert.Equal(t, "pass", labels["tool_errors"], "the run's one tool execution did not fail")
+	steps := map[string]int{}
 	for _, c := range judge.Calls() {
-		assert.NotContains(t, []string{"task_completion_task", "task_completion_verdicts", "tool_use_verdicts"}, c.Step)
+		steps[c.Step]++
+		if c.Step == "task_completion_task" || c.Step == "tool_use_verdicts" {
+			run := strings.Join(c.Block("TRAJECTORY"), "\n")
+			assert.Contains(t, run, `"tool":"lookup_order"`, c.Step)
+			assert.Contains(t, run, "received_at_warehouse", "%s: the tool's result, from its execute_tool span", c.Step)
+		}
+	}
+	for _, step := range []string{"task_completion_task", "task_completion_verdicts", "tool_use_verdicts"} {
+		assert.Equal(t, 1, steps[step], "one %s call for the agent run", step)
 	}
 
 	// The agent alerts group by gen_ai_agent_name: it must reach Prometheus.
@@ -87,7 +98,7 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 	}, waitLimit, 250*time.Millisecond, "agent results did not reach the prometheus exporter")
 	for _, name := range []string{"task_completion", "tool_use", "tool_errors"} {
 		assert.True(t, hasLine(metrics, "gen_ai_evaluation_results_total{", `gen_ai_agent_name="support"`,
-			`gen_ai_evaluation_name="`+name+`"`, `gen_ai_evaluation_score_label="not_scorable"`, `job="support-agent"`),
+			`gen_ai_evaluation_name="`+name+`"`, `gen_ai_evaluation_score_label="`+labels[name]+`"`, `job="support-agent"`),
 			"no %s line with the agent name in:\n%s", name, metrics)
 	}
 }

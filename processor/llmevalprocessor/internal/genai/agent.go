@@ -31,14 +31,7 @@ func IsAgent(span ptrace.Span) bool {
 	case "CHAIN":
 		return root
 	}
-	op := attrString(attrs, "ai.operationId")
-	if op == "" {
-		op = firstWord(attrString(attrs, "operation.name"))
-	}
-	if op == "" {
-		op = span.Name()
-	}
-	if vercelKind(op) == KindAggregate {
+	if vercelKind(vercelOperation(span)) == KindAggregate {
 		return true
 	}
 	switch strings.ToLower(attrString(attrs, attrMastraType)) {
@@ -97,7 +90,7 @@ func ReadAgent(span ptrace.Span) (g Generation) {
 		for _, k := range [...]string{"final_result", "traceloop.entity.output"} {
 			if v, ok := attrs.Get(k); ok {
 				d := decodedOutput(v)
-				if s := unwrapText(d, outputKeys); s != "" {
+				if s := unquoteJSONString(unwrapText(d, outputKeys)); s != "" {
 					g.Output = s
 					break
 				}
@@ -135,7 +128,7 @@ func entityInput(v any) string {
 	if !ok {
 		return unwrapText(v, inputKeys)
 	}
-	if kw, ok := m["kwargs"].(map[string]any); ok {
+	if kw, ok := m["kwargs"].(map[string]any); ok && len(kw) > 0 {
 		if s := unwrapText(kw, inputKeys); s != "" {
 			return s
 		}

@@ -151,6 +151,19 @@ func vercelKind(op string) Kind {
 	return KindOther
 }
 
+// vercelOperation is a span's Vercel AI SDK operation id: ai.operationId,
+// else the first word of operation.name, else the span name.
+func vercelOperation(span ptrace.Span) string {
+	attrs := span.Attributes()
+	if op := attrString(attrs, "ai.operationId"); op != "" {
+		return op
+	}
+	if op := firstWord(attrString(attrs, "operation.name")); op != "" {
+		return op
+	}
+	return span.Name()
+}
+
 func firstWord(s string) string {
 	if i := strings.IndexByte(s, ' '); i >= 0 {
 		return s[:i]

@@ -248,7 +248,16 @@ func TestReadAgent(t *testing.T) {
 				"traceloop.entity.input":  `{"args":[],"kwargs":{"question":"How long?"}}`,
 				"traceloop.entity.output": `"5 days."`,
 			},
-			input: "How long?", output: `"5 days."`,
+			input: "How long?", output: "5 days.", // JSON.stringify of a string, unquoted
+		},
+		{
+			name: "traceloop agent with positional input",
+			attrs: map[string]any{
+				"traceloop.span.kind":     "agent",
+				"traceloop.entity.input":  `{"args":["How long?"],"kwargs":{}}`,
+				"traceloop.entity.output": `"5 days."`,
+			},
+			input: "How long?", output: "5 days.",
 		},
 		{
 			name:    "no content",

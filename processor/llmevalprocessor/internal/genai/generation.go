@@ -6,8 +6,11 @@
 // GenAI semantic conventions (attributes, JSON strings or structured
 // values), the legacy span events, OpenInference, OpenLLMetry and the
 // Vercel AI SDK. ReadContext reads the documents and tool results of
-// retrieval, tool and memory spans (KindContext), and IsAgent and ReadAgent
-// pick and read agent spans for agent-level evaluation. Reading is
+// retrieval, tool and memory spans (KindContext), IsAgent and ReadAgent
+// pick and read agent spans for agent-level evaluation, and ReadStep reads
+// a span as one step of the agent run above it (a model call with its tool
+// calls, a tool execution with its result or error, a nested agent), from
+// which the processor assembles the run's trajectory. Reading is
 // lenient: truncated JSON is read as far as it goes, non-JSON text is taken
 // as raw text, and every text field is bounded.
 package genai

@@ -39,18 +39,19 @@ func oiMessages(entries []indexedEntry, defaultRole string) []message {
 			m.parts = append(m.parts, oiContentPart(c.fields))
 		}
 		for _, tc := range subIndexed(f, "message.tool_calls.") {
-			name := field(tc.fields, "tool_call.function.name")
-			if args := field(tc.fields, "tool_call.function.arguments"); args != "" {
-				name += "(" + args + ")"
+			ref := &toolRef{
+				id:   field(tc.fields, "tool_call.id"),
+				name: field(tc.fields, "tool_call.function.name"),
+				args: field(tc.fields, "tool_call.function.arguments"),
 			}
-			m.parts = append(m.parts, part{kind: partToolCall, text: name})
+			text := ref.name
+			if ref.args != "" {
+				text += "(" + ref.args + ")"
+			}
+			m.parts = append(m.parts, part{kind: partToolCall, text: text, tool: ref})
 		}
 		if m.role == "tool" {
-			for i := range m.parts {
-				if m.parts[i].kind == partText {
-					m.parts[i].kind = partToolResult
-				}
-			}
+			markToolResults(m.parts, field(f, "message.tool_call_id"), field(f, "message.name"))
 		}
 		out = append(out, m)
 	}

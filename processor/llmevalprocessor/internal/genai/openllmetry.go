@@ -41,9 +41,13 @@ func openLLMetryMessages(entries []indexedEntry, defaultRole string) []message {
 		var calls []any
 		for _, tc := range subIndexed(f, "tool_calls.") {
 			calls = append(calls, map[string]any{
+				"id":        field(tc.fields, "id"),
 				"name":      field(tc.fields, "name"),
 				"arguments": field(tc.fields, "arguments"),
 			})
+		}
+		if id := field(f, "tool_call_id"); id != "" {
+			raw["tool_call_id"] = id
 		}
 		if name := field(f, "function_call.name"); name != "" {
 			calls = append(calls, map[string]any{"name": name, "arguments": field(f, "function_call.arguments")})

@@ -20,6 +20,14 @@ const (
 type part struct {
 	kind partKind
 	text string // text, refusal, reasoning, tool result; for a tool call its name and arguments
+	// tool names the call of a tool call or tool result part: its id,
+	// tool name and (for a call) arguments, as far as the message says.
+	tool *toolRef
+}
+
+// toolRef is what a tool call or tool result part says about its call.
+type toolRef struct {
+	id, name, args string
 }
 
 // message is one chat turn or one output choice, whatever convention it came from.
@@ -180,12 +188,9 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 			m.parts = append(m.parts, toolCallPart(fc))
 		}
 		if m.role == "tool" {
-			// Whatever a tool message says is the tool's result.
-			for i := range m.parts {
-				if m.parts[i].kind == partText {
-					m.parts[i].kind = partToolResult
-				}
-			}
+			// Whatever a tool message says is the tool's result, for the
+			// call its tool_call_id names (OpenAI chat messages).
+			markToolResults(m.parts, firstStr(t, "tool_call_id", "toolCallId", "call_id"), str(t, "name"))
 		}
 		return m, true
 	}
@@ -251,7 +256,7 @@ func parsePart(v any) (part, bool) {
 			return toolCallPart(t), true
 		case "tool_call_response", "tool-result", "tool_result", "function_call_output",
 			"server_tool_call_response", "function_response":
-			return part{kind: partToolResult, text: toolResultText(t)}, true
+			return toolResultPart(t), true
 		case "blob", "file", "uri", "image", "image_url", "input_image", "audio", "input_audio",
 			"video", "document", "media":
 			return part{kind: partMedia}, true
@@ -263,10 +268,8 @@ func parsePart(v any) (part, bool) {
 }
 
 func toolCallPart(m map[string]any) part {
-	name := str(m, "name")
-	if name == "" {
-		name = str(m, "toolName")
-	}
+	name := firstStr(m, "name", "toolName")
+	id := firstStr(m, "id", "toolCallId", "tool_call_id", "call_id")
 	args, hasArgs := m["arguments"]
 	if !hasArgs {
 		args, hasArgs = m["args"]
@@ -283,10 +286,55 @@ func toolCallPart(m map[string]any) part {
 		}
 	}
 	s := name
-	if a := stringify(args); a != "" {
+	a := stringify(args)
+	if a != "" {
 		s += "(" + a + ")"
 	}
-	return part{kind: partToolCall, text: s}
+	return part{kind: partToolCall, text: s, tool: &toolRef{id: id, name: name, args: a}}
+}
+
+// toolResultPart reads a tool result part: its text, and the call it
+// answers (semconv id, Vercel toolCallId and toolName, Anthropic
+// tool_use_id, OpenAI Responses call_id).
+func toolResultPart(m map[string]any) part {
+	return part{kind: partToolResult, text: toolResultText(m), tool: &toolRef{
+		id:   firstStr(m, "id", "toolCallId", "tool_call_id", "tool_use_id", "call_id"),
+		name: firstStr(m, "name", "toolName"),
+	}}
+}
+
+// markToolResults turns the text parts of a tool message into tool
+// results of the call id (and tool name) the message names; parts that
+// name their own call keep it.
+func markToolResults(parts []part, id, name string) {
+	for i := range parts {
+		p := &parts[i]
+		if p.kind == partText {
+			p.kind = partToolResult
+		}
+		if p.kind != partToolResult {
+			continue
+		}
+		if p.tool == nil {
+			p.tool = &toolRef{}
+		}
+		if p.tool.id == "" {
+			p.tool.id = id
+		}
+		if p.tool.name == "" {
+			p.tool.name = name
+		}
+	}
+}
+
+// firstStr is the first of keys holding a non-empty string (or number) in m.
+func firstStr(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := str(m, k); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // toolResultText takes the result of a tool call part. The schema names it

@@ -42,15 +42,54 @@ type extraction struct {
 // events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
 // SDK, Mastra, raw OpenInference input.value/output.value.
 // It never panics, whatever the attributes hold.
-func Read(span ptrace.Span) (g Generation) {
+func Read(span ptrace.Span) Generation {
+	g, _ := readGeneration(span, false)
+	return g
+}
+
+// ReadWithStep is Read and ReadStep of a generation span in one pass over
+// its messages, for a span that is both scored and a step of an agent run;
+// ok is false when the span is no step (ReadStep).
+func ReadWithStep(span ptrace.Span) (g Generation, st Step, ok bool) {
+	g, step := readGeneration(span, !span.ParentSpanID().IsEmpty())
+	if step == nil {
+		return g, Step{}, false
+	}
+	return g, *step, true
+}
+
+// readGeneration reads a generation span and, with step, its step.
+func readGeneration(span ptrace.Span, step bool) (g Generation, st *Step) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A bug here must not take the collector down: report the span unscorable.
-			g = Generation{Missing: MissingUnreadable}
+			g, st = Generation{Missing: MissingUnreadable}, nil
 		}
 	}()
 	attrs := span.Attributes()
 	idx := collectIndexed(attrs)
+	in, out, system := extract(span, idx)
+	if step {
+		s := generationStep(in, out)
+		st = &s
+	}
+	g.fill(in, out, system)
+	g.Documents = spanContext(attrs, idx)
+	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
+		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
+	if g.Model == "" {
+		g.Model = mastraModel(attrs)
+	}
+	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
+	g.clip()
+	return g, st
+}
+
+// extract reads a generation span's input and output messages, each from
+// the first convention that has them (in Read's order), and the system
+// instructions of the conventions it looked at.
+func extract(span ptrace.Span, idx *indexedAttrs) (in, out *extraction, system []string) {
+	attrs := span.Attributes()
 	candidates := []func() extraction{
 		func() extraction { return readSemconv(attrs, ConventionGenAI) },
 		func() extraction { return readEvents(span.Events()) },
@@ -60,8 +99,6 @@ func Read(span ptrace.Span) (g Generation) {
 		func() extraction { return readMastra(attrs) },
 		func() extraction { return readRawIO(attrs) },
 	}
-	var in, out *extraction
-	var system []string
 	for _, read := range candidates {
 		x := read()
 		if !x.hasInput && !x.hasOutput && len(x.system) == 0 {
@@ -79,16 +116,7 @@ func Read(span ptrace.Span) (g Generation) {
 			break
 		}
 	}
-	g.fill(in, out, system)
-	g.Documents = spanContext(attrs, idx)
-	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
-		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
-	if g.Model == "" {
-		g.Model = mastraModel(attrs)
-	}
-	g.ResponseID = firstAttr(attrs, "gen_ai.response.id", "ai.response.id")
-	g.clip()
-	return g
+	return in, out, system
 }
 
 // fill sets the text fields from the chosen input and output.

@@ -66,6 +66,20 @@ func decodeTextOpt(s string, keepCut bool) any {
 	return v
 }
 
+// unquoteJSONString returns the text of s when s is a JSON string literal
+// ("\"shipped\"", as JSON.stringify writes a string), and s otherwise.
+func unquoteJSONString(s string) string {
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return s
+	}
+	var u string
+	if json.Unmarshal([]byte(t), &u) != nil {
+		return s
+	}
+	return u
+}
+
 // attrString returns a string attribute, or the string form of a scalar one.
 func attrString(m pcommon.Map, key string) string {
 	v, ok := m.Get(key)

@@ -522,7 +522,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalTraceContextLimited, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_llm_eval_trace_context_limited",
-		metric.WithDescription("Context the trace context index cut or did not keep because a per-document or per-trace bound was reached, by what happened (document_truncated, document_dropped, link_dropped). [Development]"),
+		metric.WithDescription("Context the trace context index cut or did not keep because a per-document or per-trace bound was reached, by what happened (document_truncated, document_dropped, link_dropped; with a trajectory scorer also step_truncated, step_dropped). [Development]"),
 		metric.WithUnit("{items}"),
 	)
 	errs = errors.Join(errs, err)

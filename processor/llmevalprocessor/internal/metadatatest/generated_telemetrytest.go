@@ -650,7 +650,7 @@ func AssertEqualProcessorLlmEvalTraceContextEvictions(t *testing.T, tt *componen
 func AssertEqualProcessorLlmEvalTraceContextLimited(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_trace_context_limited",
-		Description: "Context the trace context index cut or did not keep because a per-document or per-trace bound was reached, by what happened (document_truncated, document_dropped, link_dropped). [Development]",
+		Description: "Context the trace context index cut or did not keep because a per-document or per-trace bound was reached, by what happened (document_truncated, document_dropped, link_dropped; with a trajectory scorer also step_truncated, step_dropped). [Development]",
 		Unit:        "{items}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -37,6 +37,15 @@
 // generation (ScopeSiblings or ScopeTrace) or for an agent span
 // (ScopeSubtree).
 //
+// When a scorer judges agent trajectories, Add also takes the span's step
+// record (genai.ReadStep: a model call with its tool calls, a tool
+// execution, a nested agent), kept under the same bounds as the texts: each
+// text cut to MaxDocumentBytes and marked, interned with the documents of
+// the trace (a tool span's result is held once), the record dropped whole
+// and counted when its trace reached MaxTraceBytes. StepsBelow returns the
+// steps of one agent span's run in start order, for internal/trajectory to
+// assemble. Without such a scorer no step is read or kept.
+//
 // Bounds: the number of traces, the bytes held (texts plus an estimate of
 // the bookkeeping), a per-document and per-trace byte cap, and a TTL since
 // the trace was last added to. Eviction removes the least recently added-to

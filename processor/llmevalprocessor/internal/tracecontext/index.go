@@ -1,6 +1,7 @@
 package tracecontext
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -90,6 +91,9 @@ type Span struct {
 	Role genai.ContextRole
 	// Texts are its documents or tool results (genai.ReadContext).
 	Texts []string
+	// Step is the span as a step of an agent run (genai.ReadStep), or nil:
+	// the processor reads steps only when a scorer judges trajectories.
+	Step *genai.Step
 }
 
 // Stats are the index's size and cumulative counters.
@@ -104,6 +108,8 @@ type Stats struct {
 	DroppedDocuments   uint64 // documents not kept because their trace was full
 	DroppedLinks       uint64 // parent links not kept because their trace was full
 	TruncatedDocuments uint64 // documents cut to MaxDocumentBytes
+	DroppedSteps       uint64 // step records not kept because their trace was full
+	TruncatedStepTexts uint64 // texts of step records cut to MaxDocumentBytes
 }
 
 // link is the parent of one span. Links are appended on the hot path and
@@ -126,11 +132,16 @@ type trace struct {
 	links      []link
 	sources    []source
 	sourceOf   map[pcommon.SpanID]struct{} // spans whose texts are kept
-	interned   map[string]string           // one copy of each document text
-	bytes      int64
+	interned   map[string]string           // one copy of each document and step text
+	steps      []stepRecord                // in arrival order (steps.go)
+	// droppedSteps counts the step records not kept because the trace
+	// reached MaxTraceBytes.
+	droppedSteps int
+	bytes        int64
 }
 
-// Index is a bounded per-trace store of context texts and parent links.
+// Index is a bounded per-trace store of context texts, parent links and
+// the step records of agent runs.
 // The zero value is not usable; call New.
 type Index struct {
 	cfg Config
@@ -153,11 +164,12 @@ func New(cfg Config) (*Index, error) {
 	return &Index{cfg: cfg, traces: make(map[pcommon.TraceID]*trace)}, nil
 }
 
-// Add records a GenAI span: it makes its trace known, keeps its parent link
-// and, for a context span, its texts. It reports whether the trace gained
-// at least one document, the signal to re-check generations of that trace
-// waiting for context. Adding the same context span again changes nothing;
-// another span added again only repeats its link, which queries read once.
+// Add records a GenAI span: it makes its trace known, keeps its parent link,
+// for a context span its texts and, with a Step, its step record. It
+// reports whether the trace gained at least one document or step, the
+// signal to re-check items of that trace waiting for context or for their
+// trajectory. Adding the same context span again changes nothing; another
+// span added again only repeats its link and step, which queries read once.
 func (ix *Index) Add(s Span) (gained bool) {
 	if s.TraceID.IsEmpty() || s.SpanID.IsEmpty() {
 		return false
@@ -178,6 +190,9 @@ func (ix *Index) Add(s Span) (gained bool) {
 	ix.link(t, s.SpanID, s.ParentID)
 	if len(s.Texts) > 0 {
 		gained = ix.addSource(t, s)
+	}
+	if s.Step != nil && ix.addStep(t, s) {
+		gained = true
 	}
 	ix.makeRoom(t)
 	return gained
@@ -345,15 +360,7 @@ func (ix *Index) ContextFor(traceID pcommon.TraceID, spanID, parentID pcommon.Sp
 			}
 		}
 	}
-	slices.SortStableFunc(picked, func(a, b *source) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	sortByStart(picked, func(s *source) pcommon.Timestamp { return s.start })
 	var out []string
 	seen := make(map[string]struct{})
 	for _, s := range picked {
@@ -511,6 +518,12 @@ func (ix *Index) moveToTail(t *trace) {
 	}
 	ix.unlink(t)
 	ix.pushTail(t)
+}
+
+// sortByStart orders items by their start time, keeping the order of
+// equal ones (arrival order).
+func sortByStart[T any](items []T, start func(T) pcommon.Timestamp) {
+	slices.SortStableFunc(items, func(a, b T) int { return cmp.Compare(start(a), start(b)) })
 }
 
 // cutRunes cuts s to at most n bytes on a rune boundary.

@@ -1,0 +1,181 @@
+// Package trajectory turns the step records of one agent run, as the
+// trace context index returns them (tracecontext.Index.StepsBelow), into
+// the scoring.Trajectory the task_completion and tool_use scorers and the
+// checks scorer's trajectory rules judge, and says whether a run still
+// looks unfinished.
+//
+// It is where the conventions' tool shapes meet: a tool execution is taken
+// from its own span when the trace has one (semconv execute_tool,
+// OpenInference TOOL, Vercel ai.toolCall, Mastra tool_call, OpenLLMetry
+// tool spans) and otherwise from the tool result the next model call got
+// in its input, so no execution is counted twice. A nested agent becomes
+// one tool step named after it.
+package trajectory // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
+
+import (
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// MaxSteps bounds an assembled trajectory: a longer run keeps its first and
+// last MaxSteps/2 steps with one omitted step between them, which tells
+// the scorers how many they do not see. The scorers cut further
+// (scoring.DefaultMaxTrajectorySteps) for the judge; the checks scorer's
+// trajectory rules see these.
+const MaxSteps = 500
+
+// Build assembles the trajectory of a run from its ordered step records;
+// dropped is the number of step records its trace could not keep, added as
+// an omitted step at the end (spans arrive as they end, so what a full
+// trace drops is its latest work). It returns nil when there is no step at
+// all, and whether it cut anything.
+func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
+	executed, toolSpans := spanExecuted(records)
+	var steps []scoring.Step
+	names := map[string]string{} // call id -> tool name, from the calls seen so far
+	for _, r := range records {
+		switch r.Kind {
+		case genai.StepGeneration:
+			for _, res := range r.ToolResults {
+				if !fromInput(res, executed, toolSpans) {
+					continue
+				}
+				if res.CallID != "" {
+					executed[res.CallID] = true // once, however many later inputs repeat it
+				}
+				name := res.Name
+				if name == "" {
+					name = names[res.CallID]
+				}
+				steps = append(steps, scoring.Step{Kind: scoring.StepTool, Tool: name, CallID: res.CallID, Result: res.Result})
+			}
+			st := scoring.Step{Kind: scoring.StepGeneration, Output: r.Output}
+			for _, c := range r.ToolCalls {
+				st.ToolCalls = append(st.ToolCalls, scoring.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+				if c.ID != "" {
+					names[c.ID] = c.Name
+				}
+			}
+			steps = append(steps, st)
+		case genai.StepTool, genai.StepAgent:
+			steps = append(steps, scoring.Step{Kind: scoring.StepTool, Tool: r.Name, CallID: r.CallID,
+				Arguments: r.Arguments, Result: r.Result, Error: r.Error})
+		}
+	}
+	cut := false
+	if len(steps) > MaxSteps {
+		half := MaxSteps / 2
+		bounded := make([]scoring.Step, 0, MaxSteps+1)
+		bounded = append(bounded, steps[:half]...)
+		bounded = append(bounded, scoring.Step{Kind: scoring.StepOmitted, Count: len(steps) - MaxSteps})
+		steps = append(bounded, steps[len(steps)-half:]...)
+		cut = true
+	}
+	if dropped > 0 {
+		steps = append(steps, scoring.Step{Kind: scoring.StepOmitted, Count: dropped})
+		cut = true
+	}
+	if len(steps) == 0 {
+		return nil, false
+	}
+	return &scoring.Trajectory{Steps: steps}, cut
+}
+
+// spanExecuted returns the call ids that tool spans executed: a tool
+// span's own call id, or, for a span without one, the id of the earliest
+// call of its tool not executed yet (OpenInference TOOL spans record no
+// call id while their model calls do). It also reports whether the run
+// has tool spans at all.
+func spanExecuted(records []genai.Step) (map[string]bool, bool) {
+	executed := map[string]bool{}
+	toolSpans := false
+	for _, r := range records {
+		if (r.Kind == genai.StepTool || r.Kind == genai.StepAgent) && r.CallID != "" {
+			executed[r.CallID] = true
+		}
+	}
+	waiting := map[string][]string{} // tool name -> ids of its calls, oldest first
+	for _, r := range records {
+		switch r.Kind {
+		case genai.StepGeneration:
+			for _, c := range r.ToolCalls {
+				if c.ID != "" && !executed[c.ID] {
+					waiting[c.Name] = append(waiting[c.Name], c.ID)
+				}
+			}
+		case genai.StepTool, genai.StepAgent:
+			toolSpans = true
+			if r.CallID == "" {
+				if q := waiting[r.Name]; len(q) > 0 {
+					executed[q[0]] = true
+					waiting[r.Name] = q[1:]
+				}
+			}
+		}
+	}
+	return executed, toolSpans
+}
+
+// fromInput says whether a tool result in a model call's input becomes a
+// tool step: only when no tool span recorded that execution, that is when
+// it names a call id no tool span (or earlier input) has, or, without an
+// id, when the run has no tool spans at all.
+func fromInput(res genai.ToolResult, executed map[string]bool, toolSpans bool) bool {
+	if res.CallID != "" {
+		return !executed[res.CallID]
+	}
+	return !toolSpans
+}
+
+// Pending reports whether a run looks unfinished, so that its scorers wait
+// for more of its trace (trace_context.context_wait). A run ends with the
+// model call that answers, after every tool call it asked for was
+// executed; so it is pending while its last step is not a model call, or
+// a tool call has no execution yet. An execution is a tool span or a
+// result in a later model call's input; it answers the call of its call
+// id, else (no id, or an id no call has) one call of the same tool, as
+// scoring pairs them. A run that really ends otherwise (on a tool, on a
+// step limit) only waits longer.
+func Pending(records []genai.Step) bool {
+	if len(records) == 0 || records[len(records)-1].Kind != genai.StepGeneration {
+		return true
+	}
+	var calls []genai.ToolCall
+	var done []genai.ToolResult
+	for _, r := range records {
+		switch r.Kind {
+		case genai.StepGeneration:
+			calls = append(calls, r.ToolCalls...)
+			done = append(done, r.ToolResults...)
+		case genai.StepTool, genai.StepAgent:
+			done = append(done, genai.ToolResult{CallID: r.CallID, Name: r.Name})
+		}
+	}
+	if len(calls) == 0 {
+		return false
+	}
+	callIDs := map[string]bool{}
+	for _, c := range calls {
+		if c.ID != "" {
+			callIDs[c.ID] = true
+		}
+	}
+	doneIDs, byName := map[string]bool{}, map[string]int{}
+	for _, d := range done {
+		if d.CallID != "" && callIDs[d.CallID] {
+			doneIDs[d.CallID] = true
+		} else {
+			byName[d.Name]++
+		}
+	}
+	for _, c := range calls {
+		switch {
+		case c.ID != "" && doneIDs[c.ID]:
+		case byName[c.Name] > 0:
+			byName[c.Name]--
+		default:
+			return true
+		}
+	}
+	return false
+}
