@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 const judgeAPIKey = "clients-judge-key-must-never-be-logged"
@@ -33,29 +34,6 @@ type collector struct {
 	stop       func() // SIGTERM and wait: flushes held spans and exporters
 }
 
-// collectorBinary is bin/otelcol-llmeval, or $LLMEVAL_COLLECTOR.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("LLMEVAL_COLLECTOR")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "bin", "otelcol-llmeval")
-	}
-	abs, err := filepath.Abs(bin)
-	require.NoError(t, err)
-	_, err = os.Stat(abs)
-	require.NoError(t, err, "collector binary missing: run `make build` first (or `make e2e-clients`)")
-	return abs
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return port
-}
-
 // defaultScorers is llm_eval's default scorer list, written out so that an
 // app can change one scorer's settings and keep the others as they are.
 const defaultScorers = `
@@ -68,7 +46,7 @@ const defaultScorers = `
 func startCollector(t *testing.T, judgeURL, scorers string) *collector {
 	t.Helper()
 	dir := t.TempDir()
-	otlp, health := freePort(t), freePort(t)
+	otlp, health := collectortest.FreePort(t), collectortest.FreePort(t)
 	c := &collector{
 		otlpURL:    fmt.Sprintf("http://127.0.0.1:%d", otlp),
 		tracesPath: filepath.Join(dir, "traces.jsonl"),
@@ -121,7 +99,7 @@ service:
 
 	logFile, err := os.Create(c.logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(collectorBinary(t), "--config", cfgPath)
+	cmd := exec.Command(collectortest.Binary(t), "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), "CLIENTS_JUDGE_KEY="+judgeAPIKey)
 	require.NoError(t, cmd.Start())

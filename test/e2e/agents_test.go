@@ -17,6 +17,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 // TestAgentScorersEndToEnd configures the agent-run scorers (task_completion,
@@ -27,10 +28,10 @@ import (
 // the fake judge scores task_completion and tool_use on it, and the
 // metrics carry gen_ai_agent_name, the label the agent alerts group by.
 func TestAgentScorersEndToEnd(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
-	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	cfgPath := writeConfig(t, dir, judge.URL, p)
 	raw, err := os.ReadFile(cfgPath)
 	require.NoError(t, err)

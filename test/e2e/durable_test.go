@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 // The kill test: 2,000 sampled generation spans through the built
@@ -60,7 +61,7 @@ var killPoints = []int{400, 900, 1400, durableSpans}
 var replyNumber = regexp.MustCompile(`reply number (\d+)\.`)
 
 func TestDurableEvaluationSurvivesKill(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	judge.SetLatency(durableJudgeWait)
 	var calls judgeCalls
@@ -70,7 +71,7 @@ func TestDurableEvaluationSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
 	storageDir := filepath.Join(dir, "storage")
 	require.NoError(t, os.Mkdir(storageDir, 0o700))
-	p := ports{otlp: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	normal := writeDurableConfig(t, dir, "normal.yaml", judge.URL, sink.srv.URL, storageDir, "60s", p)
 	// The last restart reads the same storage with a max_wait that has
 	// passed for every span held at the kill.
@@ -578,7 +579,7 @@ func grepLines(page, sub string) string {
 // running one. Both fail to start naming llm_eval's storage key; the first
 // collector keeps working.
 func TestDurableStartFaults(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	sink := newSpanSink(t)
 	dir := t.TempDir()
@@ -588,7 +589,7 @@ func TestDurableStartFaults(t *testing.T) {
 		unwritable = filepath.Join(dir, "read-only")
 		require.NoError(t, os.Mkdir(unwritable, 0o500))
 	}
-	p := ports{otlp: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	cfg := writeDurableConfig(t, dir, "unwritable.yaml", judge.URL, sink.srv.URL, unwritable, "30s", p)
 	out, err := exec.Command(bin, "--config", cfg).CombinedOutput()
 	require.Error(t, err, "the collector must not start")
@@ -600,7 +601,7 @@ func TestDurableStartFaults(t *testing.T) {
 	first := writeDurableConfig(t, dir, "first.yaml", judge.URL, sink.srv.URL, shared, "30s", p)
 	c := startKillable(t, bin, first, filepath.Join(dir, "first.log"))
 	c.waitHealthy(t, p.health)
-	q := ports{otlp: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	q := ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	second := writeDurableConfig(t, dir, "second.yaml", judge.URL, sink.srv.URL, shared, "30s", q)
 	out, err = exec.Command(bin, "--config", second).CombinedOutput()
 	require.Error(t, err, "a second collector on the same directory must not start")

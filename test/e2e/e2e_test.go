@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,6 +32,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 const (
@@ -43,29 +43,6 @@ const (
 )
 
 var scorers = []string{"bias", "hallucination", "prompt_alignment"}
-
-// collectorBinary is bin/otelcol-llmeval, or $LLMEVAL_COLLECTOR.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("LLMEVAL_COLLECTOR")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "bin", "otelcol-llmeval")
-	}
-	abs, err := filepath.Abs(bin)
-	require.NoError(t, err)
-	_, err = os.Stat(abs)
-	require.NoError(t, err, "collector binary missing: run `make build` first (or `make e2e`)")
-	return abs
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return port
-}
 
 type ports struct{ otlp, prom, health, telemetry int }
 
@@ -302,10 +279,10 @@ func readSpans(t *testing.T, path string) map[string][]ptrace.Span {
 }
 
 func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
-	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	cfg := writeConfig(t, dir, judge.URL, p)
 	logPath := startCollector(t, bin, cfg, dir)
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 // resultRecord is one log record of the results file with its resource.
@@ -53,10 +54,10 @@ func attr(m pcommon.Map, key string) string {
 // the evaluation events of an evaluated span into gen_ai.evaluation.result
 // log records carrying that span's trace and span id.
 func TestEvaluationResultsAsLogRecords(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
-	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	cfg := writeConfig(t, dir, judge.URL, p)
 	startCollector(t, bin, cfg, dir)
 

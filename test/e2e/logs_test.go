@@ -19,6 +19,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 // The logs signal: an OTLP/HTTP logs request with a
@@ -26,10 +27,10 @@ import (
 // gen_ai.evaluation.result records with its trace and span id, and the
 // request's records come out unchanged and once.
 func TestLogsPipelineEvaluatesDetailsRecord(t *testing.T) {
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
-	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	cfg := writeConfig(t, dir, judge.URL, p)
 	startCollector(t, bin, cfg, dir)
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
 
 // postOTLPJSON sends an OTLP/JSON traces file to the collector's OTLP/HTTP
@@ -48,10 +49,10 @@ func postOTLPJSON(t *testing.T, otlpPort int, path string) (spanIDs []string) {
 // the hallucination judge call carries them and the span is scored.
 func TestTraceContextJoinEndToEnd(t *testing.T) {
 	const doc = "Refunds for card payments are issued within 5 business days after the returned item reaches our warehouse."
-	bin := collectorBinary(t)
+	bin := collectortest.Binary(t)
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
-	p := ports{otlp: freePort(t), prom: freePort(t), health: freePort(t), telemetry: freePort(t)}
+	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	startCollector(t, bin, writeConfig(t, dir, judge.URL, p), dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
