@@ -38,7 +38,7 @@ type sharedEvaluator struct {
 	signals map[pipeline.Signal]bool
 	// logs is the logs instance, which emits the result records of a call
 	// recovered from storage with both its halves (durable.go).
-	logs *logsProcessor
+	logs    *logsProcessor
 	started bool
 	stopped bool
 }

@@ -35,7 +35,7 @@ type bothHarness struct {
 	recs   *consumertest.LogsSink
 	tel    *componenttest.Telemetry
 	cases  chan scoring.Case
-	gate   chan struct{} // evaluations finish once it is closed
+	gate   chan struct{}  // evaluations finish once it is closed
 	host   component.Host // the host both instances start with; a nop host when nil
 }
 
