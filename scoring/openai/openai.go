@@ -262,8 +262,11 @@ func (j *Judge) failure(callerCtx, actx context.Context, ex *exchange, err error
 			Err: fmt.Errorf("judge request not sent: %s", j.bounded(err.Error()))}}
 	case ex.status == 0 || ex.readErr != nil:
 		f := j.transportFailure(callerCtx, actx, cmp.Or(ex.readErr, err))
-		// net/http never wrote the request: it did not reach the judge.
-		f.notSent = f.notSent || !ex.wrote.Load()
+		// No reply and net/http never wrote the request: it did not reach
+		// the judge. A reply status proves it did, whatever the trace saw
+		// (a server may answer before the whole request is written, and a
+		// transport other than net/http's reports no writes at all).
+		f.notSent = f.notSent || (ex.status == 0 && !ex.wrote.Load())
 		return f
 	case errors.As(err, &apiErr):
 		return j.statusFailure(ex, apiErr.Message, creq, withFormat)
