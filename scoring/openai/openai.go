@@ -77,13 +77,13 @@ type Config struct {
 	// the password and query values of BaseURL are always scrubbed.
 	Secrets []string
 	// MaxTokens caps the reply (0: not sent). Sent as max_tokens, or as
-	// max_completion_tokens for reasoning models (o1, o3, o4, gpt-5).
+	// max_completion_tokens for reasoning models (o1, o3, o4, gpt-5, gpt-6).
 	MaxTokens int
 	// Seed is sent when set, for endpoints that make sampling repeatable.
 	Seed *int
 	// OmitTemperature stops sending temperature 0, for deployments of
 	// reasoning models whose names do not show it. Reasoning models known
-	// by name (o1, o3, o4, gpt-5) never get a temperature.
+	// by name (o1, o3, o4, gpt-5, gpt-6) never get a temperature.
 	OmitTemperature bool
 	// StructuredOutputs is the JSON mode ("" is auto).
 	StructuredOutputs StructuredOutputs
