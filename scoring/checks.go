@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 )
@@ -181,11 +180,8 @@ func NewChecks(rules []CheckRule, opts Options) (Scorer, error) {
 // criteria scorer's name; "checks" itself is accepted.
 func NewNamedChecks(name string, rules []CheckRule, opts Options) (Scorer, error) {
 	if name != Checks {
-		switch {
-		case !criteriaNamePattern.MatchString(name):
-			return nil, fmt.Errorf("name: %q must be lowercase letters, digits and underscores, starting with a letter", name)
-		case slices.Contains(Names(), name) || name == Criteria:
-			return nil, fmt.Errorf("name: %q is a built-in scorer name; choose another", name)
+		if err := checkCustomName(name); err != nil {
+			return nil, err
 		}
 	}
 	return newChecks(name, rules, opts)

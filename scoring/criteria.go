@@ -62,19 +62,32 @@ type CriteriaConfig struct {
 	Verdict CriteriaVerdict
 }
 
-var criteriaNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var customNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// checkCustomName reports a name a configured scorer (criteria, named
+// checks) cannot report results under: not lowercase letters, digits and
+// underscores starting with a letter, or the name of a built-in scorer or
+// kind, which telemetry could not tell apart from it.
+func checkCustomName(name string) error {
+	switch {
+	case !customNamePattern.MatchString(name):
+		return fmt.Errorf("name: %q must be lowercase letters, digits and underscores, starting with a letter", name)
+	case slices.Contains(Names(), name) || name == Criteria || name == Checks:
+		return fmt.Errorf("name: %q is a built-in scorer name; choose another", name)
+	}
+	return nil
+}
 
 // Validate reports the first problem of c, starting with the key at fault
 // (name, criteria, steps, fields or verdict).
 func (c CriteriaConfig) Validate() error {
-	switch {
-	case strings.TrimSpace(c.Name) == "":
+	if strings.TrimSpace(c.Name) == "" {
 		return errors.New("name: must be set")
-	case !criteriaNamePattern.MatchString(c.Name):
-		return fmt.Errorf("name: %q must be lowercase letters, digits and underscores, starting with a letter", c.Name)
-	case slices.Contains(Names(), c.Name) || c.Name == Criteria:
-		return fmt.Errorf("name: %q is a built-in scorer name; choose another", c.Name)
-	case strings.TrimSpace(c.Criteria) == "":
+	}
+	if err := checkCustomName(c.Name); err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.Criteria) == "" {
 		return errors.New("criteria: must be set")
 	}
 	for i, s := range c.Steps {

@@ -36,6 +36,7 @@ func TestCriteriaConfigErrors(t *testing.T) {
 		{"bad name", CriteriaConfig{Name: "Tone Check", Criteria: "c"}, j, Options{}, `name: "Tone Check" must be lowercase`},
 		{"built-in name", CriteriaConfig{Name: Bias, Criteria: "c"}, j, Options{}, `name: "bias" is a built-in scorer name`},
 		{"kind name", CriteriaConfig{Name: Criteria, Criteria: "c"}, j, Options{}, "built-in"},
+		{"checks name", CriteriaConfig{Name: Checks, Criteria: "c"}, j, Options{}, `name: "checks" is a built-in scorer name`},
 		{"no criteria", CriteriaConfig{Name: "tone", Criteria: "  "}, j, Options{}, "criteria: must be set"},
 		{"blank step", CriteriaConfig{Name: "tone", Criteria: "c", Steps: []string{"a", ""}}, j, Options{}, "steps: step 2 is empty"},
 		{"unknown field", CriteriaConfig{Name: "tone", Criteria: "c", Fields: []Field{"metadata"}}, j, Options{}, `fields: unknown field "metadata"`},

@@ -68,8 +68,9 @@
 //
 //   - TaskCompletion (agent runs, modelled on deepeval's task completion,
 //     reference-free): preprocess reads the request, the trajectory and
-//     the final answer and returns the task, split into 1 to 10
-//     requirements, and a factual account of the outcome (what tool
+//     the final answer and returns the task, split into requirements (the
+//     judge is asked for 1 to 10; more than 20 is re-asked), and a
+//     factual account of the outcome (what tool
 //     results confirm, what failed, what was only claimed); analyze
 //     decides for each requirement whether the outcome accomplishes it.
 //     Score = accomplished / requirements × scale. A case without a
@@ -118,6 +119,12 @@
 // is the scale. All and none are decided on the counts,
 // so they are exactly the scale and 0 at any scale.
 //
+// A Result's Label is LabelPass or LabelFail when it carries a score,
+// LabelNotScorable when the case lacks what the scorer needs (Reason says
+// what), and LabelError when the evaluation failed; Err is then an *Error
+// whose Type (ErrorJudgeParse, ErrorJudgeTimeout, ...) says why and whose
+// Step says where. Score never panics and never returns without a Label.
+//
 // # Trajectories
 //
 // A Trajectory is an agent run's steps in order: StepGeneration (one model
@@ -132,7 +139,8 @@
 // Options.MaxTrajectorySteps steps (DefaultMaxTrajectorySteps), each tool
 // call counting as one, by keeping the first and last steps and telling
 // the judge how many were omitted between them; its texts together are cut
-// to Options.MaxInputChars; tool names to 200 characters. Any cut sets
+// to Options.MaxInputChars (none below 64 characters); tool names to 200
+// characters. Any cut sets
 // Result.Truncated, and Redact applies to its texts as to the others. The
 // caller's trajectory is never changed.
 //
@@ -142,12 +150,6 @@
 // trajectory, unbounded. On a case without a trajectory they are skipped:
 // they neither pass nor fail, and a case on which every rule was skipped is
 // not scorable.
-//
-// A Result's Label is LabelPass or LabelFail when it carries a score,
-// LabelNotScorable when the case lacks what the scorer needs (Reason says
-// what), and LabelError when the evaluation failed; Err is then an *Error
-// whose Type (ErrorJudgeParse, ErrorJudgeTimeout, ...) says why and whose
-// Step says where. Score never panics and never returns without a Label.
 //
 // # Robustness
 //
@@ -177,8 +179,8 @@
 // Result.Usage counts every judge call sent, re-asks included, their
 // tokens, and in Retries the attempts the judge retried behind them
 // (structured output fallbacks are in neither); calls a guard refused and
-// calls that found no connection to the judge are in NotSent, not in
-// LLMCalls. With
+// calls that never reached the judge (no connection opened, or the attempt
+// ended before the request was written) are in NotSent, not in LLMCalls. With
 // Options.ReasonMode set to ReasonSummary the reason is composed from the
 // verdicts' reasons without a judge call; Options.OmitReason skips it.
 // Trivial cases (empty output, no opinions or claims, not scorable) get a

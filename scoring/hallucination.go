@@ -59,7 +59,7 @@ func runHallucination(e *evaluation) {
 		if perr != nil {
 			return perr
 		}
-		verdicts, reordered, perr = matchStatements(parsed, claims, claimVerdictSpec.unit)
+		verdicts, reordered, perr = matchStatements(parsed, claims, claimVerdictSpec)
 		return perr
 	}); err != nil {
 		e.fail(err)

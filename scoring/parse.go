@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -360,14 +361,11 @@ func reasonField(v any) (string, error) {
 }
 
 // matchStatements pairs verdicts with items by the statement each verdict
-// echoes. When every verdict names a different item, exactly as sent up to
-// case, spacing and final punctuation, the verdicts are put in item order
-// and reordered says whether they came in another order. When no verdict
-// names an item other than its own position (the judge reworded or left
-// out the statements), they are paired by position. Anything in between,
-// such as a verdict naming another item or an item judged twice, is an
-// error for a re-ask.
-func matchStatements(verdicts []judged, items []string, unit string) (out []judged, reordered bool, err error) {
+// echoes under spec's echo key. Each verdict names the item it echoes
+// exactly as sent, up to case, spacing and final punctuation; see
+// placeVerdicts for what happens then. When the judge reworded or left out
+// the statements, the verdicts are paired by position.
+func matchStatements(verdicts []judged, items []string, spec verdictSpec) (out []judged, reordered bool, err error) {
 	index := make(map[string]int, len(items))
 	for i, it := range items {
 		k := statementKey(it)
@@ -377,40 +375,70 @@ func matchStatements(verdicts []judged, items []string, unit string) (out []judg
 		}
 		index[k] = i
 	}
-	pos := make([]int, len(verdicts))
-	all, misplaced := true, false
+	named := make([]int, len(verdicts))
 	for i, v := range verdicts {
 		j, ok := index[statementKey(v.Statement)]
-		if !ok || j < 0 || v.Statement == "" {
-			pos[i], all = -1, false
+		if !ok || v.Statement == "" {
+			j = -1
+		}
+		named[i] = j
+	}
+	echo := cmp.Or(spec.echo, "statement")
+	order, reordered, err := placeVerdicts(named, spec.unit, fmt.Sprintf("in the given order, repeating each as %q", echo))
+	if err != nil || !reordered {
+		return verdicts, false, err
+	}
+	out = make([]judged, len(order))
+	for i, j := range order {
+		out[i] = verdicts[j]
+	}
+	return out, true, nil
+}
+
+// placeVerdicts decides where verdicts go, given for each the item it
+// names (named[i], from 0; -1 when it names none or none clearly). It
+// returns, for each item, the index of its verdict. When every verdict
+// names a different item, verdicts go to the items they name and
+// reordered says whether that moved any. When no verdict names an item
+// other than its own position, they stay in order. Anything in between,
+// such as a verdict naming another item among some that name none, or an
+// item judged twice, is an error for a re-ask; how says how the judge is
+// to give its verdicts then ("in call order, with its number").
+func placeVerdicts(named []int, unit, how string) (order []int, reordered bool, err error) {
+	order = make([]int, len(named))
+	for i := range order {
+		order[i] = i
+	}
+	all, misplaced := true, false
+	for i, j := range named {
+		if j < 0 {
+			all = false
 			continue
 		}
-		pos[i] = j
 		if j != i {
 			misplaced = true
 		}
 	}
 	if !misplaced {
-		return verdicts, false, nil
+		return order, false, nil
 	}
 	if all {
-		out = make([]judged, len(items))
-		seen := make([]bool, len(items))
-		for i, j := range pos {
+		seen := make([]bool, len(named))
+		for i, j := range named {
 			if seen[j] {
-				return nil, false, fmt.Errorf("%s %d is judged twice; give exactly one verdict per %s, in the given order", unit, j+1, unit)
+				return nil, false, fmt.Errorf("%s %d is judged twice; give exactly one verdict per %s, %s", unit, j+1, unit, how)
 			}
 			seen[j] = true
-			out[j] = verdicts[i]
+			order[j] = i
 		}
-		return out, true, nil
+		return order, true, nil
 	}
-	for i, j := range pos {
+	for i, j := range named {
 		if j >= 0 && j != i {
-			return nil, false, fmt.Errorf("verdict %d is about %s %d; give exactly one verdict per %s, in the given order, repeating each as \"statement\"", i+1, unit, j+1, unit)
+			return nil, false, fmt.Errorf("verdict %d is about %s %d; give exactly one verdict per %s, %s", i+1, unit, j+1, unit, how)
 		}
 	}
-	return verdicts, false, nil
+	return order, false, nil
 }
 
 // statementKey is how echoed statements are compared with the items sent:

@@ -62,8 +62,9 @@ type Options struct {
 	// characters (runes); 0 means no cap. Cut text ends with
 	// TruncationMarker and the result has Truncated set. A trajectory's
 	// texts (step outputs, tool arguments, results, errors) are capped
-	// together: when they exceed MaxInputChars, the longest are cut to a
-	// common length (at least 64 characters each) so that the sum fits.
+	// together: when they exceed MaxInputChars, the longest are cut to the
+	// common length that makes the sum fit, but never below 64 characters
+	// each, so a run of many texts can still send more.
 	MaxInputChars int
 	// MaxTrajectorySteps caps the steps of a trajectory sent to the judge,
 	// each tool call counting as a step (0 means
@@ -121,7 +122,8 @@ type scorer struct {
 }
 
 // New returns the named scorer (Bias, Hallucination, PromptAlignment,
-// TaskCompletion or ToolUse) using judge. It reports an unknown name, a nil judge and invalid options.
+// TaskCompletion or ToolUse) using judge. It reports an unknown name, a nil
+// judge and invalid options.
 func New(name string, judge Judge, opts Options) (Scorer, error) {
 	spec, ok := specs[name]
 	if !ok {

@@ -92,7 +92,7 @@ func runTaskCompletion(e *evaluation) {
 		if perr != nil {
 			return perr
 		}
-		verdicts, reordered, perr = matchStatements(parsed, task.Requirements, requirementVerdictSpec.unit)
+		verdicts, reordered, perr = matchStatements(parsed, task.Requirements, requirementVerdictSpec)
 		return perr
 	}); err != nil {
 		e.fail(err)

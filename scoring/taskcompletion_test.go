@@ -154,6 +154,28 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		assert.Equal(t, []string{SchemaTaskCompletionTask, SchemaTaskCompletionVerdicts, SchemaTaskCompletionVerdicts}, j.schemas())
 		assert.Contains(t, j.requests()[2].Messages[3].Content, "expected exactly 2 items")
 	})
+	t.Run("a verdict about another requirement is re-asked naming the requirement key", func(t *testing.T) {
+		// The second verdict's echo is reworded, so the first one naming
+		// requirement 2 cannot be a reordering: the judge is asked again,
+		// told to repeat each requirement under the key its schema has.
+		j := newJudge(map[string][]string{
+			SchemaTaskCompletionTask: {`{"task": "t", "requirements": ["a table is booked", "for two people"], "outcome": "o"}`},
+			SchemaTaskCompletionVerdicts: {
+				`{"verdicts": [{"requirement": "for two people", "verdict": "no", "reason": "for four"},
+					{"requirement": "booking", "verdict": "yes", "reason": "booked"}]}`,
+				`{"verdicts": [{"requirement": "a table is booked", "verdict": "yes", "reason": "booked"},
+					{"requirement": "for two people", "verdict": "no", "reason": "for four"}]}`},
+		})
+		res := mustNew(t, TaskCompletion, j, Options{OmitReason: true}).Score(context.Background(), agentCase())
+		require.NoError(t, res.Err)
+		assert.Equal(t, 0.5, res.Score)
+		reqs := j.requests()
+		require.Len(t, reqs, 3)
+		reask := reqs[2].Messages[len(reqs[2].Messages)-1].Content
+		assert.Contains(t, reask, "verdict 1 is about requirement 2")
+		assert.Contains(t, reask, `repeating each as "requirement"`)
+		assert.NotContains(t, reask, `"statement"`, "the task_completion schema has no statement key")
+	})
 	t.Run("an unusable preprocess reply twice is a parse error", func(t *testing.T) {
 		j := newJudge(map[string][]string{SchemaTaskCompletionTask: {`{"task": ["not", "a string"], "outcome": "o"}`}})
 		res := mustNew(t, TaskCompletion, j, Options{}).Score(context.Background(), agentCase())

@@ -119,7 +119,7 @@ func parseToolCallVerdicts(reply string, calls []trajectoryCall) (ToolCallVerdic
 			len(calls), "verdicts", len(list))
 	}
 	parsed := make([]ToolCallVerdict, len(list))
-	numbers := make([]int, len(list))
+	named := make([]int, len(list)) // the call each verdict names, from 0; -1: none
 	for i, it := range list {
 		m, ok := it.(map[string]any)
 		if !ok {
@@ -158,11 +158,12 @@ func parseToolCallVerdicts(reply string, calls []trajectoryCall) (ToolCallVerdic
 		pv.Reason = optionalString(m, "reason")
 		pv.Appropriate = isYes(pv.RightTool) && isYes(pv.ArgumentsSupported)
 		parsed[i] = pv
+		named[i] = -1
 		if raw, ok := lookup(m, "call", "number"); ok {
-			numbers[i] = callNumber(raw, len(calls))
+			named[i] = callNumber(raw, len(calls)) - 1
 		}
 	}
-	order, reordered, err := orderByNumber(numbers, "tool call")
+	order, reordered, err := placeVerdicts(named, "tool call", "in call order, with its number")
 	if err != nil {
 		return ToolCallVerdicts{}, err
 	}
@@ -192,47 +193,4 @@ func callNumber(raw any, n int) int {
 		return 0
 	}
 	return k
-}
-
-// orderByNumber returns, for each position i, the index of the item that
-// belongs there. When every item carries a different number (1..n), items
-// go where their numbers say and reordered reports whether that moved any.
-// When no item names a position other than its own (numbers missing or in
-// place), items stay in order. Anything in between is an error for a
-// re-ask.
-func orderByNumber(numbers []int, unit string) (order []int, reordered bool, err error) {
-	order = make([]int, len(numbers))
-	for i := range order {
-		order[i] = i
-	}
-	all, misplaced := true, false
-	for i, k := range numbers {
-		if k == 0 {
-			all = false
-			continue
-		}
-		if k != i+1 {
-			misplaced = true
-		}
-	}
-	if !misplaced {
-		return order, false, nil
-	}
-	if all {
-		seen := make([]bool, len(numbers))
-		for i, k := range numbers {
-			if seen[k-1] {
-				return nil, false, fmt.Errorf("%s %d is judged twice; give exactly one verdict per %s, in order", unit, k, unit)
-			}
-			seen[k-1] = true
-			order[k-1] = i
-		}
-		return order, true, nil
-	}
-	for i, k := range numbers {
-		if k != 0 && k != i+1 {
-			return nil, false, fmt.Errorf("verdict %d is about %s %d; give exactly one verdict per %s, in order, with its number", i+1, unit, k, unit)
-		}
-	}
-	return order, false, nil
 }

@@ -286,9 +286,8 @@ type trajectoryCall struct {
 	// Requested and Executed say which sides were recorded.
 	Requested, Executed bool
 	Result, Error       string
-	// id and requestArgs are the id and arguments the call was requested
-	// with.
-	id, requestArgs string
+	// requestArgs are the arguments the call was requested with.
+	requestArgs string
 }
 
 // trajectoryCalls pairs the tool calls of t's generation steps with its
@@ -319,7 +318,7 @@ func trajectoryCalls(t *Trajectory) ([]trajectoryCall, [][]int) {
 		switch s.Kind {
 		case StepGeneration:
 			for _, tc := range s.ToolCalls {
-				calls = append(calls, trajectoryCall{Number: len(calls) + 1, Tool: tc.Name, Arguments: tc.Arguments, Requested: true, id: tc.ID, requestArgs: tc.Arguments})
+				calls = append(calls, trajectoryCall{Number: len(calls) + 1, Tool: tc.Name, Arguments: tc.Arguments, Requested: true, requestArgs: tc.Arguments})
 				if tc.ID != "" {
 					byID[tc.ID] = append(byID[tc.ID], len(calls)-1)
 				}

@@ -35,7 +35,8 @@ func (cfg CacheConfig) Validate() error {
 
 // CacheStats counts how a Cache or a SplitCache answered. Every Score
 // call through a wrapped scorer, and every Split call, is exactly one of a
-// hit, a coalesced call or a miss.
+// hit, a coalesced call or a miss, except a call whose context ended while
+// it waited for an identical one: it got no answer and is in none.
 type CacheStats struct {
 	// Hits were answered from a stored result.
 	Hits uint64

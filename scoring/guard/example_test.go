@@ -107,8 +107,9 @@ func ExampleCache() {
 	// hits: 1 misses: 1 entries: 1
 }
 
-// splitJudge lists the sentences of a system prompt as its instructions,
-// counting its calls. Real code uses a Judge that calls an LLM.
+// splitJudge answers every instruction split with the same two
+// instructions, counting its calls. Real code uses a Judge that calls an
+// LLM.
 type splitJudge struct{ calls int }
 
 func (j *splitJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {

@@ -247,6 +247,10 @@ func TestSplitCacheFollowerContextEnds(t *testing.T) {
 	if err := <-leader; err != nil {
 		t.Fatal(err)
 	}
+	// The follower got no answer, so it is neither a hit nor coalesced.
+	if got, want := c.Stats(), (CacheStats{Misses: 1, Entries: 1}); got != want {
+		t.Errorf("stats = %+v, want %+v", got, want)
+	}
 }
 
 func TestNewSplitCacheRejectsBadConfig(t *testing.T) {

@@ -77,13 +77,13 @@ type Config struct {
 	// the password and query values of BaseURL are always scrubbed.
 	Secrets []string
 	// MaxTokens caps the reply (0: not sent). Sent as max_tokens, or as
-	// max_completion_tokens for reasoning models (o1, o3, o4, gpt-5).
+	// max_completion_tokens for reasoning models (o1, o3, o4, gpt-5, gpt-6).
 	MaxTokens int
 	// Seed is sent when set, for endpoints that make sampling repeatable.
 	Seed *int
 	// OmitTemperature stops sending temperature 0, for deployments of
 	// reasoning models whose names do not show it. Reasoning models known
-	// by name (o1, o3, o4, gpt-5) never get a temperature.
+	// by name (o1, o3, o4, gpt-5, gpt-6) never get a temperature.
 	OmitTemperature bool
 	// StructuredOutputs is the JSON mode ("" is auto).
 	StructuredOutputs StructuredOutputs
@@ -262,8 +262,11 @@ func (j *Judge) failure(callerCtx, actx context.Context, ex *exchange, err error
 			Err: fmt.Errorf("judge request not sent: %s", j.bounded(err.Error()))}}
 	case ex.status == 0 || ex.readErr != nil:
 		f := j.transportFailure(callerCtx, actx, cmp.Or(ex.readErr, err))
-		// net/http never wrote the request: it did not reach the judge.
-		f.notSent = f.notSent || !ex.wrote.Load()
+		// No reply and net/http never wrote the request: it did not reach
+		// the judge. A reply status proves it did, whatever the trace saw
+		// (a server may answer before the whole request is written, and a
+		// transport other than net/http's reports no writes at all).
+		f.notSent = f.notSent || (ex.status == 0 && !ex.wrote.Load())
 		return f
 	case errors.As(err, &apiErr):
 		return j.statusFailure(ex, apiErr.Message, creq, withFormat)

@@ -104,8 +104,10 @@ type attemptFailure struct {
 	retryAfter time.Duration // from the server, 0 if none
 	// formatRefused: the endpoint rejected the response_format sent.
 	formatRefused bool
-	// notSent: no connection to the endpoint opened (refused, no route,
-	// name not resolved), so the request never left.
+	// notSent: the request never reached the endpoint: go-openai refused
+	// to send it, no connection opened (refused, no route, name not
+	// resolved), or the attempt ended before net/http had written it and
+	// without a reply.
 	notSent bool
 }
 

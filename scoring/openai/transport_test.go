@@ -3,7 +3,9 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -265,4 +267,49 @@ func TestNotSentWhenTheRequestWasNeverWritten(t *testing.T) {
 			assert.Empty(t, srv.Calls())
 		})
 	}
+}
+
+// answeringTransport answers every request itself, as an in-process or
+// recording RoundTripper does, without net/http's writer: its replies
+// carry a status, but httptrace never reports a written request.
+type answeringTransport struct {
+	calls atomic.Int32
+	body  func() io.ReadCloser
+}
+
+func (a *answeringTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	a.calls.Add(1)
+	_, _ = io.Copy(io.Discard, r.Body)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: a.body(), ContentLength: -1, Request: r}, nil
+}
+
+// brokenBody yields the start of a reply, then fails.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"choices":[{"message":{"content":"{}`), nil
+	}
+	return 0, errors.New("connection reset by peer")
+}
+
+func (*brokenBody) Close() error { return nil }
+
+// TestReplyCutShortWasSent: a reply whose body breaks off is a retried
+// judge_unavailable, and the call reached the judge (it answered with a
+// status), whether or not the transport reports writing the request.
+func TestReplyCutShortWasSent(t *testing.T) {
+	rt := &answeringTransport{body: func() io.ReadCloser { return &brokenBody{} }}
+	j, _ := newTestJudge(t, "http://judge.invalid/v1", func(c *Config) {
+		c.HTTPClient = &http.Client{Transport: rt}
+		c.Retry.MaxAttempts = 2
+	})
+	resp, err := j.Complete(context.Background(), opinionsRequest())
+	e := requireErrorType(t, err, scoring.ErrorJudgeUnavailable)
+	assert.False(t, e.NotSent, "the judge answered, so the request reached it")
+	assert.Contains(t, e.Error(), "connection reset by peer")
+	assert.Equal(t, int32(2), rt.calls.Load(), "retried")
+	assert.Equal(t, 1, resp.Retries)
 }
