@@ -12,9 +12,10 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// zeroTemperature is how temperature 0 is sent through go-openai: its
+// zeroTemperature is how temperature 0 is given to go-openai: its
 // Temperature field is omitted when zero, and the smallest positive
-// float32 (encoded as 1e-45) is the stand-in its documentation gives.
+// float32 (encoded as 1e-45) is the stand-in its documentation gives. The
+// doer puts an exact 0 on the wire instead (transport.go).
 const zeroTemperature = math.SmallestNonzeroFloat32
 
 // chatRequest builds the go-openai request for req in mode and says

@@ -41,6 +41,17 @@ func withExchange(ctx context.Context, ex *exchange) context.Context {
 	return context.WithValue(ctx, exchangeKey{}, ex)
 }
 
+// goOpenAIZeroTemperature is how go-openai encodes zeroTemperature, and
+// wireZeroTemperature what the doer sends instead. llama.cpp's server
+// decodes greedily only for a temperature <= 0 and otherwise divides the
+// logits by it, which 1e-45 overflows to infinities; every
+// OpenAI-compatible server takes an exact 0 as greedy decoding. Only the
+// top-level key can match: inside a JSON string a quote is escaped.
+var (
+	goOpenAIZeroTemperature = []byte(`"temperature":1e-45`)
+	wireZeroTemperature     = []byte(`"temperature":0`)
+)
+
 // errReplyTooLarge ends the read of a reply body longer than the cap.
 var errReplyTooLarge = errors.New("judge reply exceeds the size limit")
 
@@ -76,6 +87,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			req.URL.RawQuery += "&" + d.query
 		}
 	}
+	if err := zeroTemperatureOnWire(req); err != nil {
+		return nil, err
+	}
 	ex.sent = true
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -95,6 +109,24 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	return resp, nil
+}
+
+// zeroTemperatureOnWire replaces go-openai's stand-in for temperature 0 in
+// the request body by an exact 0.
+func zeroTemperatureOnWire(req *http.Request) error {
+	if req.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return err
+	}
+	body = bytes.Replace(body, goOpenAIZeroTemperature, wireZeroTemperature, 1)
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return nil
 }
 
 // readBody reads a whole reply body of at most limit bytes, or fails with
