@@ -57,8 +57,7 @@ func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 // trajectoryPending says whether the agent run's trace looks unfinished in
 // the index (trajectory.Pending), for the wait before dispatch.
 func (h *heldSpan) trajectoryPending() bool {
-	steps, _ := h.join.ix.StepsBelow(h.of.traceID, h.of.spanID)
-	return trajectory.Pending(steps)
+	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
 }
 
 // scorerWaits says whether a scorer's evaluation waits (context_wait) while

@@ -359,3 +359,36 @@ func TestNoStepRecordsWithoutATrajectoryScorer(t *testing.T) {
 		h.drain()
 	}
 }
+
+// TestAgentOfAFullTraceDoesNotWait: once an agent's trace reached its byte
+// bound, the step records still to come are dropped, so its run can never
+// look finished: the agent span is judged at once on the steps kept and the
+// omitted ones, not after context_wait.
+func TestAgentOfAFullTraceDoesNotWait(t *testing.T) {
+	var rec caseRecorder
+	cfg := trajectoryConfig()
+	cfg.TraceContext.MaxBytes = 256 << 10 // the trace's bound too
+	cfg.TraceContext.ContextWait = time.Hour
+	cfg.MaxWait = time.Hour
+	h := newHarness(t, cfg, rec.scorers(scoring.TaskCompletion)...)
+	r := newAgentRun("Export every report.", "All reports exported.")
+	page := strings.Repeat(" report row", 4000) // 44 KB a page, cut to 32 KiB by the index
+	for i := range 20 {
+		id := fmt.Sprint("c", i)
+		r.chat(pcommon.SpanID{}, "", [3]string{id, "export", fmt.Sprintf(`{"report":%d}`, i)})
+		r.tool(pcommon.SpanID{}, id, "export", fmt.Sprintf(`{"report":%d}`, i), fmt.Sprint(i, page))
+	}
+	r.chat(pcommon.SpanID{}, "All reports exported.")
+	spans := r.td.SpanCount()
+	h.consume(r.td)
+	h.waitSpans(spans)
+	h.drain()
+
+	cases := rec.get(scoring.TaskCompletion)
+	require.Len(t, cases, 1)
+	steps := cases[0].Trajectory.Steps
+	require.NotEmpty(t, steps)
+	last := steps[len(steps)-1]
+	assert.Equal(t, scoring.StepOmitted, last.Kind, "the records the full trace dropped are an omitted step")
+	assert.Equal(t, 41, cases[0].Trajectory.StepCount(), "every step counts, kept or omitted")
+}
