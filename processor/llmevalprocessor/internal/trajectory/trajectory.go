@@ -83,9 +83,9 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 
 // spanExecuted returns the call ids that tool spans executed: a tool
 // span's own call id, or, for a span without one, the id of the earliest
-// call of its tool not executed yet (OpenInference TOOL spans record no
-// call id while their model calls do). It also reports whether the run
-// has tool spans at all.
+// call of its tool not executed yet (OpenInference TOOL spans often record
+// no tool.id while their model calls record call ids). It also reports
+// whether the run has tool spans at all.
 func spanExecuted(records []genai.Step) (map[string]bool, bool) {
 	executed := map[string]bool{}
 	toolSpans := false
