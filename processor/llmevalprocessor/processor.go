@@ -360,12 +360,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.joining.Load()
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
-	// An agent span without readable content is still held when a
-	// trajectory scorer judges it: its run's steps are in the trace.
-	var missing string
-	if agent && gen.Missing != "" && p.join.judgesTrajectory(excluded) {
-		missing, gen.Missing = gen.Missing, ""
-	}
+	missing := p.join.heldForTrajectory(agent, &gen, excluded)
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.

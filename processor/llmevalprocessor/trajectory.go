@@ -3,6 +3,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"slices"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -37,6 +38,20 @@ func (j *traceJoin) judgesTrajectory(excluded map[string]bool) bool {
 	return j != nil && slices.ContainsFunc(j.trajectories, func(sc ScorerConfig) bool { return sc.appliesTo(targetAgent, excluded) })
 }
 
+// heldForTrajectory says why an agent span without readable content is
+// held anyway, or "": a trajectory scorer judges it, since its run's steps
+// are in the trace. It then clears gen.Missing; the span's other scorers
+// find it not scorable, or skip it (resultUpFront, skips). Admission and
+// recovery from storage both decide this way.
+func (j *traceJoin) heldForTrajectory(agent bool, gen *genai.Generation, excluded map[string]bool) string {
+	if !agent || gen.Missing == "" || !j.judgesTrajectory(excluded) {
+		return ""
+	}
+	missing := gen.Missing
+	gen.Missing = ""
+	return missing
+}
+
 // judgedOnTrajectory says whether a trajectory scorer applies to the held
 // span.
 func (h *heldSpan) judgedOnTrajectory() bool {
@@ -57,8 +72,7 @@ func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 // trajectoryPending says whether the agent run's trace looks unfinished in
 // the index (trajectory.Pending), for the wait before dispatch.
 func (h *heldSpan) trajectoryPending() bool {
-	steps, _ := h.join.ix.StepsBelow(h.of.traceID, h.of.spanID)
-	return trajectory.Pending(steps)
+	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
 }
 
 // scorerWaits says whether a scorer's evaluation waits (context_wait) while

@@ -1,6 +1,7 @@
 package llmevalprocessor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
@@ -358,4 +360,73 @@ func TestNoStepRecordsWithoutATrajectoryScorer(t *testing.T) {
 		}
 		h.drain()
 	}
+}
+
+// TestAgentOfAFullTraceDoesNotWait: once an agent's trace reached its byte
+// bound, the step records still to come are dropped, so its run can never
+// look finished: the agent span is judged at once on the steps kept and the
+// omitted ones, not after context_wait.
+func TestAgentOfAFullTraceDoesNotWait(t *testing.T) {
+	var rec caseRecorder
+	cfg := trajectoryConfig()
+	cfg.TraceContext.MaxBytes = 256 << 10 // the trace's bound too
+	cfg.TraceContext.ContextWait = time.Hour
+	cfg.MaxWait = time.Hour
+	h := newHarness(t, cfg, rec.scorers(scoring.TaskCompletion)...)
+	r := newAgentRun("Export every report.", "All reports exported.")
+	page := strings.Repeat(" report row", 4000) // 44 KB a page, cut to 32 KiB by the index
+	for i := range 20 {
+		id := fmt.Sprint("c", i)
+		r.chat(pcommon.SpanID{}, "", [3]string{id, "export", fmt.Sprintf(`{"report":%d}`, i)})
+		r.tool(pcommon.SpanID{}, id, "export", fmt.Sprintf(`{"report":%d}`, i), fmt.Sprint(i, page))
+	}
+	r.chat(pcommon.SpanID{}, "All reports exported.")
+	spans := r.td.SpanCount()
+	h.consume(r.td)
+	h.waitSpans(spans)
+	h.drain()
+
+	cases := rec.get(scoring.TaskCompletion)
+	require.Len(t, cases, 1)
+	steps := cases[0].Trajectory.Steps
+	require.NotEmpty(t, steps)
+	last := steps[len(steps)-1]
+	assert.Equal(t, scoring.StepOmitted, last.Kind, "the records the full trace dropped are an omitted step")
+	assert.Equal(t, 41, cases[0].Trajectory.StepCount(), "every step counts, kept or omitted")
+}
+
+// TestRecoveredAgentKeepsWhatItLacks: an agent span held only for its
+// trajectory scorers (its recorded answer is only a tool call) is read
+// back from storage after a crash as it was admitted: bias, which has no
+// answer to judge, still writes nothing on it and is not called, and the
+// trajectory scorer runs again.
+func TestRecoveredAgentKeepsWhatItLacks(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias, scoring.TaskCompletion)
+	for i := range cfg.Scorers {
+		cfg.Scorers[i].Targets = []string{targetAgent}
+	}
+	cfg.TraceContext.ContextWait = 0
+
+	first := mustStartLife(t, cfg, fileStorageOn(t, dir), fixedScorer(scoring.Bias, 0, scoring.LabelPass), hangingScorer(scoring.TaskCompletion))
+	r := newAgentRun("Book a table.", "") // the agent's recorded answer is only a tool call
+	r.spans.At(0).Attributes().PutStr("gen_ai.output.messages",
+		`[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"book","arguments":"{}"}]}]`)
+	require.NoError(t, first.p.ConsumeTraces(context.Background(), r.td))
+	require.Equal(t, int64(1), first.storageWrites(durable.OpAdmit))
+	before := first.crash()
+
+	bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)
+	tc := fixedScorer(scoring.TaskCompletion, 1, scoring.LabelPass)
+	second := mustStartLife(t, cfg, fileStorageOn(t, dir), bias, tc)
+	require.Eventually(t, func() bool { return second.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, second.p.Shutdown(context.Background()))
+	byID, after := sinkSpans(second.sink)
+	exactlyOnce(t, []pcommon.SpanID{r.agent}, before, after)
+
+	events := evaluationEvents(byID[r.agent].span)
+	assert.NotContains(t, events, scoring.Bias, "an answer of tool calls only is no answer, after a restart too")
+	assert.Zero(t, bias.calls.Load())
+	assert.Contains(t, events, scoring.TaskCompletion)
+	assert.Equal(t, int64(1), tc.calls.Load())
 }

@@ -102,4 +102,11 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 			`gen_ai_evaluation_name="`+name+`"`, `gen_ai_evaluation_score_label="`+labels[name]+`"`, `job="support-agent"`),
 			"no %s line with the agent name in:\n%s", name, metrics)
 	}
+
+	// The trace-context alert also reads the agent steps a full trace
+	// dropped, exported at zero before any loss.
+	_, own, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", p.telemetry))
+	require.NoError(t, err)
+	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_trace_context_limited{", `limit="step_dropped"`),
+		"processor telemetry lacks trace_context_limited{limit=\"step_dropped\"}")
 }

@@ -197,6 +197,11 @@ func readToolStep(span ptrace.Span) Step {
 		Result:    firstText(attrs, toolResultKeys...),
 		Error:     spanError(span),
 	}
+	if st.CallID == "" && isOpenInferenceKind(attrs, "TOOL") {
+		// OpenInference's tool.id is the id of the call a TOOL span answers;
+		// elsewhere tool.id may name the tool itself.
+		st.CallID = attrString(attrs, "tool.id")
+	}
 	if st.Arguments == "" {
 		if v, ok := attrs.Get("traceloop.entity.input"); ok {
 			st.Arguments = entityArguments(decoded(v))

@@ -158,6 +158,21 @@ func TestReadStepTools(t *testing.T) {
 			want: Step{Kind: StepTool, Name: "lookup", Arguments: `{"id":7}`, Result: "found"},
 		},
 		{
+			name: "OpenInference TOOL with the id of the call it answers (tool.id)",
+			attrs: map[string]any{
+				"openinference.span.kind": "TOOL", "tool.name": "lookup", "tool.id": "call_62136355",
+				"input.value": `{"id":7}`, "output.value": "found",
+			},
+			want: Step{Kind: StepTool, Name: "lookup", CallID: "call_62136355", Arguments: `{"id":7}`, Result: "found"},
+		},
+		{
+			name: "tool.id outside OpenInference names a tool, not a call",
+			attrs: map[string]any{
+				"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "tool.id": "lookup-v2",
+			},
+			want: Step{Kind: StepTool, Name: "lookup"},
+		},
+		{
 			name: "Vercel ai.toolCall (v4 names)",
 			attrs: map[string]any{
 				"ai.operationId": "ai.toolCall", "ai.toolCall.name": "lookup", "ai.toolCall.id": "c9",

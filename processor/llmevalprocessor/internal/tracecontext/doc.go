@@ -41,7 +41,8 @@
 // record (genai.ReadStep: a model call with its tool calls, a tool
 // execution, a nested agent), kept under the same bounds as the texts: each
 // text cut to MaxDocumentBytes and marked, interned with the documents of
-// the trace (a tool span's result is held once), the record dropped whole
+// the trace (a tool span's result is held once when its step and its
+// document read the same text), the record dropped whole
 // and counted when its trace reached MaxTraceBytes. StepsBelow returns the
 // steps of one agent span's run in start order, for internal/trajectory to
 // assemble. Without such a scorer no step is read or kept.

@@ -83,9 +83,9 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 
 // spanExecuted returns the call ids that tool spans executed: a tool
 // span's own call id, or, for a span without one, the id of the earliest
-// call of its tool not executed yet (OpenInference TOOL spans record no
-// call id while their model calls do). It also reports whether the run
-// has tool spans at all.
+// call of its tool not executed yet (OpenInference TOOL spans often record
+// no tool.id while their model calls record call ids). It also reports
+// whether the run has tool spans at all.
 func spanExecuted(records []genai.Step) (map[string]bool, bool) {
 	executed := map[string]bool{}
 	toolSpans := false
@@ -136,7 +136,15 @@ func fromInput(res genai.ToolResult, executed map[string]bool, toolSpans bool) b
 // id, else (no id, or an id no call has) one call of the same tool, as
 // scoring pairs them. A run that really ends otherwise (on a tool, on a
 // step limit) only waits longer.
-func Pending(records []genai.Step) bool {
+//
+// dropped is the number of step records the run's trace could not keep
+// (as for Build). A trace that dropped one is full: the rest of the run
+// would be dropped too, so it never looks finished, and waiting for it
+// gains nothing. Such a run is not pending.
+func Pending(records []genai.Step, dropped int) bool {
+	if dropped > 0 {
+		return false
+	}
 	if len(records) == 0 || records[len(records)-1].Kind != genai.StepGeneration {
 		return true
 	}

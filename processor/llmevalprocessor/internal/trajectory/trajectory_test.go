@@ -154,22 +154,25 @@ func TestPending(t *testing.T) {
 	tests := []struct {
 		name    string
 		records []genai.Step
+		dropped int
 		want    bool
 	}{
-		{"no step yet", nil, true},
-		{"only a model call that answered", []genai.Step{gen("hi")}, false},
-		{"a tool call without an execution", []genai.Step{gen("", call("c1", "search", ""))}, true},
-		{"the call's tool span arrived, not the answer", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x")}, true},
-		{"executed and answered", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x"), gen("done")}, false},
-		{"executed per the next input", []genai.Step{gen("", call("c1", "search", "")), withResults(gen("done"), genai.ToolResult{CallID: "c1"})}, false},
-		{"a tool span without id answers a call by name", []genai.Step{gen("", call("c1", "search", "")), tool("", "search", "x"), gen("done")}, false},
-		{"two calls of one tool, one execution", []genai.Step{gen("", call("", "search", ""), call("", "search", "")), tool("", "search", "x"), gen("done")}, true},
-		{"only a nested agent so far", []genai.Step{{Kind: genai.StepAgent, Name: "billing"}}, true},
-		{"the agent-as-tool call answered", []genai.Step{gen("", call("c1", "billing", "")), {Kind: genai.StepAgent, Name: "billing"}, gen("done")}, false},
+		{"no step yet", nil, 0, true},
+		{"only a model call that answered", []genai.Step{gen("hi")}, 0, false},
+		{"a tool call without an execution", []genai.Step{gen("", call("c1", "search", ""))}, 0, true},
+		{"the call's tool span arrived, not the answer", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x")}, 0, true},
+		{"executed and answered", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x"), gen("done")}, 0, false},
+		{"executed per the next input", []genai.Step{gen("", call("c1", "search", "")), withResults(gen("done"), genai.ToolResult{CallID: "c1"})}, 0, false},
+		{"a tool span without id answers a call by name", []genai.Step{gen("", call("c1", "search", "")), tool("", "search", "x"), gen("done")}, 0, false},
+		{"two calls of one tool, one execution", []genai.Step{gen("", call("", "search", ""), call("", "search", "")), tool("", "search", "x"), gen("done")}, 0, true},
+		{"only a nested agent so far", []genai.Step{{Kind: genai.StepAgent, Name: "billing"}}, 0, true},
+		{"the agent-as-tool call answered", []genai.Step{gen("", call("c1", "billing", "")), {Kind: genai.StepAgent, Name: "billing"}, gen("done")}, 0, false},
+		{"a full trace dropped the rest of the run", []genai.Step{gen("", call("c1", "search", ""))}, 1, false},
+		{"a full trace kept none of it", nil, 3, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Pending(tt.records))
+			assert.Equal(t, tt.want, Pending(tt.records, tt.dropped))
 		})
 	}
 }
