@@ -22,8 +22,7 @@ func spanContext(attrs pcommon.Map, idx *indexedAttrs) []string {
 		out = appendUnique(out, documentTexts(d)...)
 	}
 	if v, ok := attrs.Get("gen_ai.tool.call.result"); ok {
-		d := decoded(v)
-		out = appendUnique(out, stringify(d))
+		out = appendUnique(out, resultTexts(decoded(v))...)
 	}
 	for _, e := range idx.get(prefixOIDocs) {
 		out = appendUnique(out, field(e.fields, "document.content"))

@@ -147,6 +147,10 @@ func resultTexts(v any) []string {
 			return docs
 		}
 	}
+	if s, ok := v.(string); ok {
+		// A string result recorded as JSON ("\"shipped\"") is the string.
+		v = unquoteJSONString(s)
+	}
 	if s := stringify(v); s != "" {
 		return []string{s}
 	}

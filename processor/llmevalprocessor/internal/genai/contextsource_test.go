@@ -29,6 +29,24 @@ func TestReadContext(t *testing.T) {
 			texts: []string{"Paris is the capital of France.", "Lyon is in France."},
 		},
 		{
+			name:  "semconv tool result recorded as a JSON string (AI SDK 7)",
+			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": `"Order 1042 shipped."`},
+			role:  RoleTool,
+			texts: []string{"Order 1042 shipped."},
+		},
+		{
+			name:  "Vercel tool result recorded as a JSON string",
+			attrs: map[string]any{"ai.operationId": "ai.toolCall", "ai.toolCall.result": `"sunny, 24°C"`},
+			role:  RoleTool,
+			texts: []string{"sunny, 24°C"},
+		},
+		{
+			name:  "a quote inside a result is kept",
+			attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": `He said "yes"`},
+			role:  RoleTool,
+			texts: []string{`He said "yes"`},
+		},
+		{
 			name: "semconv retrieval structured",
 			attrs: map[string]any{
 				"gen_ai.operation.name": "retrieval",
