@@ -401,10 +401,11 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
 	j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return p.id == id }) // never written
+	// Its queued write, or a rewrite queued after its write, must not
+	// bring it back.
+	j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
 	if e.unwritten {
-		// It left before it was written: nothing to delete.
-		j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
-		return nil
+		return nil // it left before it was written: nothing to delete
 	}
 	if j.closed {
 		j.retry = append(j.retry, itemKey(id))

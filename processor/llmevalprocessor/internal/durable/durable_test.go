@@ -442,6 +442,33 @@ func TestJournalRewrite(t *testing.T) {
 	assert.Zero(t, fc.keys(), "a rewrite of an item that left writes nothing")
 }
 
+// An item that leaves while its rewrite waits for the next write (the
+// second half of a call joined an item being evaluated, and the
+// evaluation finished before the joining ConsumeLogs committed) is
+// deleted, and its rewrite is never written: it would bring the item back
+// after a restart, to be sent a second time.
+func TestJournalRemoveDropsWaitingRewrite(t *testing.T) {
+	ctx := context.Background()
+	fc := newFailingClient()
+	var c counts
+	j, _, _, err := Open(ctx, fc, c.hooks())
+	require.NoError(t, err)
+	id, err := j.Admit(ctx, itemRecord(t, "span", time.Unix(1, 0)))
+	require.NoError(t, err)
+	j.Rewrite(id, itemRecord(t, "span and events", time.Unix(1, 0)))
+	require.NoError(t, j.Remove(ctx, id))
+	require.NoError(t, j.Commit(ctx))
+	assert.Zero(t, fc.keys(), "the item that left stays deleted")
+	assert.Zero(t, j.StoredBytes())
+
+	_, found, _, err := Open(ctx, fc, Hooks{})
+	require.NoError(t, err)
+	assert.Empty(t, found.Items)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Equal(t, 1, c.written[OpAdmit], "only the first write")
+}
+
 // BenchmarkJournalHeldSpan is the storage work of one held span on
 // file_storage, as three transactions: its admission, two results written
 // together, and its removal. One op is one span.
