@@ -512,11 +512,7 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 		s.insertHeld(item)
 		s.unfinished++
 		if !s.recoverCall(item, now) {
-			for i := range s.scorers {
-				if item.results[i] == nil {
-					s.dispatchScorer(item, i)
-				}
-			}
+			s.dispatch(item) // the scorers without a recorded result
 		}
 	} else {
 		// Scorers that do not apply get no marker, as on any span.

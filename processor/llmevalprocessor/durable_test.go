@@ -452,3 +452,35 @@ func storageConfigFrom(cfg *Config) *Config {
 	next := *cfg
 	return &next
 }
+
+// Events that waited in vain for their span and were being evaluated on
+// their own when the collector was killed, with one result recorded, wait
+// for their span again after the restart; when that wait ends, only the
+// missing evaluation runs: the recorded one is not paid for again, and
+// the call leaves with both results, no marker.
+func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias, scoring.Hallucination)
+	cfg.LogEvents.CrossSignalWait = 50 * time.Millisecond
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass), hangingScorer(scoring.Hallucination))
+	c := newCall()
+	first.consumeEvents(c.eventsBatch("content"))
+	require.Eventually(t, func() bool {
+		return sumOf(t, first.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "result")) == 1
+	}, 10*time.Second, 5*time.Millisecond, "bias is recorded while hallucination hangs")
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	require.Empty(t, first.outcome(c).records)
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	hall := fixedScorer(scoring.Hallucination, 0.2, scoring.LabelPass)
+	second := &bothHarness{host: fileStorageOn(t, dir)}
+	second.start(t, storageConfigFrom(cfg), bias, hall)
+	require.Eventually(t, func() bool { return len(second.outcome(c).records) == 2 }, 10*time.Second, 5*time.Millisecond)
+	second.shutdown()
+	assert.Zero(t, bias.calls.Load(), "bias was recorded before the kill")
+	assert.Equal(t, int64(1), hall.calls.Load())
+	assert.ElementsMatch(t, []string{"pass", "pass"}, second.outcome(c).records,
+		"the recorded bias result and hallucination's, no marker")
+	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor)))
+}

@@ -162,10 +162,14 @@ func (s *evalStore) settleHalf(ctx context.Context, key pairing.Key, side pairin
 
 // settle fills every evaluation of an item not yet dispatched with res,
 // or marks them skipped, and takes it out of held; the caller then lets it
-// leave, without mu. Called with mu held.
+// leave, without mu. Results recorded before a restart stay. Called with
+// mu held.
 func (s *evalStore) settle(item *admittedItem, res scoring.Result, skip bool, now time.Time) {
 	sk, _ := item.subject.(scorerSkipper)
 	for i, sc := range s.scorers {
+		if item.results[i] != nil {
+			continue
+		}
 		r := evalResult{scorer: sc.cfg.Name, at: now, result: res, skipped: skip}
 		r.result.Scorer = sc.cfg.Name
 		if !skip && sk != nil && sk.skips(sc.cfg) {

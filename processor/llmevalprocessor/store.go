@@ -266,9 +266,13 @@ func (s *evalStore) dispatch(item *admittedItem) {
 	}
 }
 
-// dispatchScorer builds the item's case for one scorer and queues it.
-// Called with mu held.
+// dispatchScorer builds the item's case for one scorer and queues it,
+// unless the item has its result already (recorded in storage before a
+// restart): its pending count does not include it. Called with mu held.
 func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
+	if item.results[i] != nil {
+		return
+	}
 	sc := s.scorers[i]
 	ev := evaluation{item: item, scorerIndex: i}
 	if sk, ok := item.subject.(scorerSkipper); ok && sk.skips(sc.cfg) {
