@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
@@ -483,4 +484,40 @@ func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
 	assert.ElementsMatch(t, []string{"pass", "pass"}, second.outcome(c).records,
 		"the recorded bias result and hallucination's, no marker")
 	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor)))
+}
+
+// A graceful shutdown leaves nothing on disk whichever instance of the
+// component the collector shuts down first: a call still being joined by
+// the logs instance is read at its Shutdown and its held records are
+// deleted, also when the traces instance stopped the shared evaluator
+// before. Left on disk, they would be joined again after the restart and
+// the call evaluated a second time.
+func TestStorageShutdownDeletesJoiningRecords(t *testing.T) {
+	for _, tracesFirst := range []bool{true, false} {
+		dir := t.TempDir()
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		h := &bothHarness{host: fileStorageOn(t, dir)}
+		h.start(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+		c := newCall()
+		ld := c.eventsBatch("content")
+		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(r plog.LogRecord) bool {
+			return r.EventName() == "gen_ai.choice"
+		})
+		h.consumeEvents(ld) // the user message waits for its choice
+		require.Equal(t, int64(1), sumOf(t, h.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "join")))
+		if tracesFirst {
+			require.NoError(t, h.traces.Shutdown(context.Background()))
+			require.NoError(t, h.logs.Shutdown(context.Background()))
+		} else {
+			require.NoError(t, h.logs.Shutdown(context.Background()))
+			require.NoError(t, h.traces.Shutdown(context.Background()))
+		}
+		assert.Len(t, h.outcome(c).records, 1, "the call is read once, traces first: %v", tracesFirst)
+
+		j, found, _, err := openJournal(t, dir)
+		require.NoError(t, err)
+		assert.Empty(t, found.Joining, "traces first: %v", tracesFirst)
+		assert.Empty(t, found.Items, "traces first: %v", tracesFirst)
+		require.NoError(t, j.Close(context.Background()))
+	}
 }

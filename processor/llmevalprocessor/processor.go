@@ -176,14 +176,25 @@ func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
 	return p.stopEvaluator(ctx)
 }
 
-// stopEvaluator shuts the store and the telemetry down.
+// stopEvaluator shuts the store, the telemetry and the storage down.
 func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
+	return errors.Join(p.stopStore(ctx), p.closeStorage(ctx))
+}
+
+// stopStore shuts the store and the telemetry down: every held item
+// leaves.
+func (p *llmEvalProcessor) stopStore(ctx context.Context) error {
 	err := p.store.shutdown(ctx)
-	if p.storage != nil {
-		err = errors.Join(err, p.storage.close(ctx))
-	}
 	p.tel.shutdown()
 	return err
+}
+
+// closeStorage closes the storage client, once nothing can write to it.
+func (p *llmEvalProcessor) closeStorage(ctx context.Context) error {
+	if p.storage == nil {
+		return nil
+	}
+	return p.storage.close(ctx)
 }
 
 // ConsumeTraces forwards the batch at once, minus the sampled generation

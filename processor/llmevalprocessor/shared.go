@@ -2,6 +2,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -20,7 +21,8 @@ var evaluators = struct {
 }{m: map[*Config]*sharedEvaluator{}}
 
 // sharedEvaluator is the judge and store of one component, started by the
-// first instance's Start and stopped by the first instance's Shutdown.
+// first instance's Start and stopped by the first instance's Shutdown; its
+// storage (durable.go) closes at the last instance's Shutdown.
 //
 // Stopping at the first Shutdown, not the last, is what delivers: the
 // collector shuts a component down before its consumers, so when the first
@@ -99,20 +101,28 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error
 }
 
 // release drops one instance. The first stops the store, which sends
-// every held item on; the last forgets the evaluator.
+// every held item on; the last closes the storage and forgets the
+// evaluator. The storage stays open until then: the logs instance, shut
+// down after the traces instance, still reads the calls it was joining
+// and deletes their held records.
 func (ev *sharedEvaluator) release(ctx context.Context) error {
 	evaluators.Lock()
 	ev.mu.Lock()
 	ev.refs--
-	if ev.refs <= 0 && evaluators.m[ev.cfg] == ev {
+	last := ev.refs <= 0
+	if last && evaluators.m[ev.cfg] == ev {
 		delete(evaluators.m, ev.cfg)
 	}
 	first := !ev.stopped
 	ev.stopped = true
 	ev.mu.Unlock()
 	evaluators.Unlock()
-	if !first {
-		return nil
+	var err error
+	if first {
+		err = ev.core.stopStore(ctx)
 	}
-	return ev.core.stopEvaluator(ctx)
+	if last {
+		err = errors.Join(err, ev.core.closeStorage(ctx))
+	}
+	return err
 }
