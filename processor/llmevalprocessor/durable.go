@@ -28,21 +28,24 @@ import (
 // store's hooks write through internal/durable, and at start the items
 // found there go back into the store or are forwarded.
 
-// itemJournal is what the store tells storage. Each call returns after the
-// write (or its failure, which is counted and leaves the item in memory).
+// itemJournal is what the store tells storage. A failed write is counted
+// and leaves the item in memory.
 type itemJournal interface {
 	// admitted queues an item just admitted, before its evaluations are
 	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
-	// (commit) before it returns. Called with the store's lock held.
+	// (commit) before it returns. Called with the store's lock held: it
+	// only queues, never waiting for a write in progress.
 	admitted(item *admittedItem, now time.Time)
-	// rewritten replaces the record of an item that took in the other
-	// half of its call, written by the joining ConsumeTraces or ConsumeLogs
-	// before it returns. Called with the store's lock held.
+	// rewritten queues the record of an item that took in the other half
+	// of its call in place of the one before, written by the joining
+	// ConsumeTraces or ConsumeLogs before it returns. Called with the
+	// store's lock held; it only queues.
 	rewritten(item *admittedItem)
-	// finished records a result of a held item that still waits for
-	// others.
+	// finished queues a result of a held item that still waits for
+	// others, written within durable.ResultDelay.
 	finished(item *admittedItem, r evalResult)
-	// left removes an item that has been sent on.
+	// left removes an item that has been sent on; it returns after the
+	// delete.
 	left(item *admittedItem)
 }
 

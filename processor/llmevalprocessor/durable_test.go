@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -520,4 +521,84 @@ func TestStorageShutdownDeletesJoiningRecords(t *testing.T) {
 		assert.Empty(t, found.Items, "traces first: %v", tracesFirst)
 		require.NoError(t, j.Close(context.Background()))
 	}
+}
+
+// slowStorage is a storage extension whose writes wait while blocked is
+// set, like a disk that stalls: each such write says so on entered and
+// waits for release.
+type slowStorage struct {
+	component.Component
+	client *slowClient
+}
+
+func (s slowStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return s.client, nil
+}
+
+type slowClient struct {
+	storage.Client
+	blocked atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *slowClient) Batch(context.Context, ...*storage.Operation) error {
+	if c.blocked.Load() {
+		c.entered <- struct{}{}
+		<-c.release
+	}
+	return nil
+}
+func (*slowClient) Walk(context.Context, storage.WalkFunc) error { return nil }
+func (*slowClient) Close(context.Context) error                  { return nil }
+
+// A storage write that stalls does not stall the store: while one span's
+// delete waits for the disk, another span is admitted (its ConsumeTraces
+// then waits for its own write, as it must) without holding the store's
+// lock, which the held gauge and the workers need.
+func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
+	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
+	host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
+		fileStorageID: slowStorage{client: client},
+	}}
+	gate := make(chan struct{})
+	bias := &fakeScorer{name: scoring.Bias, fn: func(ctx context.Context, c scoring.Case) scoring.Result {
+		if c.Output == "first" {
+			<-gate
+		} else {
+			<-ctx.Done()
+		}
+		return scoring.Result{Score: 0.1, Label: scoring.LabelPass}
+	}}
+	l := mustStartLife(t, storageConfig(time.Minute, scoring.Bias), host, bias)
+	first := newBatch()
+	first.generation(randomTraceID(), "q", "first")
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), first.td))
+	require.Equal(t, 1, l.p.store.heldCount())
+
+	client.blocked.Store(true)
+	close(gate) // the first span leaves; its delete stalls
+	<-client.entered
+	second := newBatch()
+	second.generation(randomTraceID(), "q", "second")
+	consumed := make(chan error, 1)
+	go func() { consumed <- l.p.ConsumeTraces(context.Background(), second.td) }()
+	admitted := make(chan struct{})
+	go func() {
+		for l.p.store.heldCount() != 1 || l.sink.SpanCount() != 1 {
+			time.Sleep(time.Millisecond)
+		}
+		close(admitted)
+	}()
+	select {
+	case <-admitted:
+	case <-time.After(10 * time.Second):
+		t.Error("the store's lock waited for the stalled write")
+	}
+	client.blocked.Store(false)
+	close(client.release)
+	require.NoError(t, <-consumed)
+	<-admitted
+	require.NoError(t, l.p.Shutdown(context.Background()))
+	assert.Equal(t, 2, l.sink.SpanCount())
 }
