@@ -518,15 +518,8 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 			s.dispatch(item) // the scorers without a recorded result
 		}
 	} else {
-		// Scorers that do not apply get no marker, as on any span.
-		if sk, ok := subject.(scorerSkipper); ok {
-			for i, sc := range s.scorers {
-				if item.results[i] == nil && sk.skips(sc.cfg) {
-					item.results[i] = &evalResult{scorer: sc.cfg.Name, at: now, skipped: true}
-				}
-			}
-		}
-		s.workers.Add(1) // shutdown waits for it to be forwarded
+		s.skipUnapplied(item, now) // scorers that do not apply get no marker
+		s.workers.Add(1)           // shutdown waits for it to be forwarded
 	}
 	s.mu.Unlock()
 

@@ -399,3 +399,32 @@ func TestCrossSignalOff(t *testing.T) {
 			"each signal on its own")
 	})
 }
+
+// TestCrossSignalWaitingHalfMarksOnlyScorersThatApply checks that a span
+// that leaves while it waits for its events (at shutdown, or at max_wait,
+// which a half recovered from storage can reach first) gets a marker only
+// from the scorers that apply to it, as any span: the hallucination
+// scorer here excludes its model.
+func TestCrossSignalWaitingHalfMarksOnlyScorersThatApply(t *testing.T) {
+	for _, why := range []string{"shutdown", "max_wait"} {
+		t.Run(why, func(t *testing.T) {
+			cfg := crossSignalConfig(time.Hour)
+			hall := defaultScorerConfig(scoring.Hallucination)
+			hall.Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Equals: "gpt-4o-mini"}}}}
+			cfg.Scorers = append(cfg.Scorers, hall)
+			h := (&bothHarness{}).start(t, cfg, fixedScorer(scoring.Bias, 0, scoring.LabelPass), fixedScorer(scoring.Hallucination, 0, scoring.LabelPass))
+			c := newCall()
+			h.consumeSpan(c.spanBatch(false))
+			if why == "max_wait" {
+				s := h.traces.(*llmEvalProcessor).store
+				s.mu.Lock()
+				s.held.Front().Value.(*admittedItem).expiresAt = time.Now()
+				s.mu.Unlock()
+				s.expire()
+			}
+			h.shutdown()
+			want := map[string][]string{"shutdown": {"error:shutdown"}, "max_wait": {"error:max_wait_exceeded"}}[why]
+			assert.Equal(t, callOutcome{spanCount: 1, spanResults: want}, h.outcome(c))
+		})
+	}
+}
