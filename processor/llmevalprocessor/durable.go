@@ -68,6 +68,9 @@ type itemStorage struct {
 	mu      sync.Mutex
 	found   map[heldrecord.Kind][]durable.Recovered
 	joining []durable.Joining // log records found waiting for their call
+	// storedCalls are the calls found stored as items with their log
+	// records (a log call or a pair): joining records of theirs are stale.
+	storedCalls map[logjoin.Key]bool
 	// held are the stored records of each call being joined; recovering
 	// stops holdJoining from writing the records it re-joins at start.
 	held       map[logjoin.Key]*heldCall
@@ -123,8 +126,13 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	st.journal = j
 	st.found = map[heldrecord.Kind][]durable.Recovered{}
+	st.storedCalls = map[logjoin.Key]bool{}
 	for _, rec := range found.Items {
 		st.found[rec.Item.Kind] = append(st.found[rec.Item.Kind], rec)
+		if rec.Item.Kind == heldrecord.KindLogCall || rec.Item.Kind == heldrecord.KindPair {
+			first := rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+			st.storedCalls[logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}] = true
+		}
 	}
 	st.joining = found.Joining
 	st.held = map[logjoin.Key]*heldCall{}
@@ -358,17 +366,16 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 // recoverCalls does for the log calls found in storage what recoverSpans
 // does for spans, then gives the joiner back the log records that were
 // waiting for the rest of their call; the call's window starts again.
-// Records of a call that was admitted before the crash are dropped.
+// Records of a call that was admitted before the crash (stored as a log
+// call or, with its span, as a pair) are dropped.
 func (p *logsProcessor) recoverCalls() {
 	st := p.core.storage
 	if st == nil {
 		return
 	}
-	admitted := map[logjoin.Key]bool{}
 	joinsSignals := p.core.store.joining.Load()
 	for _, rec := range st.take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
-		admitted[call.group.Key] = true
 		if joinsSignals {
 			p.core.store.recover(&pairedCall{events: call}, rec)
 			continue
@@ -376,8 +383,8 @@ func (p *logsProcessor) recoverCalls() {
 		p.core.store.recover(call, rec)
 	}
 	st.mu.Lock()
-	joining := st.joining
-	st.joining = nil
+	joining, admitted := st.joining, st.storedCalls
+	st.joining, st.storedCalls = nil, nil
 	st.recovering = true
 	st.mu.Unlock()
 	var groups []logjoin.Group

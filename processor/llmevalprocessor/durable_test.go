@@ -25,6 +25,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -601,4 +602,49 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 	<-admitted
 	require.NoError(t, l.p.Shutdown(context.Background()))
 	assert.Equal(t, 2, l.sink.SpanCount())
+}
+
+// A call stored as a pair whose per-message records are still on disk
+// (the kill came between the write of the pair and the delete of its
+// joining records) is evaluated once after the restart: its leftover
+// records are dropped as stale, as for a log call, instead of being
+// joined into a second call.
+func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	cfg.LogEvents.CrossSignalWait = 20 * time.Second
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, hangingScorer(scoring.Bias))
+	c := newCall()
+	first.consumeSpan(c.spanBatch(false))
+	first.consumeEvents(c.eventsBatch("content"))
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+
+	// The user message's joining record, as it was before its delete.
+	j, found, _, err := openJournal(t, dir)
+	require.NoError(t, err)
+	require.Len(t, found.Items, 1)
+	require.Equal(t, heldrecord.KindPair, found.Items[0].Item.Kind)
+	user := c.eventsBatch("content")
+	user.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(r plog.LogRecord) bool {
+		return r.EventName() == "gen_ai.choice"
+	})
+	rec, err := heldrecord.EncodeLogCall(user, time.Now())
+	require.NoError(t, err)
+	_, err = j.Hold(context.Background(), c.trace.String()+c.span.String(), rec)
+	require.NoError(t, err)
+	require.NoError(t, j.Close(context.Background()))
+
+	bias := fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)
+	second := &bothHarness{host: fileStorageOn(t, dir)}
+	second.start(t, storageConfigFrom(cfg), bias)
+	require.Eventually(t, func() bool { return second.outcome(c).spanCount == 1 }, 10*time.Second, 5*time.Millisecond)
+	second.shutdown()
+	assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"pass"}, records: []string{"pass"}, onSpan: 1}, second.outcome(c))
+	assert.Equal(t, int64(1), bias.calls.Load())
+	j, found, _, err = openJournal(t, dir)
+	require.NoError(t, err)
+	assert.Empty(t, found.Joining)
+	assert.Empty(t, found.Items)
+	require.NoError(t, j.Close(context.Background()))
 }
