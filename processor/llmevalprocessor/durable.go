@@ -457,8 +457,12 @@ func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
 
 // evaluated writes the calls just admitted, then deletes the held records
 // of the calls that have been read (admitted or refused): from then on
-// their item record, if any, stands for them.
+// their item record, if any, stands for them. Without calls it does not
+// wait for storage.
 func (st *itemStorage) evaluated(groups []logjoin.Group) {
+	if len(groups) == 0 {
+		return
+	}
 	st.commit()
 	var keys []string
 	bytes := 0

@@ -648,3 +648,42 @@ func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
 	assert.Empty(t, found.Items)
 	require.NoError(t, j.Close(context.Background()))
 }
+
+// A batch that admits nothing does not wait for storage: while a delete
+// waits for the disk, ConsumeTraces and ConsumeLogs of batches without a
+// sampled call return, as they would without storage.
+func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
+	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
+	gate := make(chan struct{})
+	h := &bothHarness{host: storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
+		fileStorageID: slowStorage{client: client},
+	}}}
+	h.start(t, storageConfig(time.Minute, scoring.Bias), gatedScorer(scoring.Bias, gate, true))
+	c := newCall()
+	h.consumeSpan(c.spanBatch(true))
+	client.blocked.Store(true)
+	close(gate) // the span leaves; its delete stalls
+	<-client.entered
+
+	plain := newBatch()
+	plain.other(randomTraceID())
+	notGenAI := plog.NewLogs()
+	notGenAI.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("GET /orders 200")
+	returned := make(chan struct{})
+	go func() {
+		h.consumeSpan(plain.td)
+		h.consumeEvents(notGenAI)
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Error("a batch without a sampled call waited for the stalled write")
+	}
+	client.blocked.Store(false)
+	close(client.release)
+	<-returned
+	h.shutdown()
+	assert.Equal(t, 2, h.spans.SpanCount())
+	assert.Equal(t, 1, h.recs.LogRecordCount())
+}

@@ -202,9 +202,11 @@ func (p *llmEvalProcessor) closeStorage(ctx context.Context) error {
 func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	start := time.Now()
 	p.tel.incoming(ctx, td.SpanCount())
-	td, forward := p.processTraces(ctx, td)
-	if p.storage != nil {
-		p.storage.commit() // the admitted spans are on disk before ConsumeTraces returns
+	td, forward, taken := p.processTraces(ctx, td)
+	if p.storage != nil && taken > 0 {
+		// The admitted spans are on disk before ConsumeTraces returns; a
+		// batch that admitted nothing does not wait for storage.
+		p.storage.commit()
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
@@ -215,13 +217,14 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 }
 
 // processTraces takes the sampled generation spans the store admits out
-// of the batch. It reports false when nothing is left to forward.
+// of the batch. It reports false when nothing is left to forward, and how
+// many spans it took.
 //
 // It goes over the batch twice: first it indexes the GenAI spans of
 // sampled traces and notes the generations, so that a generation's case
 // sees the context spans of its own batch; then it admits the generations.
-func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, bool) {
-	var selected, sampled, taken int
+func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (_ ptrace.Traces, forward bool, taken int) {
+	var selected, sampled int
 	var candidates []generationAt
 	var gained []pcommon.TraceID
 	rss := td.ResourceSpans()
@@ -323,10 +326,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
-			return td, false
+			return td, false, taken
 		}
 	}
-	return td, true
+	return td, true, taken
 }
 
 // generationAt is where a sampled generation span sits in its batch.
