@@ -313,8 +313,7 @@ func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
 //
 // With the component in a traces and a logs pipeline, a span goes back into
 // the call table (signaljoin.go): a span without content waits for its log
-// events again, and a call stored with both halves is one item again,
-// whose result records the logs instance emits.
+// events again.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
 		return
@@ -327,6 +326,17 @@ func (p *llmEvalProcessor) recoverSpans() {
 			continue
 		}
 		p.store.recover(h, rec)
+	}
+}
+
+// recoverPairs puts the calls stored with both halves back into the store
+// as one item, or forwards them, like recoverSpans; p is the traces
+// instance. Such a call leaves through the consumers of both instances (its
+// span, its result records): it runs in the Start of the last instance to
+// start, once both have started.
+func (p *llmEvalProcessor) recoverPairs() {
+	if p.storage == nil {
+		return
 	}
 	var logs *logsProcessor
 	if p.shared != nil {

@@ -687,3 +687,45 @@ func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
 	assert.Equal(t, 2, h.spans.SpanCount())
 	assert.Equal(t, 1, h.recs.LogRecordCount())
 }
+
+// A call stored as a pair leaves both pipelines: its span through the
+// traces instance's consumer, its result records through the logs
+// instance's. The collector starts the two instances in either order, each
+// after its own consumers only, so a recovered pair does not leave (here:
+// forwarded at once, past its max_wait) before both instances started.
+func TestStorageRecoveredPairWaitsForBothInstances(t *testing.T) {
+	for _, tracesFirst := range []bool{true, false} {
+		dir := t.TempDir()
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		first := &bothHarness{host: fileStorageOn(t, dir)}
+		first.start(t, cfg, hangingScorer(scoring.Bias))
+		c := newCall()
+		first.consumeSpan(c.spanBatch(false))
+		first.consumeEvents(c.eventsBatch("content"))
+		require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+
+		next := storageConfigFrom(cfg)
+		next.MaxWait = time.Millisecond // passed for the stored pair
+		h := &bothHarness{t: t, spans: new(consumertest.TracesSink), recs: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
+		t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
+		build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0, scoring.LabelPass)})
+		set := metadatatest.NewSettings(h.tel)
+		var err error
+		h.traces, err = createTracesWith(build)(context.Background(), set, next, h.spans)
+		require.NoError(t, err)
+		h.logs, err = createLogsWith(build)(context.Background(), set, next, h.recs)
+		require.NoError(t, err)
+		host := fileStorageOn(t, dir)
+		firstUp, secondUp := h.traces.Start, h.logs.Start
+		if !tracesFirst {
+			firstUp, secondUp = h.logs.Start, h.traces.Start
+		}
+		require.NoError(t, firstUp(context.Background(), host))
+		assert.Never(t, func() bool { return h.spans.SpanCount() > 0 || h.recs.LogRecordCount() > 0 }, 300*time.Millisecond, 5*time.Millisecond,
+			"traces first %v: nothing of the pair leaves before the other instance started", tracesFirst)
+		require.NoError(t, secondUp(context.Background(), host))
+		require.Eventually(t, func() bool { o := h.outcome(c); return o.spanCount == 1 && len(o.records) == 1 }, 10*time.Second, 5*time.Millisecond)
+		h.shutdown()
+		assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"error:restarted"}, records: []string{"error:restarted"}, onSpan: 1}, h.outcome(c))
+	}
+}

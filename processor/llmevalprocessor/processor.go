@@ -110,9 +110,9 @@ func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 // Start builds the judge and starts the store's workers, once for all
 // instances sharing them.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
-	var err error
+	all, err := true, error(nil)
 	if p.shared != nil {
-		err = p.shared.start(ctx, host)
+		all, err = p.shared.start(ctx, host)
 	} else {
 		err = p.startEvaluator(ctx, host)
 	}
@@ -120,6 +120,9 @@ func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error
 		return err
 	}
 	p.recoverSpans()
+	if all {
+		p.recoverPairs()
+	}
 	return nil
 }
 

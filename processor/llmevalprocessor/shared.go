@@ -38,10 +38,13 @@ type sharedEvaluator struct {
 	mu      sync.Mutex
 	refs    int // instances created and not shut down
 	signals map[pipeline.Signal]bool
-	// logs is the logs instance, which emits the result records of a call
-	// recovered from storage with both its halves (durable.go).
+	// traces and logs are the instances, which forward a call recovered
+	// from storage with both its halves (durable.go): its span and its
+	// result records.
+	traces  *llmEvalProcessor
 	logs    *logsProcessor
 	started bool
+	starts  int // instances started
 	stopped bool
 }
 
@@ -73,6 +76,20 @@ func (ev *sharedEvaluator) setLogs(lp *logsProcessor) {
 	ev.logs = lp
 }
 
+// setTraces remembers the traces instance.
+func (ev *sharedEvaluator) setTraces(tp *llmEvalProcessor) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.traces = tp
+}
+
+// tracesInstance is the traces instance, nil when the component has none.
+func (ev *sharedEvaluator) tracesInstance() *llmEvalProcessor {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.traces
+}
+
 // logsInstance is the logs instance, nil when the component has none.
 func (ev *sharedEvaluator) logsInstance() *logsProcessor {
 	ev.mu.Lock()
@@ -80,15 +97,20 @@ func (ev *sharedEvaluator) logsInstance() *logsProcessor {
 	return ev.logs
 }
 
-// start builds the judge and starts the store on the first call.
-func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error {
+// start builds the judge and starts the store on the first call. It
+// reports whether every instance has started now: the collector starts
+// each after its own consumers only, so only then have the consumers of
+// both started.
+func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) (all bool, err error) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
+	ev.starts++
+	all = ev.starts >= ev.refs
 	if ev.started {
-		return nil
+		return all, nil
 	}
 	if err := ev.core.startEvaluator(ctx, host); err != nil {
-		return err
+		return false, err
 	}
 	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
 		// Every instance exists before the first starts: one call, one
@@ -97,7 +119,7 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error
 			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.started = true
-	return nil
+	return all, nil
 }
 
 // release drops one instance. The first stops the store, which sends
