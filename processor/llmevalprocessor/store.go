@@ -30,8 +30,8 @@ type evalSubject interface {
 type resultSink interface {
 	// leave sends the item on with one result per scorer, in scorer
 	// order. An evaluation that had not finished has a marker result
-	// (error.type max_wait_exceeded or shutdown). The store calls it
-	// exactly once, without its lock held.
+	// (error.type max_wait_exceeded, shutdown or restarted). The store
+	// calls it exactly once, without its lock held.
 	leave(ctx context.Context, results []evalResult)
 	// late takes a result that finished after leave. It may run at the
 	// same time as leave and as other late calls.
