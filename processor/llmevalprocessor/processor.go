@@ -410,6 +410,8 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return true
 	case lateHalf:
 		return false // its events were evaluated; it passes as it came
+	case unjoinable:
+		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 	case rejectedFull:
 		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case rejectedClosed:

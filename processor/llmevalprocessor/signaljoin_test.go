@@ -428,3 +428,42 @@ func TestCrossSignalWaitingHalfMarksOnlyScorersThatApply(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossSignalDuplicateSpanWithoutContent checks a span without content
+// delivered twice while the first copy waits for its events: the copy is
+// handled as without joining, not scorable at once, and no scorer is
+// called on a call without content; the first copy is judged once with
+// its events.
+func TestCrossSignalDuplicateSpanWithoutContent(t *testing.T) {
+	h := newBothHarness(t, crossSignalConfig(time.Hour), scoring.LabelPass)
+	c := newCall()
+	h.consumeSpan(c.spanBatch(false))
+	h.consumeSpan(c.spanBatch(false))
+	require.Equal(t, 1, h.spans.SpanCount(), "the copy is not held")
+	h.consumeEvents(c.eventsBatch("content"))
+	select {
+	case got := <-h.cases:
+		assert.Equal(t, "The best engineer, whoever they are.", got.Output)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no evaluation")
+	}
+	require.Eventually(t, func() bool { return h.outcome(c).spanCount == 2 }, 10*time.Second, 5*time.Millisecond)
+	h.shutdown()
+	assert.Empty(t, h.cases, "no judge call for the copy without content")
+	o := h.outcome(c)
+	assert.ElementsMatch(t, []string{"not_scorable", "pass"}, o.spanResults)
+	assert.Equal(t, []string{"pass"}, o.records)
+}
+
+// TestCrossSignalSpanWithoutIDs checks a span without content whose ids
+// cannot match any events (no span id): it does not wait, and is not
+// scorable at once, as without joining, with no judge call.
+func TestCrossSignalSpanWithoutIDs(t *testing.T) {
+	h := newBothHarness(t, crossSignalConfig(time.Hour), scoring.LabelPass)
+	c := call{trace: randomTraceID()}
+	h.consumeSpan(c.spanBatch(false))
+	require.Equal(t, 1, h.spans.SpanCount(), "forwarded in the same call")
+	h.shutdown()
+	assert.Empty(t, h.cases)
+	assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"not_scorable"}}, h.outcome(c))
+}
