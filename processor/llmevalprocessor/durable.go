@@ -366,10 +366,12 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 		gen = genai.ReadAgent(span)
 	}
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
+	missing := p.trajectoryOnly(agent, &gen, excluded)
 	h := newHeldSpan(p.out, rs, ss, span, gen)
 	h.join = p.join
 	h.excluded = excluded
 	h.agent = agent
+	h.missing = missing
 	return h
 }
 

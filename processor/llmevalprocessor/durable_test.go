@@ -729,3 +729,32 @@ func TestStorageRecoveredPairWaitsForBothInstances(t *testing.T) {
 		assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"error:restarted"}, records: []string{"error:restarted"}, onSpan: 1}, h.outcome(c))
 	}
 }
+
+// An agent span without readable content is held for its trajectory
+// scorers alone; the other scorers find it not scorable without a judge
+// call. Recovered after a crash, it is read the same way: no scorer is
+// called on an empty answer.
+func TestStorageRecoveredAgentWithoutContent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	cfg.Scorers[0].Targets = []string{targetGeneration, targetAgent}
+	tc := defaultScorerConfig(scoring.TaskCompletion)
+	tc.Targets = []string{targetAgent}
+	cfg.Scorers = append(cfg.Scorers, tc)
+	l := mustStartLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias), hangingScorer(scoring.TaskCompletion))
+	run := newAgentRun("", "")
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), run.td))
+	require.Equal(t, 1, l.p.store.heldCount())
+	l.crash()
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	task := fixedScorer(scoring.TaskCompletion, 1, scoring.LabelPass)
+	l2 := mustStartLife(t, storageConfigFrom(cfg), fileStorageOn(t, dir), bias, task)
+	require.Eventually(t, func() bool { return l2.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l2.p.Shutdown(context.Background()))
+	assert.Zero(t, bias.calls.Load(), "no judge call on an agent span without an answer")
+	byID, _ := sinkSpans(l2.sink)
+	ev := evaluationEvents(byID[run.agent].span)
+	assert.Equal(t, "not_scorable", mustStr(t, ev[scoring.Bias], evalconv.AttrScoreLabel))
+	assert.Equal(t, "pass", mustStr(t, ev[scoring.TaskCompletion], evalconv.AttrScoreLabel))
+}

@@ -377,12 +377,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.joining.Load()
 	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
-	// An agent span without readable content is still held when a
-	// trajectory scorer judges it: its run's steps are in the trace.
-	var missing string
-	if agent && gen.Missing != "" && p.join.judgesTrajectory(excluded) {
-		missing, gen.Missing = gen.Missing, ""
-	}
+	missing := p.trajectoryOnly(agent, &gen, excluded)
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
@@ -418,6 +413,19 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
+}
+
+// trajectoryOnly says why an agent span has no readable content when a
+// trajectory scorer judges it, and clears that from gen: the span is still
+// held, for those scorers (its run's steps are in its trace), and the
+// others find it not scorable (heldSpan.missing). Otherwise it returns "".
+func (p *llmEvalProcessor) trajectoryOnly(agent bool, gen *genai.Generation, excluded map[string]bool) string {
+	if !agent || gen.Missing == "" || !p.join.judgesTrajectory(excluded) {
+		return ""
+	}
+	missing := gen.Missing
+	gen.Missing = ""
+	return missing
 }
 
 // markAll writes the same result of every scorer that applies to a span
