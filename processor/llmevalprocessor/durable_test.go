@@ -553,15 +553,33 @@ func (c *slowClient) Batch(context.Context, ...*storage.Operation) error {
 func (*slowClient) Walk(context.Context, storage.WalkFunc) error { return nil }
 func (*slowClient) Close(context.Context) error                  { return nil }
 
+// expectWhileStalled fails the test unless done closes while the client's
+// write stalls (waiting 10 s at most), then lets the write go on.
+func (c *slowClient) expectWhileStalled(t *testing.T, done <-chan struct{}, failure string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error(failure)
+	}
+	c.blocked.Store(false)
+	close(c.release)
+}
+
+// slowStorageHost is a host whose storage extension stalls like client.
+func slowStorageHost() (storageHost, *slowClient) {
+	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
+	return storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
+		fileStorageID: slowStorage{client: client},
+	}}, client
+}
+
 // A storage write that stalls does not stall the store: while one span's
 // delete waits for the disk, another span is admitted (its ConsumeTraces
 // then waits for its own write, as it must) without holding the store's
 // lock, which the held gauge and the workers need.
 func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
-	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
-	host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
-		fileStorageID: slowStorage{client: client},
-	}}
+	host, client := slowStorageHost()
 	gate := make(chan struct{})
 	bias := &fakeScorer{name: scoring.Bias, fn: func(ctx context.Context, c scoring.Case) scoring.Result {
 		if c.Output == "first" {
@@ -591,17 +609,25 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 		}
 		close(admitted)
 	}()
-	select {
-	case <-admitted:
-	case <-time.After(10 * time.Second):
-		t.Error("the store's lock waited for the stalled write")
-	}
-	client.blocked.Store(false)
-	close(client.release)
+	client.expectWhileStalled(t, admitted, "the store's lock waited for the stalled write")
 	require.NoError(t, <-consumed)
 	<-admitted
 	require.NoError(t, l.p.Shutdown(context.Background()))
 	assert.Equal(t, 2, l.sink.SpanCount())
+}
+
+// killWithPair runs cfg with storage in a new directory, holds one call
+// joined across signals (stored as a pair) and kills the collector.
+func killWithPair(t *testing.T, cfg *Config) (dir string, c call) {
+	t.Helper()
+	dir = t.TempDir()
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, hangingScorer(scoring.Bias))
+	c = newCall()
+	first.consumeSpan(c.spanBatch(false))
+	first.consumeEvents(c.eventsBatch("content"))
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	return dir, c
 }
 
 // A call stored as a pair whose per-message records are still on disk
@@ -610,15 +636,8 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 // records are dropped as stale, as for a log call, instead of being
 // joined into a second call.
 func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
-	dir := t.TempDir()
 	cfg := storageConfig(time.Minute, scoring.Bias)
-	cfg.LogEvents.CrossSignalWait = 20 * time.Second
-	first := &bothHarness{host: fileStorageOn(t, dir)}
-	first.start(t, cfg, hangingScorer(scoring.Bias))
-	c := newCall()
-	first.consumeSpan(c.spanBatch(false))
-	first.consumeEvents(c.eventsBatch("content"))
-	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	dir, c := killWithPair(t, cfg)
 
 	// The user message's joining record, as it was before its delete.
 	j, found, _, err := openJournal(t, dir)
@@ -653,11 +672,9 @@ func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
 // waits for the disk, ConsumeTraces and ConsumeLogs of batches without a
 // sampled call return, as they would without storage.
 func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
-	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
+	host, client := slowStorageHost()
 	gate := make(chan struct{})
-	h := &bothHarness{host: storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
-		fileStorageID: slowStorage{client: client},
-	}}}
+	h := &bothHarness{host: host}
 	h.start(t, storageConfig(time.Minute, scoring.Bias), gatedScorer(scoring.Bias, gate, true))
 	c := newCall()
 	h.consumeSpan(c.spanBatch(true))
@@ -675,13 +692,7 @@ func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
 		h.consumeEvents(notGenAI)
 		close(returned)
 	}()
-	select {
-	case <-returned:
-	case <-time.After(10 * time.Second):
-		t.Error("a batch without a sampled call waited for the stalled write")
-	}
-	client.blocked.Store(false)
-	close(client.release)
+	client.expectWhileStalled(t, returned, "a batch without a sampled call waited for the stalled write")
 	<-returned
 	h.shutdown()
 	assert.Equal(t, 2, h.spans.SpanCount())
@@ -695,35 +706,21 @@ func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
 // forwarded at once, past its max_wait) before both instances started.
 func TestStorageRecoveredPairWaitsForBothInstances(t *testing.T) {
 	for _, tracesFirst := range []bool{true, false} {
-		dir := t.TempDir()
 		cfg := storageConfig(time.Minute, scoring.Bias)
-		first := &bothHarness{host: fileStorageOn(t, dir)}
-		first.start(t, cfg, hangingScorer(scoring.Bias))
-		c := newCall()
-		first.consumeSpan(c.spanBatch(false))
-		first.consumeEvents(c.eventsBatch("content"))
-		require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+		dir, c := killWithPair(t, cfg)
 
 		next := storageConfigFrom(cfg)
 		next.MaxWait = time.Millisecond // passed for the stored pair
-		h := &bothHarness{t: t, spans: new(consumertest.TracesSink), recs: new(consumertest.LogsSink), tel: componenttest.NewTelemetry()}
-		t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
-		build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0, scoring.LabelPass)})
-		set := metadatatest.NewSettings(h.tel)
-		var err error
-		h.traces, err = createTracesWith(build)(context.Background(), set, next, h.spans)
-		require.NoError(t, err)
-		h.logs, err = createLogsWith(build)(context.Background(), set, next, h.recs)
-		require.NoError(t, err)
-		host := fileStorageOn(t, dir)
+		h := &bothHarness{host: fileStorageOn(t, dir)}
+		h.create(t, next, fixedScorer(scoring.Bias, 0, scoring.LabelPass))
 		firstUp, secondUp := h.traces.Start, h.logs.Start
 		if !tracesFirst {
 			firstUp, secondUp = h.logs.Start, h.traces.Start
 		}
-		require.NoError(t, firstUp(context.Background(), host))
+		require.NoError(t, firstUp(context.Background(), h.host))
 		assert.Never(t, func() bool { return h.spans.SpanCount() > 0 || h.recs.LogRecordCount() > 0 }, 300*time.Millisecond, 5*time.Millisecond,
 			"traces first %v: nothing of the pair leaves before the other instance started", tracesFirst)
-		require.NoError(t, secondUp(context.Background(), host))
+		require.NoError(t, secondUp(context.Background(), h.host))
 		require.Eventually(t, func() bool { o := h.outcome(c); return o.spanCount == 1 && len(o.records) == 1 }, 10*time.Second, 5*time.Millisecond)
 		h.shutdown()
 		assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"error:restarted"}, records: []string{"error:restarted"}, onSpan: 1}, h.outcome(c))

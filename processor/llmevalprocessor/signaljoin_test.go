@@ -54,6 +54,18 @@ func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness
 // start creates and starts both instances of cfg with the given scorers.
 func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer) *bothHarness {
 	t.Helper()
+	h.create(t, cfg, scorers...)
+	require.NoError(t, h.traces.Start(context.Background(), h.startHost()))
+	require.NoError(t, h.logs.Start(context.Background(), h.startHost()))
+	var once sync.Once
+	t.Cleanup(func() { once.Do(h.shutdown) })
+	return h
+}
+
+// create creates both instances of cfg with the given scorers, as the
+// collector does before it starts any.
+func (h *bothHarness) create(t testing.TB, cfg *Config, scorers ...scoring.Scorer) {
+	t.Helper()
 	require.NoError(t, confmap.Validate(cfg))
 	h.t, h.spans, h.recs, h.tel = t, new(consumertest.TracesSink), new(consumertest.LogsSink), componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
@@ -64,15 +76,14 @@ func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer
 	require.NoError(t, err)
 	h.logs, err = createLogsWith(build)(context.Background(), set, cfg, h.recs)
 	require.NoError(t, err)
-	host := h.host
-	if host == nil {
-		host = componenttest.NewNopHost()
+}
+
+// startHost is the host both instances start with.
+func (h *bothHarness) startHost() component.Host {
+	if h.host == nil {
+		return componenttest.NewNopHost()
 	}
-	require.NoError(t, h.traces.Start(context.Background(), host))
-	require.NoError(t, h.logs.Start(context.Background(), host))
-	var once sync.Once
-	t.Cleanup(func() { once.Do(h.shutdown) })
-	return h
+	return h.host
 }
 
 func (h *bothHarness) shutdown() {
