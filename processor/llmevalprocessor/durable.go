@@ -28,21 +28,24 @@ import (
 // store's hooks write through internal/durable, and at start the items
 // found there go back into the store or are forwarded.
 
-// itemJournal is what the store tells storage. Each call returns after the
-// write (or its failure, which is counted and leaves the item in memory).
+// itemJournal is what the store tells storage. A failed write is counted
+// and leaves the item in memory.
 type itemJournal interface {
 	// admitted queues an item just admitted, before its evaluations are
 	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
-	// (commit) before it returns. Called with the store's lock held.
+	// (commit) before it returns. Called with the store's lock held: it
+	// only queues, never waiting for a write in progress.
 	admitted(item *admittedItem, now time.Time)
-	// rewritten replaces the record of an item that took in the other
-	// half of its call, written by the joining ConsumeTraces or ConsumeLogs
-	// before it returns. Called with the store's lock held.
+	// rewritten queues the record of an item that took in the other half
+	// of its call in place of the one before, written by the joining
+	// ConsumeTraces or ConsumeLogs before it returns. Called with the
+	// store's lock held; it only queues.
 	rewritten(item *admittedItem)
-	// finished records a result of a held item that still waits for
-	// others.
+	// finished queues a result of a held item that still waits for
+	// others, written within durable.ResultDelay.
 	finished(item *admittedItem, r evalResult)
-	// left removes an item that has been sent on.
+	// left removes an item that has been sent on; it returns after the
+	// delete.
 	left(item *admittedItem)
 }
 
@@ -65,6 +68,9 @@ type itemStorage struct {
 	mu      sync.Mutex
 	found   map[heldrecord.Kind][]durable.Recovered
 	joining []durable.Joining // log records found waiting for their call
+	// storedCalls are the calls found stored as items with their log
+	// records (a log call or a pair): joining records of theirs are stale.
+	storedCalls map[logjoin.Key]bool
 	// held are the stored records of each call being joined; recovering
 	// stops holdJoining from writing the records it re-joins at start.
 	held       map[logjoin.Key]*heldCall
@@ -120,8 +126,13 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	st.journal = j
 	st.found = map[heldrecord.Kind][]durable.Recovered{}
+	st.storedCalls = map[logjoin.Key]bool{}
 	for _, rec := range found.Items {
 		st.found[rec.Item.Kind] = append(st.found[rec.Item.Kind], rec)
+		if rec.Item.Kind == heldrecord.KindLogCall || rec.Item.Kind == heldrecord.KindPair {
+			first := rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+			st.storedCalls[logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}] = true
+		}
 	}
 	st.joining = found.Joining
 	st.held = map[logjoin.Key]*heldCall{}
@@ -302,8 +313,7 @@ func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
 //
 // With the component in a traces and a logs pipeline, a span goes back into
 // the call table (signaljoin.go): a span without content waits for its log
-// events again, and a call stored with both halves is one item again,
-// whose result records the logs instance emits.
+// events again.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
 		return
@@ -316,6 +326,17 @@ func (p *llmEvalProcessor) recoverSpans() {
 			continue
 		}
 		p.store.recover(h, rec)
+	}
+}
+
+// recoverPairs puts the calls stored with both halves back into the store
+// as one item, or forwards them, like recoverSpans; p is the traces
+// instance. Such a call leaves through the consumers of both instances (its
+// span, its result records): it runs in the Start of the last instance to
+// start, once both have started.
+func (p *llmEvalProcessor) recoverPairs() {
+	if p.storage == nil {
+		return
 	}
 	var logs *logsProcessor
 	if p.shared != nil {
@@ -357,17 +378,16 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 // recoverCalls does for the log calls found in storage what recoverSpans
 // does for spans, then gives the joiner back the log records that were
 // waiting for the rest of their call; the call's window starts again.
-// Records of a call that was admitted before the crash are dropped.
+// Records of a call that was admitted before the crash (stored as a log
+// call or, with its span, as a pair) are dropped.
 func (p *logsProcessor) recoverCalls() {
 	st := p.core.storage
 	if st == nil {
 		return
 	}
-	admitted := map[logjoin.Key]bool{}
 	joinsSignals := p.core.store.joining.Load()
 	for _, rec := range st.take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
-		admitted[call.group.Key] = true
 		if joinsSignals {
 			p.core.store.recover(&pairedCall{events: call}, rec)
 			continue
@@ -375,8 +395,8 @@ func (p *logsProcessor) recoverCalls() {
 		p.core.store.recover(call, rec)
 	}
 	st.mu.Lock()
-	joining := st.joining
-	st.joining = nil
+	joining, admitted := st.joining, st.storedCalls
+	st.joining, st.storedCalls = nil, nil
 	st.recovering = true
 	st.mu.Unlock()
 	var groups []logjoin.Group
@@ -449,8 +469,12 @@ func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
 
 // evaluated writes the calls just admitted, then deletes the held records
 // of the calls that have been read (admitted or refused): from then on
-// their item record, if any, stands for them.
+// their item record, if any, stands for them. Without calls it does not
+// wait for storage.
 func (st *itemStorage) evaluated(groups []logjoin.Group) {
+	if len(groups) == 0 {
+		return
+	}
 	st.commit()
 	var keys []string
 	bytes := 0
@@ -514,22 +538,11 @@ func (s *evalStore) recover(subject evalSubject, rec durable.Recovered) {
 		s.insertHeld(item)
 		s.unfinished++
 		if !s.recoverCall(item, now) {
-			for i := range s.scorers {
-				if item.results[i] == nil {
-					s.dispatchScorer(item, i)
-				}
-			}
+			s.dispatch(item) // the scorers without a recorded result
 		}
 	} else {
-		// Scorers that do not apply get no marker, as on any span.
-		if sk, ok := subject.(scorerSkipper); ok {
-			for i, sc := range s.scorers {
-				if item.results[i] == nil && sk.skips(sc.cfg) {
-					item.results[i] = &evalResult{scorer: sc.cfg.Name, at: now, skipped: true}
-				}
-			}
-		}
-		s.workers.Add(1) // shutdown waits for it to be forwarded
+		s.skipUnapplied(item, now) // scorers that do not apply get no marker
+		s.workers.Add(1)           // shutdown waits for it to be forwarded
 	}
 	s.mu.Unlock()
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,10 +20,12 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -451,4 +454,304 @@ func TestStorageKeepsJoinedCalls(t *testing.T) {
 func storageConfigFrom(cfg *Config) *Config {
 	next := *cfg
 	return &next
+}
+
+// Events that waited in vain for their span and were being evaluated on
+// their own when the collector was killed, with one result recorded, wait
+// for their span again after the restart; when that wait ends, only the
+// missing evaluation runs: the recorded one is not paid for again, and
+// the call leaves with both results, no marker.
+func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias, scoring.Hallucination)
+	cfg.LogEvents.CrossSignalWait = 50 * time.Millisecond
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass), hangingScorer(scoring.Hallucination))
+	c := newCall()
+	first.consumeEvents(c.eventsBatch("content"))
+	require.Eventually(t, func() bool {
+		return sumOf(t, first.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "result")) == 1
+	}, 10*time.Second, 5*time.Millisecond, "bias is recorded while hallucination hangs")
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	require.Empty(t, first.outcome(c).records)
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	hall := fixedScorer(scoring.Hallucination, 0.2, scoring.LabelPass)
+	second := &bothHarness{host: fileStorageOn(t, dir)}
+	second.start(t, storageConfigFrom(cfg), bias, hall)
+	require.Eventually(t, func() bool { return len(second.outcome(c).records) == 2 }, 10*time.Second, 5*time.Millisecond)
+	second.shutdown()
+	assert.Zero(t, bias.calls.Load(), "bias was recorded before the kill")
+	assert.Equal(t, int64(1), hall.calls.Load())
+	assert.ElementsMatch(t, []string{"pass", "pass"}, second.outcome(c).records,
+		"the recorded bias result and hallucination's, no marker")
+	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor)))
+}
+
+// A graceful shutdown leaves nothing on disk whichever instance of the
+// component the collector shuts down first: a call still being joined by
+// the logs instance is read at its Shutdown and its held records are
+// deleted, also when the traces instance stopped the shared evaluator
+// before. Left on disk, they would be joined again after the restart and
+// the call evaluated a second time.
+func TestStorageShutdownDeletesJoiningRecords(t *testing.T) {
+	for _, tracesFirst := range []bool{true, false} {
+		dir := t.TempDir()
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		h := &bothHarness{host: fileStorageOn(t, dir)}
+		h.start(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
+		c := newCall()
+		ld := c.eventsBatch("content")
+		ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(r plog.LogRecord) bool {
+			return r.EventName() == "gen_ai.choice"
+		})
+		h.consumeEvents(ld) // the user message waits for its choice
+		require.Equal(t, int64(1), sumOf(t, h.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "join")))
+		if tracesFirst {
+			require.NoError(t, h.traces.Shutdown(context.Background()))
+			require.NoError(t, h.logs.Shutdown(context.Background()))
+		} else {
+			require.NoError(t, h.logs.Shutdown(context.Background()))
+			require.NoError(t, h.traces.Shutdown(context.Background()))
+		}
+		assert.Len(t, h.outcome(c).records, 1, "the call is read once, traces first: %v", tracesFirst)
+
+		j, found, _, err := openJournal(t, dir)
+		require.NoError(t, err)
+		assert.Empty(t, found.Joining, "traces first: %v", tracesFirst)
+		assert.Empty(t, found.Items, "traces first: %v", tracesFirst)
+		require.NoError(t, j.Close(context.Background()))
+	}
+}
+
+// slowStorage is a storage extension whose writes wait while blocked is
+// set, like a disk that stalls: each such write says so on entered and
+// waits for release.
+type slowStorage struct {
+	component.Component
+	client *slowClient
+}
+
+func (s slowStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return s.client, nil
+}
+
+type slowClient struct {
+	storage.Client
+	blocked atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *slowClient) Batch(context.Context, ...*storage.Operation) error {
+	if c.blocked.Load() {
+		c.entered <- struct{}{}
+		<-c.release
+	}
+	return nil
+}
+func (*slowClient) Walk(context.Context, storage.WalkFunc) error { return nil }
+func (*slowClient) Close(context.Context) error                  { return nil }
+
+// expectWhileStalled fails the test unless done closes while the client's
+// write stalls (waiting 10 s at most), then lets the write go on.
+func (c *slowClient) expectWhileStalled(t *testing.T, done <-chan struct{}, failure string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error(failure)
+	}
+	c.blocked.Store(false)
+	close(c.release)
+}
+
+// slowStorageHost is a host whose storage extension stalls like client.
+func slowStorageHost() (storageHost, *slowClient) {
+	client := &slowClient{entered: make(chan struct{}), release: make(chan struct{})}
+	return storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{
+		fileStorageID: slowStorage{client: client},
+	}}, client
+}
+
+// A storage write that stalls does not stall the store: while one span's
+// delete waits for the disk, another span is admitted (its ConsumeTraces
+// then waits for its own write, as it must) without holding the store's
+// lock, which the held gauge and the workers need.
+func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
+	host, client := slowStorageHost()
+	gate := make(chan struct{})
+	bias := &fakeScorer{name: scoring.Bias, fn: func(ctx context.Context, c scoring.Case) scoring.Result {
+		if c.Output == "first" {
+			<-gate
+		} else {
+			<-ctx.Done()
+		}
+		return scoring.Result{Score: 0.1, Label: scoring.LabelPass}
+	}}
+	l := mustStartLife(t, storageConfig(time.Minute, scoring.Bias), host, bias)
+	first := newBatch()
+	first.generation(randomTraceID(), "q", "first")
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), first.td))
+	require.Equal(t, 1, l.p.store.heldCount())
+
+	client.blocked.Store(true)
+	close(gate) // the first span leaves; its delete stalls
+	<-client.entered
+	second := newBatch()
+	second.generation(randomTraceID(), "q", "second")
+	consumed := make(chan error, 1)
+	go func() { consumed <- l.p.ConsumeTraces(context.Background(), second.td) }()
+	admitted := make(chan struct{})
+	go func() {
+		for l.p.store.heldCount() != 1 || l.sink.SpanCount() != 1 {
+			time.Sleep(time.Millisecond)
+		}
+		close(admitted)
+	}()
+	client.expectWhileStalled(t, admitted, "the store's lock waited for the stalled write")
+	require.NoError(t, <-consumed)
+	<-admitted
+	require.NoError(t, l.p.Shutdown(context.Background()))
+	assert.Equal(t, 2, l.sink.SpanCount())
+}
+
+// killWithPair runs cfg with storage in a new directory, holds one call
+// joined across signals (stored as a pair) and kills the collector.
+func killWithPair(t *testing.T, cfg *Config) (dir string, c call) {
+	t.Helper()
+	dir = t.TempDir()
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, hangingScorer(scoring.Bias))
+	c = newCall()
+	first.consumeSpan(c.spanBatch(false))
+	first.consumeEvents(c.eventsBatch("content"))
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	return dir, c
+}
+
+// A call stored as a pair whose per-message records are still on disk
+// (the kill came between the write of the pair and the delete of its
+// joining records) is evaluated once after the restart: its leftover
+// records are dropped as stale, as for a log call, instead of being
+// joined into a second call.
+func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	dir, c := killWithPair(t, cfg)
+
+	// The user message's joining record, as it was before its delete.
+	j, found, _, err := openJournal(t, dir)
+	require.NoError(t, err)
+	require.Len(t, found.Items, 1)
+	require.Equal(t, heldrecord.KindPair, found.Items[0].Item.Kind)
+	user := c.eventsBatch("content")
+	user.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(r plog.LogRecord) bool {
+		return r.EventName() == "gen_ai.choice"
+	})
+	rec, err := heldrecord.EncodeLogCall(user, time.Now())
+	require.NoError(t, err)
+	_, err = j.Hold(context.Background(), c.trace.String()+c.span.String(), rec)
+	require.NoError(t, err)
+	require.NoError(t, j.Close(context.Background()))
+
+	bias := fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)
+	second := &bothHarness{host: fileStorageOn(t, dir)}
+	second.start(t, storageConfigFrom(cfg), bias)
+	require.Eventually(t, func() bool { return second.outcome(c).spanCount == 1 }, 10*time.Second, 5*time.Millisecond)
+	second.shutdown()
+	assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"pass"}, records: []string{"pass"}, onSpan: 1}, second.outcome(c))
+	assert.Equal(t, int64(1), bias.calls.Load())
+	j, found, _, err = openJournal(t, dir)
+	require.NoError(t, err)
+	assert.Empty(t, found.Joining)
+	assert.Empty(t, found.Items)
+	require.NoError(t, j.Close(context.Background()))
+}
+
+// A batch that admits nothing does not wait for storage: while a delete
+// waits for the disk, ConsumeTraces and ConsumeLogs of batches without a
+// sampled call return, as they would without storage.
+func TestStorageStallDoesNotBlockUnsampledBatches(t *testing.T) {
+	host, client := slowStorageHost()
+	gate := make(chan struct{})
+	h := &bothHarness{host: host}
+	h.start(t, storageConfig(time.Minute, scoring.Bias), gatedScorer(scoring.Bias, gate, true))
+	c := newCall()
+	h.consumeSpan(c.spanBatch(true))
+	client.blocked.Store(true)
+	close(gate) // the span leaves; its delete stalls
+	<-client.entered
+
+	plain := newBatch()
+	plain.other(randomTraceID())
+	notGenAI := plog.NewLogs()
+	notGenAI.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("GET /orders 200")
+	returned := make(chan struct{})
+	go func() {
+		h.consumeSpan(plain.td)
+		h.consumeEvents(notGenAI)
+		close(returned)
+	}()
+	client.expectWhileStalled(t, returned, "a batch without a sampled call waited for the stalled write")
+	<-returned
+	h.shutdown()
+	assert.Equal(t, 2, h.spans.SpanCount())
+	assert.Equal(t, 1, h.recs.LogRecordCount())
+}
+
+// A call stored as a pair leaves both pipelines: its span through the
+// traces instance's consumer, its result records through the logs
+// instance's. The collector starts the two instances in either order, each
+// after its own consumers only, so a recovered pair does not leave (here:
+// forwarded at once, past its max_wait) before both instances started.
+func TestStorageRecoveredPairWaitsForBothInstances(t *testing.T) {
+	for _, tracesFirst := range []bool{true, false} {
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		dir, c := killWithPair(t, cfg)
+
+		next := storageConfigFrom(cfg)
+		next.MaxWait = time.Millisecond // passed for the stored pair
+		h := &bothHarness{host: fileStorageOn(t, dir)}
+		h.create(t, next, fixedScorer(scoring.Bias, 0, scoring.LabelPass))
+		firstUp, secondUp := h.traces.Start, h.logs.Start
+		if !tracesFirst {
+			firstUp, secondUp = h.logs.Start, h.traces.Start
+		}
+		require.NoError(t, firstUp(context.Background(), h.host))
+		assert.Never(t, func() bool { return h.spans.SpanCount() > 0 || h.recs.LogRecordCount() > 0 }, 300*time.Millisecond, 5*time.Millisecond,
+			"traces first %v: nothing of the pair leaves before the other instance started", tracesFirst)
+		require.NoError(t, secondUp(context.Background(), h.host))
+		require.Eventually(t, func() bool { o := h.outcome(c); return o.spanCount == 1 && len(o.records) == 1 }, 10*time.Second, 5*time.Millisecond)
+		h.shutdown()
+		assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"error:restarted"}, records: []string{"error:restarted"}, onSpan: 1}, h.outcome(c))
+	}
+}
+
+// An agent span without readable content is held for its trajectory
+// scorers alone; the other scorers find it not scorable without a judge
+// call. Recovered after a crash, it is read the same way: no scorer is
+// called on an empty answer.
+func TestStorageRecoveredAgentWithoutContent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	cfg.Scorers[0].Targets = []string{targetGeneration, targetAgent}
+	tc := defaultScorerConfig(scoring.TaskCompletion)
+	tc.Targets = []string{targetAgent}
+	cfg.Scorers = append(cfg.Scorers, tc)
+	l := mustStartLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias), hangingScorer(scoring.TaskCompletion))
+	run := newAgentRun("", "")
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), run.td))
+	require.Equal(t, 1, l.p.store.heldCount())
+	l.crash()
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	task := fixedScorer(scoring.TaskCompletion, 1, scoring.LabelPass)
+	l2 := mustStartLife(t, storageConfigFrom(cfg), fileStorageOn(t, dir), bias, task)
+	require.Eventually(t, func() bool { return l2.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, l2.p.Shutdown(context.Background()))
+	assert.Zero(t, bias.calls.Load(), "no judge call on an agent span without an answer")
+	byID, _ := sinkSpans(l2.sink)
+	ev := evaluationEvents(byID[run.agent].span)
+	assert.Equal(t, "not_scorable", mustStr(t, ev[scoring.Bias], evalconv.AttrScoreLabel))
+	assert.Equal(t, "pass", mustStr(t, ev[scoring.TaskCompletion], evalconv.AttrScoreLabel))
 }

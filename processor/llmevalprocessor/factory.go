@@ -101,6 +101,7 @@ func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
 		tp := *ev.core
 		tp.out = &spanOutput{next: next, tel: tp.tel, redact: tp.redact, lateResults: pcfg.LateResults}
 		tp.shared = ev
+		ev.setTraces(&tp)
 		return &tp, nil
 	}
 }

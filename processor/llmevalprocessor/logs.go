@@ -97,9 +97,9 @@ func (*logsProcessor) Capabilities() consumer.Capabilities {
 // Start starts the shared evaluator and the ticker that lets calls whose
 // join window passed be read.
 func (p *logsProcessor) Start(ctx context.Context, host component.Host) error {
-	var err error
+	all, err := true, error(nil)
 	if p.shared != nil {
-		err = p.shared.start(ctx, host)
+		all, err = p.shared.start(ctx, host)
 	} else {
 		err = p.core.startEvaluator(ctx, host)
 	}
@@ -107,6 +107,11 @@ func (p *logsProcessor) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	p.recoverCalls()
+	if all && p.shared != nil {
+		if tp := p.shared.tracesInstance(); tp != nil {
+			tp.recoverPairs() // the traces instance started first
+		}
+	}
 	tick := min(time.Second, p.core.cfg.LogEvents.JoinWindow/2)
 	p.ticking.Add(1)
 	go p.expireEvery(max(tick, time.Millisecond))

@@ -110,9 +110,9 @@ func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 // Start builds the judge and starts the store's workers, once for all
 // instances sharing them.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
-	var err error
+	all, err := true, error(nil)
 	if p.shared != nil {
-		err = p.shared.start(ctx, host)
+		all, err = p.shared.start(ctx, host)
 	} else {
 		err = p.startEvaluator(ctx, host)
 	}
@@ -120,6 +120,9 @@ func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error
 		return err
 	}
 	p.recoverSpans()
+	if all {
+		p.recoverPairs()
+	}
 	return nil
 }
 
@@ -176,14 +179,25 @@ func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
 	return p.stopEvaluator(ctx)
 }
 
-// stopEvaluator shuts the store and the telemetry down.
+// stopEvaluator shuts the store, the telemetry and the storage down.
 func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
+	return errors.Join(p.stopStore(ctx), p.closeStorage(ctx))
+}
+
+// stopStore shuts the store and the telemetry down: every held item
+// leaves.
+func (p *llmEvalProcessor) stopStore(ctx context.Context) error {
 	err := p.store.shutdown(ctx)
-	if p.storage != nil {
-		err = errors.Join(err, p.storage.close(ctx))
-	}
 	p.tel.shutdown()
 	return err
+}
+
+// closeStorage closes the storage client, once nothing can write to it.
+func (p *llmEvalProcessor) closeStorage(ctx context.Context) error {
+	if p.storage == nil {
+		return nil
+	}
+	return p.storage.close(ctx)
 }
 
 // ConsumeTraces forwards the batch at once, minus the sampled generation
@@ -191,9 +205,11 @@ func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
 func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	start := time.Now()
 	p.tel.incoming(ctx, td.SpanCount())
-	td, forward := p.processTraces(ctx, td)
-	if p.storage != nil {
-		p.storage.commit() // the admitted spans are on disk before ConsumeTraces returns
+	td, forward, taken := p.processTraces(ctx, td)
+	if p.storage != nil && taken > 0 {
+		// The admitted spans are on disk before ConsumeTraces returns; a
+		// batch that admitted nothing does not wait for storage.
+		p.storage.commit()
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
@@ -204,13 +220,14 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 }
 
 // processTraces takes the sampled generation spans the store admits out
-// of the batch. It reports false when nothing is left to forward.
+// of the batch. It reports false when nothing is left to forward, and how
+// many spans it took.
 //
 // It goes over the batch twice: first it indexes the GenAI spans of
 // sampled traces and notes the generations, so that a generation's case
 // sees the context spans of its own batch; then it admits the generations.
-func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, bool) {
-	var selected, sampled, taken int
+func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (_ ptrace.Traces, forward bool, taken int) {
+	var selected, sampled int
 	var candidates []generationAt
 	var gained []pcommon.TraceID
 	rss := td.ResourceSpans()
@@ -312,10 +329,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
-			return td, false
+			return td, false, taken
 		}
 	}
-	return td, true
+	return td, true, taken
 }
 
 // generationAt is where a sampled generation span sits in its batch.
@@ -388,6 +405,8 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return true
 	case lateHalf:
 		return false // its events were evaluated; it passes as it came
+	case unjoinable:
+		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 	case rejectedFull:
 		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case rejectedClosed:

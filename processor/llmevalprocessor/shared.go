@@ -2,6 +2,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -20,7 +21,8 @@ var evaluators = struct {
 }{m: map[*Config]*sharedEvaluator{}}
 
 // sharedEvaluator is the judge and store of one component, started by the
-// first instance's Start and stopped by the first instance's Shutdown.
+// first instance's Start and stopped by the first instance's Shutdown; its
+// storage (durable.go) closes at the last instance's Shutdown.
 //
 // Stopping at the first Shutdown, not the last, is what delivers: the
 // collector shuts a component down before its consumers, so when the first
@@ -36,10 +38,13 @@ type sharedEvaluator struct {
 	mu      sync.Mutex
 	refs    int // instances created and not shut down
 	signals map[pipeline.Signal]bool
-	// logs is the logs instance, which emits the result records of a call
-	// recovered from storage with both its halves (durable.go).
+	// traces and logs are the instances, which forward a call recovered
+	// from storage with both its halves (durable.go): its span and its
+	// result records.
+	traces  *llmEvalProcessor
 	logs    *logsProcessor
 	started bool
+	starts  int // instances started
 	stopped bool
 }
 
@@ -71,6 +76,20 @@ func (ev *sharedEvaluator) setLogs(lp *logsProcessor) {
 	ev.logs = lp
 }
 
+// setTraces remembers the traces instance.
+func (ev *sharedEvaluator) setTraces(tp *llmEvalProcessor) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.traces = tp
+}
+
+// tracesInstance is the traces instance, nil when the component has none.
+func (ev *sharedEvaluator) tracesInstance() *llmEvalProcessor {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.traces
+}
+
 // logsInstance is the logs instance, nil when the component has none.
 func (ev *sharedEvaluator) logsInstance() *logsProcessor {
 	ev.mu.Lock()
@@ -78,15 +97,20 @@ func (ev *sharedEvaluator) logsInstance() *logsProcessor {
 	return ev.logs
 }
 
-// start builds the judge and starts the store on the first call.
-func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error {
+// start builds the judge and starts the store on the first call. It
+// reports whether every instance has started now: the collector starts
+// each after its own consumers only, so only then have the consumers of
+// both started.
+func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) (all bool, err error) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
+	ev.starts++
+	all = ev.starts >= ev.refs
 	if ev.started {
-		return nil
+		return all, nil
 	}
 	if err := ev.core.startEvaluator(ctx, host); err != nil {
-		return err
+		return false, err
 	}
 	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
 		// Every instance exists before the first starts: one call, one
@@ -95,24 +119,32 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) error
 			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.started = true
-	return nil
+	return all, nil
 }
 
 // release drops one instance. The first stops the store, which sends
-// every held item on; the last forgets the evaluator.
+// every held item on; the last closes the storage and forgets the
+// evaluator. The storage stays open until then: the logs instance, shut
+// down after the traces instance, still reads the calls it was joining
+// and deletes their held records.
 func (ev *sharedEvaluator) release(ctx context.Context) error {
 	evaluators.Lock()
 	ev.mu.Lock()
 	ev.refs--
-	if ev.refs <= 0 && evaluators.m[ev.cfg] == ev {
+	last := ev.refs <= 0
+	if last && evaluators.m[ev.cfg] == ev {
 		delete(evaluators.m, ev.cfg)
 	}
 	first := !ev.stopped
 	ev.stopped = true
 	ev.mu.Unlock()
 	evaluators.Unlock()
-	if !first {
-		return nil
+	var err error
+	if first {
+		err = ev.core.stopStore(ctx)
 	}
-	return ev.core.stopEvaluator(ctx)
+	if last {
+		err = errors.Join(err, ev.core.closeStorage(ctx))
+	}
+	return err
 }

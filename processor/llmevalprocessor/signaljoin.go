@@ -34,6 +34,10 @@ const (
 const (
 	joinedPartner admitResult = iota + 100 // admitted into its other half's item
 	lateHalf                               // its call already left: not evaluated
+	// unjoinable: a half without content that cannot wait for its other
+	// half (ids that match nothing, or a second copy of a half already
+	// held): not admitted, not scorable as without joining.
+	unjoinable
 )
 
 // notScorableWithoutEvents is the reason of a span that waited in vain.
@@ -57,13 +61,16 @@ func (s *evalStore) joinSignals(wait, remember time.Duration, rememberMax int) {
 // events, and events wait for their span, so that the results go on the
 // span. newSubject is called only when the half is taken. It returns
 // admitted, joinedPartner (the half joined its other half's item), lateHalf
-// (its call has left), or why it was refused.
+// (its call has left), unjoinable, or why it was refused.
 func (s *evalStore) admitHalf(ctx context.Context, key pairing.Key, side pairing.Side, hasContent bool, newSubject func() evalSubject) admitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
 		if res := s.refusal(); res != admitted {
 			return res
+		}
+		if !hasContent {
+			return unjoinable
 		}
 		s.begin(s.hold(ctx, newSubject()))
 		return admitted
@@ -91,6 +98,9 @@ func (s *evalStore) admitHalf(ctx context.Context, key pairing.Key, side pairing
 		// as without joining.
 		if res := s.refusal(); res != admitted {
 			return res
+		}
+		if !hasContent {
+			return unjoinable
 		}
 		s.begin(s.hold(ctx, newSubject()))
 		return admitted
@@ -162,10 +172,14 @@ func (s *evalStore) settleHalf(ctx context.Context, key pairing.Key, side pairin
 
 // settle fills every evaluation of an item not yet dispatched with res,
 // or marks them skipped, and takes it out of held; the caller then lets it
-// leave, without mu. Called with mu held.
+// leave, without mu. Results recorded before a restart stay. Called with
+// mu held.
 func (s *evalStore) settle(item *admittedItem, res scoring.Result, skip bool, now time.Time) {
 	sk, _ := item.subject.(scorerSkipper)
 	for i, sc := range s.scorers {
+		if item.results[i] != nil {
+			continue
+		}
 		r := evalResult{scorer: sc.cfg.Name, at: now, result: res, skipped: skip}
 		r.result.Scorer = sc.cfg.Name
 		if !skip && sk != nil && sk.skips(sc.cfg) {

@@ -54,6 +54,18 @@ func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness
 // start creates and starts both instances of cfg with the given scorers.
 func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer) *bothHarness {
 	t.Helper()
+	h.create(t, cfg, scorers...)
+	require.NoError(t, h.traces.Start(context.Background(), h.startHost()))
+	require.NoError(t, h.logs.Start(context.Background(), h.startHost()))
+	var once sync.Once
+	t.Cleanup(func() { once.Do(h.shutdown) })
+	return h
+}
+
+// create creates both instances of cfg with the given scorers, as the
+// collector does before it starts any.
+func (h *bothHarness) create(t testing.TB, cfg *Config, scorers ...scoring.Scorer) {
+	t.Helper()
 	require.NoError(t, confmap.Validate(cfg))
 	h.t, h.spans, h.recs, h.tel = t, new(consumertest.TracesSink), new(consumertest.LogsSink), componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
@@ -64,15 +76,14 @@ func (h *bothHarness) start(t testing.TB, cfg *Config, scorers ...scoring.Scorer
 	require.NoError(t, err)
 	h.logs, err = createLogsWith(build)(context.Background(), set, cfg, h.recs)
 	require.NoError(t, err)
-	host := h.host
-	if host == nil {
-		host = componenttest.NewNopHost()
+}
+
+// startHost is the host both instances start with.
+func (h *bothHarness) startHost() component.Host {
+	if h.host == nil {
+		return componenttest.NewNopHost()
 	}
-	require.NoError(t, h.traces.Start(context.Background(), host))
-	require.NoError(t, h.logs.Start(context.Background(), host))
-	var once sync.Once
-	t.Cleanup(func() { once.Do(h.shutdown) })
-	return h
+	return h.host
 }
 
 func (h *bothHarness) shutdown() {
@@ -398,4 +409,72 @@ func TestCrossSignalOff(t *testing.T) {
 		assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"not_scorable"}, records: []string{"pass"}}, h.outcome(c),
 			"each signal on its own")
 	})
+}
+
+// TestCrossSignalWaitingHalfMarksOnlyScorersThatApply checks that a span
+// that leaves while it waits for its events (at shutdown, or at max_wait,
+// which a half recovered from storage can reach first) gets a marker only
+// from the scorers that apply to it, as any span: the hallucination
+// scorer here excludes its model.
+func TestCrossSignalWaitingHalfMarksOnlyScorersThatApply(t *testing.T) {
+	for _, why := range []string{"shutdown", "max_wait"} {
+		t.Run(why, func(t *testing.T) {
+			cfg := crossSignalConfig(time.Hour)
+			hall := defaultScorerConfig(scoring.Hallucination)
+			hall.Exclude = []AttributeMatchConfig{{Span: map[string]ValueMatchConfig{"gen_ai.request.model": {Equals: "gpt-4o-mini"}}}}
+			cfg.Scorers = append(cfg.Scorers, hall)
+			h := (&bothHarness{}).start(t, cfg, fixedScorer(scoring.Bias, 0, scoring.LabelPass), fixedScorer(scoring.Hallucination, 0, scoring.LabelPass))
+			c := newCall()
+			h.consumeSpan(c.spanBatch(false))
+			if why == "max_wait" {
+				s := h.traces.(*llmEvalProcessor).store
+				s.mu.Lock()
+				s.held.Front().Value.(*admittedItem).expiresAt = time.Now()
+				s.mu.Unlock()
+				s.expire()
+			}
+			h.shutdown()
+			want := map[string][]string{"shutdown": {"error:shutdown"}, "max_wait": {"error:max_wait_exceeded"}}[why]
+			assert.Equal(t, callOutcome{spanCount: 1, spanResults: want}, h.outcome(c))
+		})
+	}
+}
+
+// TestCrossSignalDuplicateSpanWithoutContent checks a span without content
+// delivered twice while the first copy waits for its events: the copy is
+// handled as without joining, not scorable at once, and no scorer is
+// called on a call without content; the first copy is judged once with
+// its events.
+func TestCrossSignalDuplicateSpanWithoutContent(t *testing.T) {
+	h := newBothHarness(t, crossSignalConfig(time.Hour), scoring.LabelPass)
+	c := newCall()
+	h.consumeSpan(c.spanBatch(false))
+	h.consumeSpan(c.spanBatch(false))
+	require.Equal(t, 1, h.spans.SpanCount(), "the copy is not held")
+	h.consumeEvents(c.eventsBatch("content"))
+	select {
+	case got := <-h.cases:
+		assert.Equal(t, "The best engineer, whoever they are.", got.Output)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no evaluation")
+	}
+	require.Eventually(t, func() bool { return h.outcome(c).spanCount == 2 }, 10*time.Second, 5*time.Millisecond)
+	h.shutdown()
+	assert.Empty(t, h.cases, "no judge call for the copy without content")
+	o := h.outcome(c)
+	assert.ElementsMatch(t, []string{"not_scorable", "pass"}, o.spanResults)
+	assert.Equal(t, []string{"pass"}, o.records)
+}
+
+// TestCrossSignalSpanWithoutIDs checks a span without content whose ids
+// cannot match any events (no span id): it does not wait, and is not
+// scorable at once, as without joining, with no judge call.
+func TestCrossSignalSpanWithoutIDs(t *testing.T) {
+	h := newBothHarness(t, crossSignalConfig(time.Hour), scoring.LabelPass)
+	c := call{trace: randomTraceID()}
+	h.consumeSpan(c.spanBatch(false))
+	require.Equal(t, 1, h.spans.SpanCount(), "forwarded in the same call")
+	h.shutdown()
+	assert.Empty(t, h.cases)
+	assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"not_scorable"}}, h.outcome(c))
 }

@@ -30,8 +30,8 @@ type evalSubject interface {
 type resultSink interface {
 	// leave sends the item on with one result per scorer, in scorer
 	// order. An evaluation that had not finished has a marker result
-	// (error.type max_wait_exceeded or shutdown). The store calls it
-	// exactly once, without its lock held.
+	// (error.type max_wait_exceeded, shutdown or restarted). The store
+	// calls it exactly once, without its lock held.
 	leave(ctx context.Context, results []evalResult)
 	// late takes a result that finished after leave. It may run at the
 	// same time as leave and as other late calls.
@@ -266,9 +266,13 @@ func (s *evalStore) dispatch(item *admittedItem) {
 	}
 }
 
-// dispatchScorer builds the item's case for one scorer and queues it.
-// Called with mu held.
+// dispatchScorer builds the item's case for one scorer and queues it,
+// unless the item has its result already (recorded in storage before a
+// restart): its pending count does not include it. Called with mu held.
 func (s *evalStore) dispatchScorer(item *admittedItem, i int) {
+	if item.results[i] != nil {
+		return
+	}
 	sc := s.scorers[i]
 	ev := evaluation{item: item, scorerIndex: i}
 	if sk, ok := item.subject.(scorerSkipper); ok && sk.skips(sc.cfg) {
@@ -350,6 +354,7 @@ func (s *evalStore) expire() {
 		}
 		s.forgetCall(item, now)
 		s.dispatchWaiting(item)
+		s.skipUnapplied(item, now)
 		leaving = append(leaving, item)
 	}
 	s.leaveUnlocking(leaving, leftMaxWait)
@@ -456,6 +461,22 @@ func (s *evalStore) finish(item *admittedItem, scorerIndex int, r evalResult) {
 	}
 }
 
+// skipUnapplied gives each scorer that does not apply to a leaving item
+// and has no result yet (its item waited for its other half or for
+// context, or its skip is still queued) a skipped result, so that it
+// leaves no marker, as on any item. Called with mu held.
+func (s *evalStore) skipUnapplied(item *admittedItem, now time.Time) {
+	sk, ok := item.subject.(scorerSkipper)
+	if !ok {
+		return
+	}
+	for i, sc := range s.scorers {
+		if item.results[i] == nil && sk.skips(sc.cfg) {
+			item.results[i] = &evalResult{scorer: sc.cfg.Name, at: now, skipped: true}
+		}
+	}
+}
+
 // leave sends an item on that has just been taken out of held: with a
 // marker for each evaluation not finished, counted when it has no score.
 func (s *evalStore) leave(item *admittedItem, why leaveReason) {
@@ -521,9 +542,11 @@ func (s *evalStore) shutdown(ctx context.Context) error {
 	wasRunning := s.phase == phaseRunning
 	s.phase = phaseClosed
 	var leaving []*admittedItem
+	now := time.Now()
 	for e := s.held.Front(); e != nil; e = e.Next() {
 		item := e.Value.(*admittedItem)
 		item.elem = nil
+		s.skipUnapplied(item, now)
 		leaving = append(leaving, item)
 	}
 	s.held.Init()

@@ -23,7 +23,9 @@
 //
 // Every write is one storage transaction (with file_storage, one bbolt
 // transaction: all of it is on disk or none of it is). Writes are
-// serialized by the Journal; storage serializes them anyway.
+// serialized by the Journal; storage serializes them anyway. Queue, Rewrite
+// and Record never wait for a write in progress, so that their callers
+// (the store, under its lock) never wait for the disk.
 package durable // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
 
 import (
@@ -112,6 +114,10 @@ type Journal struct {
 	hooks  Hooks
 	stored atomic.Int64 // bytes of the records of live items
 
+	// write serializes the transactions. It is taken before mu, and mu is
+	// released while the client writes: what only queues (Queue, Rewrite,
+	// Record) takes mu alone and so never waits for the disk.
+	write  sync.Mutex
 	mu     sync.Mutex
 	next   uint64
 	live   map[uint64]*entry
@@ -335,10 +341,12 @@ func (j *Journal) Rewrite(id uint64, record []byte) {
 
 // Commit writes every queued item and waiting result. When it returns
 // without error, every item queued before it was called is in storage:
-// writes hold the Journal's lock, so a write of another caller that took
-// them has finished. On failure the queued items are given up (reported)
+// writes are serialized, so a write of another caller that took them has
+// finished. On failure the queued items are given up (reported)
 // and stay in memory.
 func (j *Journal) Commit(ctx context.Context) error {
+	j.write.Lock()
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed || len(j.admits) == 0 && len(j.pending) == 0 {
@@ -381,6 +389,8 @@ func (j *Journal) Record(id uint64, scorer string, record []byte) {
 
 // flushWaiting writes the items and results still waiting.
 func (j *Journal) flushWaiting() {
+	j.write.Lock()
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.flushArmed = false
@@ -392,6 +402,8 @@ func (j *Journal) flushWaiting() {
 // Remove deletes item id and its results. A failed delete is retried with
 // the next write; until then the item would be recovered again.
 func (j *Journal) Remove(ctx context.Context, id uint64) error {
+	j.write.Lock() // an item write in progress has finished: its keys are known
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e := j.live[id]
@@ -401,10 +413,11 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 	delete(j.live, id)
 	j.stored.Add(-int64(e.bytes))
 	j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return p.id == id }) // never written
+	// Its queued write, or a rewrite queued after its write, must not
+	// bring it back.
+	j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
 	if e.unwritten {
-		// It left before it was written: nothing to delete.
-		j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return a.id == id })
-		return nil
+		return nil // it left before it was written: nothing to delete
 	}
 	if j.closed {
 		j.retry = append(j.retry, itemKey(id))
@@ -419,7 +432,8 @@ func (j *Journal) Remove(ctx context.Context, id uint64) error {
 }
 
 // deleteKeys deletes keys in one transaction. A failed delete is reported
-// and kept to be retried with the next write. Called with mu held.
+// and kept to be retried with the next write. Called with write and mu
+// held.
 func (j *Journal) deleteKeys(ctx context.Context, keys []string) error {
 	if err := j.batch(ctx, deletes(keys)...); err != nil {
 		j.failed(OpRemove, err)
@@ -442,6 +456,8 @@ func deletes(keys []string) []*storage.Operation {
 // Hold writes a log record of call that waits for the rest of its call and
 // returns its key. On failure nothing is stored ("" and the error).
 func (j *Journal) Hold(ctx context.Context, call string, record []byte) (string, error) {
+	j.write.Lock()
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -464,6 +480,8 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	j.write.Lock()
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.stored.Add(-int64(bytes))
@@ -479,10 +497,11 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 // that fails, the queued items and waiting results are given up (reported;
 // the items stay in memory only) and ops are tried on their own, so that a
 // retried delete that keeps failing does not fail every write. Called with
-// mu held.
+// write and mu held; mu is released while the client writes, so items and
+// results queued meanwhile wait for the next write.
 func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 	if len(j.retry) == 0 && len(j.pending) == 0 && len(j.admits) == 0 {
-		return j.client.Batch(ctx, ops...)
+		return j.unlocked(func() error { return j.client.Batch(ctx, ops...) })
 	}
 	all := deletes(j.retry)
 	for _, a := range j.admits {
@@ -494,29 +513,41 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 	all = append(all, ops...)
 	admits, pending := j.admits, j.pending
 	j.admits, j.pending = nil, nil
-	if err := j.client.Batch(ctx, all...); err != nil {
+	if err := j.unlocked(func() error { return j.client.Batch(ctx, all...) }); err != nil {
+		gone := map[uint64]bool{}
 		for _, a := range admits {
 			j.failed(OpAdmit, err)
 			if e := j.live[a.id]; e != nil && !a.rewrite {
 				delete(j.live, a.id)
 				j.stored.Add(-int64(e.bytes))
+				gone[a.id] = true
 			}
 		}
 		for range pending {
 			j.failed(OpResult, err)
 		}
+		if len(gone) > 0 {
+			// What was queued for them meanwhile is not stored either.
+			j.admits = slices.DeleteFunc(j.admits, func(a pendingAdmit) bool { return gone[a.id] })
+			j.pending = slices.DeleteFunc(j.pending, func(p pendingResult) bool { return gone[p.id] })
+		}
 		if len(ops) == 0 {
 			return err
 		}
-		return j.client.Batch(ctx, ops...)
+		return j.unlocked(func() error { return j.client.Batch(ctx, ops...) })
 	}
 	j.retry = j.retry[:0]
 	for _, a := range admits {
-		j.live[a.id].unwritten = false
+		if e := j.live[a.id]; e != nil {
+			e.unwritten = false
+		}
 		j.written(OpAdmit, len(a.record))
 	}
 	for _, p := range pending {
 		e := j.live[p.id]
+		if e == nil {
+			continue
+		}
 		if !slices.Contains(e.results, p.key) {
 			e.results = append(e.results, p.key)
 		}
@@ -527,11 +558,21 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 	return nil
 }
 
+// unlocked runs write, the client's I/O, without mu. Called with write and
+// mu held.
+func (j *Journal) unlocked(write func() error) error {
+	j.mu.Unlock()
+	defer j.mu.Lock()
+	return write()
+}
+
 // StoredBytes is the size of the records of the items stored now.
 func (j *Journal) StoredBytes() int64 { return j.stored.Load() }
 
 // Close retries the failed deletes once and closes the client.
 func (j *Journal) Close(ctx context.Context) error {
+	j.write.Lock()
+	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {

@@ -442,6 +442,91 @@ func TestJournalRewrite(t *testing.T) {
 	assert.Zero(t, fc.keys(), "a rewrite of an item that left writes nothing")
 }
 
+// An item that leaves while its rewrite waits for the next write (the
+// second half of a call joined an item being evaluated, and the
+// evaluation finished before the joining ConsumeLogs committed) is
+// deleted, and its rewrite is never written: it would bring the item back
+// after a restart, to be sent a second time.
+func TestJournalRemoveDropsWaitingRewrite(t *testing.T) {
+	ctx := context.Background()
+	fc := newFailingClient()
+	var c counts
+	j, _, _, err := Open(ctx, fc, c.hooks())
+	require.NoError(t, err)
+	id, err := j.Admit(ctx, itemRecord(t, "span", time.Unix(1, 0)))
+	require.NoError(t, err)
+	j.Rewrite(id, itemRecord(t, "span and events", time.Unix(1, 0)))
+	require.NoError(t, j.Remove(ctx, id))
+	require.NoError(t, j.Commit(ctx))
+	assert.Zero(t, fc.keys(), "the item that left stays deleted")
+	assert.Zero(t, j.StoredBytes())
+
+	_, found, _, err := Open(ctx, fc, Hooks{})
+	require.NoError(t, err)
+	assert.Empty(t, found.Items)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Equal(t, 1, c.written[OpAdmit], "only the first write")
+}
+
+// stallingClient is a failingClient whose next write, once stall is set,
+// says so on entered and waits for proceed.
+type stallingClient struct {
+	*failingClient
+	stall   chan struct{} // closed: the next write stalls
+	entered chan struct{}
+	proceed chan struct{}
+	once    sync.Once
+}
+
+func (c *stallingClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	select {
+	case <-c.stall:
+		c.once.Do(func() {
+			c.entered <- struct{}{}
+			<-c.proceed
+		})
+	default:
+	}
+	return c.failingClient.Batch(ctx, ops...)
+}
+
+// Queue, Rewrite and Record do not wait for a write in progress; what
+// they queue for an item whose write then fails is given up with it,
+// never written on its own later.
+func TestJournalQueuesDuringAWrite(t *testing.T) {
+	ctx := context.Background()
+	sc := &stallingClient{failingClient: newFailingClient(), stall: make(chan struct{}),
+		entered: make(chan struct{}), proceed: make(chan struct{})}
+	var c counts
+	j, _, _, err := Open(ctx, sc, c.hooks())
+	require.NoError(t, err)
+	failed := j.Queue(itemRecord(t, "its write fails", time.Unix(1, 0)))
+	close(sc.stall)
+	committed := make(chan error, 1)
+	go func() { committed <- j.Commit(ctx) }()
+	<-sc.entered
+
+	other := j.Queue(itemRecord(t, "queued meanwhile", time.Unix(2, 0)))
+	j.Rewrite(failed, itemRecord(t, "its write fails, rewritten", time.Unix(1, 0)))
+	j.Record(failed, "bias", resultRecord(t, "bias", "pass"))
+	sc.setFull(true)
+	close(sc.proceed)
+	require.Error(t, <-committed)
+	sc.setFull(false)
+
+	require.NoError(t, j.Commit(ctx))
+	_, found, _, err := Open(ctx, sc.failingClient, Hooks{})
+	require.NoError(t, err)
+	require.Len(t, found.Items, 1, "only the item queued meanwhile")
+	assert.Equal(t, "queued meanwhile", spanName(found.Items[0]))
+	assert.Empty(t, found.Items[0].Results)
+	require.NoError(t, j.Remove(ctx, failed), "not stored: nothing to delete")
+	require.NoError(t, j.Remove(ctx, other))
+	assert.Zero(t, sc.keys())
+	assert.Zero(t, j.StoredBytes())
+}
+
 // BenchmarkJournalHeldSpan is the storage work of one held span on
 // file_storage, as three transactions: its admission, two results written
 // together, and its removal. One op is one span.
