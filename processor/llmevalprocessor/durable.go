@@ -325,6 +325,11 @@ func (p *llmEvalProcessor) recoverSpans() {
 			p.store.recover(&pairedCall{span: h}, rec)
 			continue
 		}
+		if h.missing == "" && h.gen.Missing != "" {
+			// A span stored waiting for its log events, recovered where
+			// spans and events are no longer joined: nothing to judge.
+			h.missing = h.gen.Missing
+		}
 		p.store.recover(h, rec)
 	}
 }

@@ -755,3 +755,27 @@ func TestStorageRecoveredAgentWithoutContent(t *testing.T) {
 	assert.Equal(t, "not_scorable", mustStr(t, ev[scoring.Bias], evalconv.AttrScoreLabel))
 	assert.Equal(t, "pass", mustStr(t, ev[scoring.TaskCompletion], evalconv.AttrScoreLabel))
 }
+
+// A span stored while it waited for its log events, recovered by a
+// collector whose llm_eval is no longer in a logs pipeline, has nothing to
+// be judged on: it leaves not scorable, and no scorer is called.
+func TestStorageRecoveredWaitingSpanWithoutJoining(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias)
+	cfg.LogEvents.CrossSignalWait = 20 * time.Second
+	first := &bothHarness{host: fileStorageOn(t, dir)}
+	first.start(t, cfg, hangingScorer(scoring.Bias))
+	c := newCall()
+	first.consumeSpan(c.spanBatch(false))
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+
+	judged := &fakeScorer{name: scoring.Bias, fn: func(context.Context, scoring.Case) scoring.Result {
+		return scoring.Result{Label: scoring.LabelPass}
+	}}
+	l := mustStartLife(t, storageConfigFrom(cfg), fileStorageOn(t, dir), judged)
+	require.Eventually(t, func() bool { return l.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+	byID, counts := sinkSpans(l.sink)
+	assert.Equal(t, 1, counts[c.span])
+	assert.Equal(t, "not_scorable", mustStr(t, evaluationEvents(byID[c.span].span)[scoring.Bias], evalconv.AttrScoreLabel))
+	assert.Zero(t, judged.calls.Load(), "an empty answer is never judged")
+}
