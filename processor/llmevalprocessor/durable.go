@@ -370,14 +370,7 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 	if agent {
 		gen = genai.ReadAgent(span)
 	}
-	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
-	missing := p.join.heldForTrajectory(agent, &gen, excluded)
-	h := newHeldSpan(p.out, rs, ss, span, gen)
-	h.join = p.join
-	h.excluded = excluded
-	h.agent = agent
-	h.missing = missing
-	return h
+	return newHeldSpan(p.out, p.join, rs, ss, span, p.reading(rs, span, gen, agent))
 }
 
 // recoverCalls does for the log calls found in storage what recoverSpans

@@ -74,9 +74,9 @@ func lateEmitted(mode string, r evalResult) bool {
 // heldSpan is one sampled generation span, moved out of its batch together
 // with a copy of its resource and scope; it is the evalSubject of a span.
 type heldSpan struct {
+	spanReading
 	out *spanOutput
 	of  evaluatedSpan
-	gen genai.Generation
 	// td is the span with its resource and scope; only leave uses it.
 	td ptrace.Traces
 	// lateTemplate is a read-only copy of the resource and scope, for the
@@ -89,26 +89,36 @@ type heldSpan struct {
 	end        pcommon.Timestamp
 	joined     bool // trace documents were found; joinedDocs holds them
 	joinedDocs []string
-	// excluded are the scorers whose include/exclude the span fails.
-	excluded map[string]bool
-	// agent: an agent or root span, scored by scorers targeting agent
-	// with all the context below it.
-	agent bool
 	// The agent run's trajectory (trajectory.go), assembled once.
 	trajectory      *scoring.Trajectory
 	trajectoryBuilt bool
+}
+
+// spanReading is what admission reads of a generation span, and recovery
+// from storage reads again: its content and which scorers apply to it.
+type spanReading struct {
+	gen genai.Generation
+	// agent: an agent or root span, scored by scorers targeting agent
+	// with all the context below it.
+	agent bool
+	// excluded are the scorers whose include/exclude the span fails.
+	excluded map[string]bool
 	// missing is why an agent span held only for its trajectory scorers
 	// has no readable content: the other scorers find it not scorable.
 	missing string
 }
 
-func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, gen genai.Generation) *heldSpan {
+// newHeldSpan moves span out of its batch, with a copy of its resource and
+// scope, into a heldSpan carrying what admission read of it.
+func newHeldSpan(out *spanOutput, join *traceJoin, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, r spanReading) *heldSpan {
+	gen := r.gen
 	model := gen.Model
 	if v, ok := span.Attributes().Get(evalconv.AttrRequestModel); ok && v.Str() != "" {
 		model = v.Str()
 	}
 	h := &heldSpan{
-		out: out,
+		spanReading: r,
+		out:         out,
 		of: evaluatedSpan{
 			traceID:    span.TraceID(),
 			spanID:     span.SpanID(),
@@ -116,8 +126,8 @@ func newHeldSpan(out *spanOutput, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans,
 			responseID: gen.ResponseID,
 			agentName:  agentNameOf(span),
 		},
-		gen:          gen,
 		td:           lateTemplate(rs, ss),
+		join:         join,
 		lateTemplate: lateTemplate(rs, ss),
 		parentID:     span.ParentSpanID(),
 		end:          span.EndTimestamp(),

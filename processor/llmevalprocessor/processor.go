@@ -356,6 +356,15 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	})
 }
 
+// reading is what the scorers need of a span besides its content gen:
+// the scorers its include/exclude rules leave out and, for an agent span
+// held for its trajectory scorers alone, why the others cannot score it.
+func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) spanReading {
+	r := spanReading{gen: gen, agent: agent, excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())}
+	r.missing = p.join.heldForTrajectory(agent, &r.gen, r.excluded)
+	return r
+}
+
 // admit hands a sampled generation span to the store. It returns false
 // when the span stays in the batch: not scorable or not admitted (queue
 // full, shut down: marked as such), or the processor not started.
@@ -376,8 +385,8 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	// (signaljoin.go): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.joining.Load()
-	excluded := p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())
-	missing := p.join.heldForTrajectory(agent, &gen, excluded)
+	r := p.reading(rs, span, gen, agent)
+	gen = r.gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
@@ -389,28 +398,23 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	awaitsEvents := joins && gen.Missing == genai.MissingOutput
 	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
-		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.admitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
-		h := newHeldSpan(p.out, rs, ss, span, gen)
-		h.join = p.join
-		h.excluded = excluded
-		h.agent = agent
-		h.missing = missing
-		return h
+		return newHeldSpan(p.out, p.join, rs, ss, span, r)
 	}) {
 	case admitted, joinedPartner:
 		return true
 	case lateHalf:
 		return false // its events were evaluated; it passes as it came
 	case unjoinable:
-		p.markAll(ctx, span, gen, target, excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 	case rejectedFull:
-		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
+		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case rejectedClosed:
-		p.markAll(ctx, span, gen, target, excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
 }
