@@ -281,9 +281,9 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				if p.join == nil {
 					continue
 				}
-				// A generation candidate read as a step is read once, for both.
+				// A candidate read as a step is read once, for both.
 				var read *generationAt
-				if kind == genai.KindGeneration && candidate < len(candidates) {
+				if candidate < len(candidates) {
 					read = &candidates[candidate]
 				}
 				if p.join.indexSpan(kind, span, read) {
@@ -371,12 +371,15 @@ func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, ge
 func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, at generationAt) bool {
 	agent := at.agent
 	target := targetGeneration
+	if agent {
+		target = targetAgent
+	}
 	var gen genai.Generation
 	switch {
-	case agent:
-		target, gen = targetAgent, genai.ReadAgent(span)
 	case at.gen != nil:
 		gen = *at.gen
+	case agent:
+		gen = genai.ReadAgent(span)
 	default:
 		gen = genai.Read(span)
 	}

@@ -63,8 +63,8 @@ func scorerReadsContext(sc ScorerConfig) bool {
 
 // indexSpan adds a GenAI span of a sampled trace to the index, with its
 // step record when a scorer judges trajectories, and reports whether its
-// trace gained context or steps. A generation candidate (cand, else nil)
-// read as a step keeps what was read, so it is read once.
+// trace gained context or steps. A candidate (cand, else nil) read as a
+// step keeps what was read, so it is read once.
 func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span, cand *generationAt) bool {
 	s := tracecontext.Span{
 		TraceID: span.TraceID(), SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
@@ -79,7 +79,11 @@ func (j *traceJoin) indexSpan(kind genai.Kind, span ptrace.Span, cand *generatio
 		ok := false
 		if cand != nil {
 			var gen genai.Generation
-			gen, st, ok = genai.ReadWithStep(span)
+			if cand.agent {
+				gen, st, ok = genai.ReadAgentWithStep(span)
+			} else {
+				gen, st, ok = genai.ReadWithStep(span)
+			}
 			cand.gen = &gen
 		} else {
 			st, ok = genai.ReadStep(kind, span)

@@ -97,10 +97,29 @@ func ReadStep(kind Kind, span ptrace.Span) (st Step, ok bool) {
 		if !IsAgent(span) {
 			return Step{}, false
 		}
-		g := ReadAgent(span)
-		return Step{Kind: StepAgent, Name: clip(agentName(span)), Arguments: g.Input, Result: g.Output, Error: clip(spanError(span))}, true
+		return agentStep(span, ReadAgent(span)), true
 	}
 	return Step{}, false
+}
+
+// ReadAgentWithStep is ReadAgent and, for a span with a parent, ReadStep
+// of it, reading the agent span once for both.
+func ReadAgentWithStep(span ptrace.Span) (g Generation, st Step, ok bool) {
+	g = ReadAgent(span)
+	if span.ParentSpanID().IsEmpty() || g.Missing == MissingUnreadable {
+		return g, Step{}, false
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			st, ok = Step{}, false
+		}
+	}()
+	return g, agentStep(span, g), true
+}
+
+// agentStep is the step of an agent span whose run ReadAgent read as g.
+func agentStep(span ptrace.Span, g Generation) Step {
+	return Step{Kind: StepAgent, Name: clip(agentName(span)), Arguments: g.Input, Result: g.Output, Error: clip(spanError(span))}
 }
 
 // generationStep is the step of a generation whose messages extract read.

@@ -311,14 +311,15 @@ func TestReadStepHugeArgumentsAreBounded(t *testing.T) {
 	assert.Len(t, st.Arguments, maxFieldBytes)
 }
 
-// TestReadWithStepIsReadAndReadStep: the one-pass read gives what Read and
-// ReadStep give apart, on every generation span of the testdata.
+// TestReadWithStepIsReadAndReadStep: the one-pass reads give what Read (or
+// ReadAgent) and ReadStep give apart, on every generation and agent span
+// of the testdata.
 func TestReadWithStepIsReadAndReadStep(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/conventions/*.json")
 	more, _ := filepath.Glob("../../../../testdata/otlp/trajectories/*.json")
 	files = append(files, more...)
 	require.NotEmpty(t, more)
-	n := 0
+	n, agents := 0, 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -327,14 +328,20 @@ func TestReadWithStepIsReadAndReadStep(t *testing.T) {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
-					if Classify(rs.Resource(), span) != KindGeneration {
+					kind := Classify(rs.Resource(), span)
+					read, readWithStep := Read, ReadWithStep
+					switch {
+					case kind == KindAggregate && IsAgent(span):
+						read, readWithStep = ReadAgent, ReadAgentWithStep
+						agents++
+					case kind != KindGeneration:
 						continue
 					}
 					for _, parent := range []pcommon.SpanID{{}, {9}} {
 						span.SetParentSpanID(parent)
-						g, st, ok := ReadWithStep(span)
-						wantSt, wantOK := ReadStep(KindGeneration, span)
-						assert.Equal(t, Read(span), g, "%s: %s", f, span.Name())
+						g, st, ok := readWithStep(span)
+						wantSt, wantOK := ReadStep(kind, span)
+						assert.Equal(t, read(span), g, "%s: %s", f, span.Name())
 						assert.Equal(t, wantOK, ok, "%s: %s", f, span.Name())
 						assert.Equal(t, wantSt, st, "%s: %s", f, span.Name())
 						n++
@@ -344,4 +351,5 @@ func TestReadWithStepIsReadAndReadStep(t *testing.T) {
 		}
 	}
 	assert.Greater(t, n, 20)
+	assert.Positive(t, agents, "no agent span in the testdata")
 }
