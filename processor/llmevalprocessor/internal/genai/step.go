@@ -106,7 +106,7 @@ func ReadStep(kind Kind, span ptrace.Span) (st Step, ok bool) {
 // of it, reading the agent span once for both.
 func ReadAgentWithStep(span ptrace.Span) (g Generation, st Step, ok bool) {
 	g = ReadAgent(span)
-	if span.ParentSpanID().IsEmpty() || g.Missing == MissingUnreadable {
+	if span.ParentSpanID().IsEmpty() {
 		return g, Step{}, false
 	}
 	defer func() {
