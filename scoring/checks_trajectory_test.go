@@ -61,6 +61,8 @@ func TestCheckToolErrors(t *testing.T) {
 		{"agent with no tools", CheckRule{Type: RuleToolErrors}, noToolsRun(), true, "0 tool executions ended in error, want at most 0"},
 		{"error texts are never quoted", CheckRule{Type: RuleToolErrors}, &Trajectory{Steps: []Step{failedStep("", "db", "", "password=hunter2 rejected")}},
 			false, "1 tool execution ended in error (db 1), want at most 0"},
+		{"a failed model call is no tool error", CheckRule{Type: RuleToolErrors}, &Trajectory{Steps: []Step{{Kind: StepGeneration, Error: "429"}, gen("Sorry.")}},
+			true, "0 tool executions ended in error, want at most 0"},
 	})
 }
 

@@ -62,9 +62,10 @@ type Step struct {
 	Arguments string `json:"arguments,omitempty"`
 	// Result is what a tool step returned, as text.
 	Result string `json:"result,omitempty"`
-	// Error is set when a tool step ended in an error: its message, else
-	// its error type, else "error". A step with Error failed even if it
-	// also has a Result.
+	// Error is set when a tool step ended in an error, or a generation
+	// step's model call failed: its message, else its error type, else
+	// "error". A step with Error failed even if it also has a Result or
+	// an Output.
 	Error string `json:"error,omitempty"`
 
 	// Count is the number of steps an omitted step stands for.
@@ -86,7 +87,8 @@ type ToolCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
-// Failed reports whether s is a tool step that ended in an error.
+// Failed reports whether s is a tool step that ended in an error (the
+// tool_errors rule counts these; a failed model call is not a tool error).
 func (s Step) Failed() bool { return s.Kind == StepTool && s.Error != "" }
 
 // StepCount is the number of steps of the run, omitted steps included.
@@ -214,14 +216,14 @@ func boundTrajectory(t *Trajectory, limit int) bool {
 }
 
 // trajectoryTexts returns pointers to every free text of t: generation
-// outputs, tool arguments, results and errors.
+// outputs and errors, tool arguments, results and errors.
 func trajectoryTexts(t *Trajectory) []*string {
 	var out []*string
 	for i := range t.Steps {
 		s := &t.Steps[i]
 		switch s.Kind {
 		case StepGeneration:
-			out = append(out, &s.Output)
+			out = append(out, &s.Output, &s.Error)
 			for j := range s.ToolCalls {
 				out = append(out, &s.ToolCalls[j].Arguments)
 			}
@@ -428,7 +430,7 @@ func trajectoryLines(t *Trajectory) []any {
 		l := trajectoryLine{Step: step, Kind: s.Kind}
 		switch s.Kind {
 		case StepGeneration:
-			l.Text = s.Output
+			l.Text, l.Error = s.Output, s.Error
 			for j, tc := range s.ToolCalls {
 				l.Calls = append(l.Calls, toolCallLine{Call: numbers[i][j], Tool: toolName(tc.Name), Args: tc.Arguments})
 			}

@@ -250,6 +250,7 @@ func TestTrajectoryLines(t *testing.T) {
 		failedStep("", "calendar", "", "permission denied"),
 		{Kind: StepOmitted, Count: 7},
 		toolStep("", "", "", ""),
+		{Kind: StepGeneration, Error: "429 Rate limit reached"},
 		gen("Rain on Friday."),
 	}}
 	var got []string
@@ -262,7 +263,8 @@ func TestTrajectoryLines(t *testing.T) {
 		`{"step":3,"kind":"tool","call":2,"tool":"calendar","error":"permission denied"}`,
 		`{"kind":"omitted","omitted_steps":7}`,
 		`{"step":11,"kind":"tool","call":3,"tool":"(unnamed tool)","result":""}`,
-		`{"step":12,"kind":"generation","text":"Rain on Friday."}`,
+		`{"step":12,"kind":"generation","error":"429 Rate limit reached"}`,
+		`{"step":13,"kind":"generation","text":"Rain on Friday."}`,
 	}, got)
 }
 

@@ -70,7 +70,7 @@ func readGeneration(span ptrace.Span, step bool) (g Generation, st *Step) {
 	idx := collectIndexed(attrs)
 	in, out, system := extract(span, idx)
 	if step {
-		s := generationStep(in, out)
+		s := generationStep(span, in, out)
 		st = &s
 	}
 	g.fill(in, out, system)

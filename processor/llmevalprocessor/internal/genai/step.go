@@ -45,8 +45,9 @@ type Step struct {
 	// Arguments and Result are a tool's (an agent's input and output) as
 	// text: structured values as JSON, a JSON string as its text.
 	Arguments, Result string
-	// Error is set when the execution failed: the span's status message,
-	// else its exception message, else its error.type, else "error".
+	// Error is set when the execution, or a generation's model call,
+	// failed: the span's status message, else its exception message, else
+	// its error.type, else "error".
 	Error string
 }
 
@@ -87,7 +88,7 @@ func ReadStep(kind Kind, span ptrace.Span) (st Step, ok bool) {
 	switch kind {
 	case KindGeneration:
 		in, out, _ := extract(span, collectIndexed(span.Attributes()))
-		return generationStep(in, out), true
+		return generationStep(span, in, out), true
 	case KindContext:
 		if !isToolSpan(span) {
 			return Step{}, false
@@ -122,10 +123,12 @@ func agentStep(span ptrace.Span, g Generation) Step {
 	return Step{Kind: StepAgent, Name: clip(agentName(span)), Arguments: g.Input, Result: g.Output, Error: clip(spanError(span))}
 }
 
-// generationStep is the step of a generation whose messages extract read.
-// It reads before Generation.fill, which does not change the messages.
-func generationStep(in, out *extraction) Step {
-	st := Step{Kind: StepGeneration}
+// generationStep is the step of a generation span whose messages extract
+// read; a failed model call keeps its error, since the run went on (or
+// stopped) without that answer. It reads before Generation.fill, which
+// does not change the messages.
+func generationStep(span ptrace.Span, in, out *extraction) Step {
+	st := Step{Kind: StepGeneration, Error: clip(spanError(span))}
 	if out != nil {
 		if first, ok := firstChoice(out.output); ok {
 			st.Output = clip(first.text())

@@ -122,6 +122,38 @@ func TestReadStepGenerations(t *testing.T) {
 	}
 }
 
+// TestReadStepFailedGeneration: a model call that failed is a generation
+// step with its error, read the same way by both readers.
+func TestReadStepFailedGeneration(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(ptrace.Span)
+		want string
+	}{
+		{"status message", func(s ptrace.Span) {
+			s.Status().SetCode(ptrace.StatusCodeError)
+			s.Status().SetMessage("429 Rate limit reached")
+		}, "429 Rate limit reached"},
+		{"error.type only", func(s ptrace.Span) { s.Attributes().PutStr("error.type", "timeout") }, "timeout"},
+		{"status ok", func(s ptrace.Span) { s.Status().SetCode(ptrace.StatusCodeOk) }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			span := withParent(newSpan(t, "chat", map[string]any{
+				"gen_ai.operation.name": "chat",
+				"gen_ai.input.messages": `[{"role":"user","parts":[{"type":"text","content":"Weather?"}]}]`,
+			}))
+			tt.set(span)
+			st, ok := readStep(span)
+			require.True(t, ok)
+			assert.Equal(t, Step{Kind: StepGeneration, Error: tt.want}, st)
+			_, st, ok = ReadWithStep(span)
+			require.True(t, ok)
+			assert.Equal(t, tt.want, st.Error)
+		})
+	}
+}
+
 func TestReadStepTools(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -49,7 +49,7 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 				}
 				steps = append(steps, scoring.Step{Kind: scoring.StepTool, Tool: name, CallID: res.CallID, Result: res.Result})
 			}
-			st := scoring.Step{Kind: scoring.StepGeneration, Output: r.Output}
+			st := scoring.Step{Kind: scoring.StepGeneration, Output: r.Output, Error: r.Error}
 			for _, c := range r.ToolCalls {
 				st.ToolCalls = append(st.ToolCalls, scoring.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 				if c.ID != "" {

@@ -104,6 +104,21 @@ func TestBuild(t *testing.T) {
 				{Kind: scoring.StepGeneration, Output: "done"},
 			},
 		},
+		{
+			name: "a failed model call is a generation step with its error",
+			records: []genai.Step{
+				gen("", call("c1", "search", `{}`)),
+				tool("c1", "search", "found"),
+				{Kind: genai.StepGeneration, Error: "429 Rate limit reached"},
+				gen("answer"),
+			},
+			want: []scoring.Step{
+				{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{{ID: "c1", Name: "search", Arguments: `{}`}}},
+				{Kind: scoring.StepTool, CallID: "c1", Tool: "search", Result: "found"},
+				{Kind: scoring.StepGeneration, Error: "429 Rate limit reached"},
+				{Kind: scoring.StepGeneration, Output: "answer"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
