@@ -30,10 +30,10 @@ const MaxSteps = 500
 // trace drops is its latest work). It returns nil when there is no step at
 // all, and whether it cut anything.
 func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
-	executed, toolSpans := spanExecuted(records)
+	executed, callOf, toolSpans := spanExecuted(records)
 	var steps []scoring.Step
 	names := map[string]string{} // call id -> tool name, from the calls seen so far
-	for _, r := range records {
+	for i, r := range records {
 		switch r.Kind {
 		case genai.StepGeneration:
 			for _, res := range r.ToolResults {
@@ -58,7 +58,11 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 			}
 			steps = append(steps, st)
 		case genai.StepTool, genai.StepAgent:
-			steps = append(steps, scoring.Step{Kind: scoring.StepTool, Tool: r.Name, CallID: r.CallID,
+			id := r.CallID
+			if id == "" {
+				id = callOf[i]
+			}
+			steps = append(steps, scoring.Step{Kind: scoring.StepTool, Tool: r.Name, CallID: id,
 				Arguments: r.Arguments, Result: r.Result, Error: r.Error})
 		}
 	}
@@ -84,36 +88,64 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 // spanExecuted returns the call ids that tool spans executed: a tool
 // span's own call id, or, for a span without one, the id of the earliest
 // call of its tool not executed yet (OpenInference TOOL spans often record
-// no tool.id while their model calls record call ids). It also reports
-// whether the run has tool spans at all.
-func spanExecuted(records []genai.Step) (map[string]bool, bool) {
-	executed := map[string]bool{}
-	toolSpans := false
+// no tool.id while their model calls record call ids). A span without an
+// id whose name no waiting call has (the span named after the function,
+// the call after the tool) executes the earliest waiting call whose result
+// a later model call got with the same text as the span's; callOf gives
+// that call id by the span's record index, so the execution is not counted
+// again from that input. It also reports whether the run has tool spans
+// at all.
+func spanExecuted(records []genai.Step) (executed map[string]bool, callOf map[int]string, toolSpans bool) {
+	executed, callOf = map[string]bool{}, map[int]string{}
+	inputResult := map[string]string{} // call id -> its result in a model call's input
 	for _, r := range records {
 		if (r.Kind == genai.StepTool || r.Kind == genai.StepAgent) && r.CallID != "" {
 			executed[r.CallID] = true
 		}
+		for _, res := range r.ToolResults {
+			if _, seen := inputResult[res.CallID]; res.CallID != "" && !seen {
+				inputResult[res.CallID] = res.Result
+			}
+		}
 	}
 	waiting := map[string][]string{} // tool name -> ids of its calls, oldest first
-	for _, r := range records {
+	var order []string               // the ids of waiting calls, oldest first
+	for i, r := range records {
 		switch r.Kind {
 		case genai.StepGeneration:
 			for _, c := range r.ToolCalls {
 				if c.ID != "" && !executed[c.ID] {
 					waiting[c.Name] = append(waiting[c.Name], c.ID)
+					order = append(order, c.ID)
 				}
 			}
 		case genai.StepTool, genai.StepAgent:
 			toolSpans = true
-			if r.CallID == "" {
-				if q := waiting[r.Name]; len(q) > 0 {
-					executed[q[0]] = true
-					waiting[r.Name] = q[1:]
+			if r.CallID != "" {
+				continue
+			}
+			q := waiting[r.Name]
+			for len(q) > 0 && executed[q[0]] {
+				q = q[1:] // executed meanwhile by its result
+			}
+			if len(q) > 0 {
+				executed[q[0]] = true
+				waiting[r.Name] = q[1:]
+				continue
+			}
+			waiting[r.Name] = q
+			if r.Result == "" {
+				continue
+			}
+			for _, id := range order {
+				if res, ok := inputResult[id]; ok && !executed[id] && res == r.Result {
+					executed[id], callOf[i] = true, id
+					break
 				}
 			}
 		}
 	}
-	return executed, toolSpans
+	return executed, callOf, toolSpans
 }
 
 // fromInput says whether a tool result in a model call's input becomes a

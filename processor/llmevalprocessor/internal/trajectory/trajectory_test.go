@@ -78,6 +78,35 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		{
+			name: "a tool span without a call id, named unlike its call, executes the call whose input result it returned",
+			records: []genai.Step{
+				gen("", call("c1", "search", `{"q":"x"}`), call("c2", "lookup", `{}`)),
+				tool("", "search_docs", "found"),
+				tool("", "lookup", "page"),
+				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Name: "search", Result: "found"}, genai.ToolResult{CallID: "c2", Result: "page"}),
+			},
+			want: []scoring.Step{
+				{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"x"}`}, {ID: "c2", Name: "lookup", Arguments: `{}`}}},
+				{Kind: scoring.StepTool, CallID: "c1", Tool: "search_docs", Result: "found"},
+				{Kind: scoring.StepTool, Tool: "lookup", Result: "page"},
+				{Kind: scoring.StepGeneration, Output: "answer"},
+			},
+		},
+		{
+			name: "a tool span named unlike any call and with another result is an execution of its own",
+			records: []genai.Step{
+				gen("", call("c1", "search", `{}`)),
+				tool("", "audit_log", "written"),
+				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Name: "search", Result: "found"}),
+			},
+			want: []scoring.Step{
+				{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{{ID: "c1", Name: "search", Arguments: `{}`}}},
+				{Kind: scoring.StepTool, Tool: "audit_log", Result: "written"},
+				{Kind: scoring.StepTool, CallID: "c1", Tool: "search", Result: "found"},
+				{Kind: scoring.StepGeneration, Output: "answer"},
+			},
+		},
+		{
 			name: "results without a call id count only in a run without tool spans",
 			records: []genai.Step{
 				gen("", call("", "search", `{}`)),
