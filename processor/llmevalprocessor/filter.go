@@ -2,8 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // scorerSkipper is a subject some scorers may not apply to.
@@ -57,23 +55,4 @@ func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
 // does not apply writes neither a result nor a marker.
 func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
 	return sc.hasTarget(target) && !excluded[sc.Name]
-}
-
-// skips implements scorerSkipper for a held generation.
-func (h *heldSpan) skips(sc ScorerConfig) bool {
-	target := targetGeneration
-	if h.agent {
-		target = targetAgent
-	}
-	if !sc.appliesTo(target, h.excluded) {
-		return true
-	}
-	if h.missing == genai.MissingToolCalls && !readsTrajectory(sc) {
-		return true // an agent whose answer is only tool calls gave no answer to judge
-	}
-	if !sc.When.ContextPresent {
-		return false
-	}
-	ctx, _ := h.contextAndSource(sc)
-	return len(ctx) == 0
 }

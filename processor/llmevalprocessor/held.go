@@ -3,14 +3,16 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"slices"
+	"time"
 
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -33,43 +35,6 @@ const (
 	lateResultsAll      = "all"
 	lateResultsNone     = "none"
 )
-
-// spanOutput annotates held spans and hands them, and late results, to
-// the next consumer.
-type spanOutput struct {
-	next        consumer.Traces
-	tel         *telemetry
-	redact      func(string) string
-	lateResults string // late_results
-}
-
-// forward sends spans on and counts them as the processor's output.
-func (o *spanOutput) forward(ctx context.Context, td ptrace.Traces) error {
-	o.tel.outgoing(ctx, td.SpanCount())
-	return o.next.ConsumeTraces(ctx, td)
-}
-
-// forwardLater sends spans that left after their request was answered:
-// a failure can only be logged.
-func (o *spanOutput) forwardLater(ctx context.Context, td ptrace.Traces) {
-	if err := o.forward(ctx, td); err != nil {
-		o.tel.logFailure("forward", "failed to forward evaluated spans", zap.Error(err))
-	}
-}
-
-// emitsLate reports whether a late result becomes a child span.
-func (o *spanOutput) emitsLate(r evalResult) bool { return lateEmitted(o.lateResults, r) }
-
-// lateEmitted reports whether late_results mode emits a late result.
-func lateEmitted(mode string, r evalResult) bool {
-	switch mode {
-	case lateResultsAll:
-		return true
-	case lateResultsNone:
-		return false
-	}
-	return r.label() != scoring.LabelError
-}
 
 // heldSpan is one sampled generation span, moved out of its batch together
 // with a copy of its resource and scope; it is the evalSubject of a span.
@@ -227,4 +192,144 @@ func (h *heldSpan) late(ctx context.Context, r evalResult) {
 	}
 	h.out.tel.lateResult(ctx, r.scorer)
 	h.out.forwardLater(ctx, newLateSpan(h.lateTemplate, h.of, r, h.out.redact))
+}
+
+// skips implements scorerSkipper for a held generation.
+func (h *heldSpan) skips(sc ScorerConfig) bool {
+	target := targetGeneration
+	if h.agent {
+		target = targetAgent
+	}
+	if !sc.appliesTo(target, h.excluded) {
+		return true
+	}
+	if h.missing == genai.MissingToolCalls && !readsTrajectory(sc) {
+		return true // an agent whose answer is only tool calls gave no answer to judge
+	}
+	if !sc.When.ContextPresent {
+		return false
+	}
+	ctx, _ := h.contextAndSource(sc)
+	return len(ctx) == 0
+}
+
+// scope is the index scope of the span's query: an agent span gets
+// everything below it, a generation the configured scope.
+func (h *heldSpan) scope() tracecontext.Scope {
+	if h.agent {
+		return tracecontext.ScopeSubtree
+	}
+	return h.join.scope
+}
+
+// traceDocs are the documents of the span's trace in its scope. They are
+// looked up at dispatch; once some were found they are kept, so every later
+// case of the span sees the same context.
+func (h *heldSpan) traceDocs() []string {
+	if h.joined {
+		return h.joinedDocs
+	}
+	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	if len(docs) > 0 {
+		h.joinedDocs, h.joined = docs, true
+	}
+	return docs
+}
+
+// caseContext is the context of the held span's case for a scorer: what it
+// takes from the call itself, then, when it takes context from the trace,
+// the trace's documents. Only scorers that read context count in
+// context_joins.
+func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
+	out, source := h.contextAndSource(cfg)
+	if h.join != nil && scorerReadsContext(cfg) {
+		h.join.tel.contextJoined(source)
+	}
+	return out
+}
+
+func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
+	own := ownContext(h.gen, cfg)
+	if h.join == nil || !cfg.takesContextFrom(contextSourceTrace) {
+		if len(own) > 0 {
+			return own, joinSourceSpan
+		}
+		return nil, joinSourceNone
+	}
+	return h.join.withTraceDocs(own, h.traceDocs())
+}
+
+// waitsForContext implements contextWaiter: a generation waits while a
+// scorer that reads context from the trace has none of its own and the
+// trace has none for it yet; an agent span judged on its trajectory also
+// waits while its run looks unfinished (trajectory.Pending).
+func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
+	if h.join == nil {
+		return h.of.traceID, false
+	}
+	if h.judgedOnTrajectory() && h.trajectoryPending() {
+		return h.of.traceID, true
+	}
+	for _, sc := range h.join.waiters {
+		if len(ownContext(h.gen, sc)) == 0 {
+			return h.of.traceID, len(h.traceDocs()) == 0
+		}
+	}
+	return h.of.traceID, false
+}
+
+// judgedOnTrajectory says whether a trajectory scorer applies to the held
+// span.
+func (h *heldSpan) judgedOnTrajectory() bool {
+	return h.agent && h.join.judgesTrajectory(h.excluded)
+}
+
+// caseTrajectory is the agent run's trajectory, assembled from the trace
+// context index when the first trajectory scorer's case is built and kept,
+// so every such scorer of the span judges the same steps.
+func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
+	if !h.trajectoryBuilt {
+		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+		h.trajectoryBuilt = true
+	}
+	return h.trajectory
+}
+
+// trajectoryPending says whether the agent run's trace looks unfinished in
+// the index (trajectory.Pending), for the wait before dispatch.
+func (h *heldSpan) trajectoryPending() bool {
+	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+}
+
+// resultUpFront implements upFrontResulter: an agent span without readable
+// content is held for its trajectory scorers alone, and every other scorer
+// finds it not scorable, as it would have without them (one whose answer
+// is only tool calls is skipped by them instead, skips).
+func (h *heldSpan) resultUpFront(sc ScorerConfig) (scoring.Result, bool) {
+	if h.missing == "" || readsTrajectory(sc) {
+		return scoring.Result{}, false
+	}
+	return scoring.Result{Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: h.missing}, true
+}
+
+// record implements storedSubject for a held span.
+func (h *heldSpan) record(admitted time.Time) ([]byte, error) {
+	return heldrecord.EncodeSpan(h.td, admitted)
+}
+
+// takeContent makes a span without content of its own judged on what its
+// log events hold; the span's model and response id win when it has them.
+func (h *heldSpan) takeContent(from genai.Generation) {
+	gen := from
+	if h.gen.Model != "" {
+		gen.Model = h.gen.Model
+	}
+	if h.gen.ResponseID != "" {
+		gen.ResponseID = h.gen.ResponseID
+	}
+	h.gen = gen
+	if h.of.model == "" {
+		h.of.model = gen.Model
+	}
+	h.of.responseID = gen.ResponseID
 }

@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -79,40 +78,4 @@ var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }
 	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
 	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
 		attribute.String("error_type", sysprompt.NoInstructions))),
-}
-
-// instructionSplit counts one instruction text's split. Splits a cache
-// answered are counted by the cache (observeSplitCache); they made no
-// call. A failed split is logged like a failed evaluation.
-func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
-	if !o.Called {
-		return
-	}
-	switch {
-	case o.Split:
-		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
-	case o.Fallback == sysprompt.NoInstructions:
-		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
-	default:
-		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
-		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
-			zap.String("error_type", o.Fallback))
-	}
-	if o.Truncated {
-		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "prompt_truncated")))
-	}
-	if o.Dropped > 0 {
-		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "instructions_dropped")))
-	}
-}
-
-// observeSplitCache registers the observer of the instruction split
-// cache's hits.
-func (t *telemetry) observeSplitCache(cache cacheStater) error {
-	return t.tb.RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		s := cache.Stats()
-		o.Observe(int64(s.Hits + s.Coalesced))
-		return nil
-	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
@@ -18,8 +17,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -252,91 +251,72 @@ func (p *logsProcessor) emit(ctx context.Context, ld plog.Logs) {
 	}
 }
 
-// logCall is one GenAI call read from log records; it is the evalSubject
-// of the logs signal. Its results leave as new records under the resource
-// and scope of the call's first record.
-type logCall struct {
-	p     *logsProcessor
-	of    evaluatedSpan
-	gen   genai.Generation
-	group logjoin.Group // read-only once admitted
-	// excluded are the scorers whose include/exclude the call fails.
-	excluded map[string]bool
-	// onSpan: the call's span carries the same results (signaljoin.go).
-	onSpan bool
-}
-
-// callAttributes are what filters match a log call's own attributes
-// against: each key as the first of its records to carry it has it.
-func callAttributes(recs plog.LogRecordSlice) pcommon.Map {
-	attrs := pcommon.NewMap()
-	for i := 0; i < recs.Len(); i++ {
-		for k, v := range recs.At(i).Attributes().All() {
-			if _, ok := attrs.Get(k); !ok {
-				v.CopyTo(attrs.PutEmpty(k))
-			}
-		}
-	}
-	return attrs
-}
-
-func (c *logCall) caseFor(cfg ScorerConfig) scoring.Case {
-	return caseFromGeneration(c.gen, c.of, cfg)
-}
-
-// skips implements scorerSkipper: a log call is a generation.
-func (c *logCall) skips(sc ScorerConfig) bool {
-	if !sc.appliesTo(targetGeneration, c.excluded) {
-		return true
-	}
-	return sc.When.ContextPresent && len(ownContext(c.gen, sc)) == 0
-}
-
-// leave emits one result record per scorer that applies to the call.
-func (c *logCall) leave(ctx context.Context, results []evalResult) {
-	ld, recs := newResultLogs(c.group.Resource(), c.group.Scope())
-	for _, r := range results {
-		if r.skipped {
-			continue
-		}
-		rec := appendResultRecord(recs, c.of, r.scorer, r.result, r.at, c.p.core.redact)
-		if c.onSpan {
-			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
-		}
-	}
-	if recs.Len() > 0 {
-		c.p.emit(ctx, ld)
-	}
-}
-
-// late emits a result that finished after the others left, or only counts
-// it, as late_results says.
-func (c *logCall) late(ctx context.Context, r evalResult) {
-	tel := c.p.core.tel
-	if !lateEmitted(c.p.core.cfg.LateResults, r) {
-		tel.lateResultDropped(ctx, r.scorer)
+// recoverCalls does for the log calls found in storage what recoverSpans
+// does for spans, then gives the joiner back the log records that were
+// waiting for the rest of their call; the call's window starts again.
+// Records of a call that was admitted before the crash (stored as a log
+// call or, with its span, as a pair) are dropped.
+func (p *logsProcessor) recoverCalls() {
+	st := p.core.storage
+	if st == nil {
 		return
 	}
-	tel.lateResult(ctx, r.scorer)
-	c.leave(ctx, []evalResult{r})
-}
-
-// markAll emits the same result for every scorer without running any
-// (not scorable, queue full, shut down) and counts the call unscored.
-func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string, record bool) {
-	now := c.p.core.now()
-	results := make([]evalResult, 0, len(c.p.core.cfg.Scorers))
-	for _, sc := range c.p.core.cfg.Scorers {
-		if !sc.appliesTo(targetGeneration, c.excluded) {
+	joinsSignals := p.core.store.joining.Load()
+	for _, rec := range st.take(heldrecord.KindLogCall) {
+		call := p.recoveredCall(rec.Item.Logs)
+		if joinsSignals {
+			p.core.store.recover(&pairedCall{events: call}, rec)
 			continue
 		}
-		r := res
-		r.Scorer = sc.Name
-		results = append(results, evalResult{scorer: sc.Name, at: now, result: r})
-		if record {
-			c.p.core.tel.recordResult(ctx, results[len(results)-1])
-		}
+		p.core.store.recover(call, rec)
 	}
-	c.p.core.tel.spanUnscored(ctx, reason)
-	c.leave(ctx, results)
+	st.mu.Lock()
+	joining, admitted := st.joining, st.storedCalls
+	st.joining, st.storedCalls = nil, nil
+	st.recovering = true
+	st.mu.Unlock()
+	var groups []logjoin.Group
+	var stale []string
+	staleBytes := 0
+	for _, r := range joining {
+		sl := r.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
+		rec := sl.LogRecords().At(0)
+		key := logjoin.Key{TraceID: rec.TraceID(), SpanID: rec.SpanID()}
+		size := recordBytes(r.Item.Logs)
+		if admitted[key] {
+			stale, staleBytes = append(stale, r.Key), staleBytes+size
+			continue
+		}
+		st.track(key, r.Key, size)
+		groups = append(groups, p.joiner.Add(rec, r.Item.Logs.ResourceLogs().At(0), sl)...)
+		p.core.tel.tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1,
+			metric.WithAttributes(attribute.String("outcome", "rejoined")))
+	}
+	st.mu.Lock()
+	st.recovering = false
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), stale, staleBytes)
+	p.evaluate(context.Background(), groups)
+}
+
+// recordBytes is the stored size of a joining record, for StoredBytes.
+func recordBytes(ld plog.Logs) int {
+	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {
+	rl := ld.ResourceLogs().At(0)
+	recs := rl.ScopeLogs().At(0).LogRecords()
+	first := recs.At(0)
+	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
+	gen := genai.ReadLogs(recs)
+	return &logCall{
+		p: p, gen: gen, group: g,
+		excluded: p.core.scorerSel.excluded(rl.Resource().Attributes(), callAttributes(recs)),
+		of:       evaluatedSpan{traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID},
+	}
 }

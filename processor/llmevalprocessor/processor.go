@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -439,4 +440,71 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		annotateSpan(span, r, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)
+}
+
+// recoverSpans puts the spans found in storage at start back into the
+// store, or forwards them (recover). It runs in Start, after the consumers
+// downstream have started: the collector starts components in reverse
+// pipeline order.
+//
+// With the component in a traces and a logs pipeline, a span goes back into
+// the call table (signaljoin.go): a span without content waits for its log
+// events again.
+func (p *llmEvalProcessor) recoverSpans() {
+	if p.storage == nil {
+		return
+	}
+	joining := p.store.joining.Load()
+	for _, rec := range p.storage.take(heldrecord.KindSpan) {
+		h := p.recoveredSpan(rec.Item.Traces)
+		if joining && !h.agent {
+			p.store.recover(&pairedCall{span: h}, rec)
+			continue
+		}
+		if h.missing == "" && h.gen.Missing != "" {
+			// A span stored waiting for its log events, recovered where
+			// spans and events are no longer joined: nothing to judge.
+			h.missing = h.gen.Missing
+		}
+		p.store.recover(h, rec)
+	}
+}
+
+// recoverPairs puts the calls stored with both halves back into the store
+// as one item, or forwards them, like recoverSpans; p is the traces
+// instance. Such a call leaves through the consumers of both instances (its
+// span, its result records): it runs in the Start of the last instance to
+// start, once both have started.
+func (p *llmEvalProcessor) recoverPairs() {
+	if p.storage == nil {
+		return
+	}
+	var logs *logsProcessor
+	if p.shared != nil {
+		logs = p.shared.logsInstance()
+	}
+	for _, rec := range p.storage.take(heldrecord.KindPair) {
+		call := &pairedCall{}
+		call.add(p.recoveredSpan(rec.Item.Traces))
+		if logs != nil {
+			call.add(logs.recoveredCall(rec.Item.Logs))
+		} else {
+			call.span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+		}
+		p.store.recover(call, rec)
+	}
+}
+
+// recoveredSpan is a held span read back from storage, read and filtered
+// as it was at admission.
+func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
+	rs := td.ResourceSpans().At(0)
+	ss := rs.ScopeSpans().At(0)
+	span := ss.Spans().At(0)
+	agent := p.agents && genai.Classify(rs.Resource(), span) == genai.KindAggregate && genai.IsAgent(span)
+	gen := genai.Read(span)
+	if agent {
+		gen = genai.ReadAgent(span)
+	}
+	return newHeldSpan(p.out, p.join, rs, ss, span, p.reading(rs, span, gen, agent))
 }

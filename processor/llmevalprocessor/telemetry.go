@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -298,4 +300,93 @@ func (t *telemetry) logFailure(kind, msg string, fields ...zap.Field) {
 
 func (t *telemetry) shutdown() {
 	t.tb.Shutdown()
+}
+
+// instructionSplit counts one instruction text's split. Splits a cache
+// answered are counted by the cache (observeSplitCache); they made no
+// call. A failed split is logged like a failed evaluation.
+func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
+	if !o.Called {
+		return
+	}
+	switch {
+	case o.Split:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
+	case o.Fallback == sysprompt.NoInstructions:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
+	default:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
+		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
+			zap.String("error_type", o.Fallback))
+	}
+	if o.Truncated {
+		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "prompt_truncated")))
+	}
+	if o.Dropped > 0 {
+		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "instructions_dropped")))
+	}
+}
+
+// observeSplitCache registers the observer of the instruction split
+// cache's hits.
+func (t *telemetry) observeSplitCache(cache cacheStater) error {
+	return t.tb.RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		s := cache.Stats()
+		o.Observe(int64(s.Hits + s.Coalesced))
+		return nil
+	})
+}
+
+// contextJoined counts a dispatched generation by where its context came from.
+func (t *telemetry) contextJoined(source string) {
+	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
+}
+
+// contextWaitEnded counts a generation that stopped waiting for context.
+func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
+	opt := t.join.timedOut
+	if arrived {
+		opt = t.join.arrived
+	}
+	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
+}
+
+// observeIndex registers the observers of the trace context index; the
+// step limits only when it keeps step records.
+func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(ix.Stats().Traces))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(ix.Stats().Bytes)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
+			o.Observe(int64(n), t.join.cause[i])
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Cut or dropped context makes a case's context silently partial, so
+	// it is counted where an alert can see it.
+	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		counts := []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks}
+		if steps {
+			counts = append(counts, st.TruncatedStepTexts, st.DroppedSteps)
+		}
+		for i, n := range counts {
+			o.Observe(int64(n), t.join.limit[i])
+		}
+		return nil
+	})
 }

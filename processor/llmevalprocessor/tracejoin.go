@@ -1,10 +1,8 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"context"
 	"slices"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -132,71 +130,6 @@ func (j *traceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 	return nil, joinSourceNone
 }
 
-// scope is the index scope of the span's query: an agent span gets
-// everything below it, a generation the configured scope.
-func (h *heldSpan) scope() tracecontext.Scope {
-	if h.agent {
-		return tracecontext.ScopeSubtree
-	}
-	return h.join.scope
-}
-
-// traceDocs are the documents of the span's trace in its scope. They are
-// looked up at dispatch; once some were found they are kept, so every later
-// case of the span sees the same context.
-func (h *heldSpan) traceDocs() []string {
-	if h.joined {
-		return h.joinedDocs
-	}
-	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
-	if len(docs) > 0 {
-		h.joinedDocs, h.joined = docs, true
-	}
-	return docs
-}
-
-// caseContext is the context of the held span's case for a scorer: what it
-// takes from the call itself, then, when it takes context from the trace,
-// the trace's documents. Only scorers that read context count in
-// context_joins.
-func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
-	out, source := h.contextAndSource(cfg)
-	if h.join != nil && scorerReadsContext(cfg) {
-		h.join.tel.contextJoined(source)
-	}
-	return out
-}
-
-func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
-	own := ownContext(h.gen, cfg)
-	if h.join == nil || !cfg.takesContextFrom(contextSourceTrace) {
-		if len(own) > 0 {
-			return own, joinSourceSpan
-		}
-		return nil, joinSourceNone
-	}
-	return h.join.withTraceDocs(own, h.traceDocs())
-}
-
-// waitsForContext implements contextWaiter: a generation waits while a
-// scorer that reads context from the trace has none of its own and the
-// trace has none for it yet; an agent span judged on its trajectory also
-// waits while its run looks unfinished (trajectory.Pending).
-func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
-	if h.join == nil {
-		return h.of.traceID, false
-	}
-	if h.judgedOnTrajectory() && h.trajectoryPending() {
-		return h.of.traceID, true
-	}
-	for _, sc := range h.join.waiters {
-		if len(ownContext(h.gen, sc)) == 0 {
-			return h.of.traceID, len(h.traceDocs()) == 0
-		}
-	}
-	return h.of.traceID, false
-}
-
 // joinAttrs are the attribute sets of the join counters, by value.
 type joinAttrs struct {
 	source   map[string]metric.MeasurementOption
@@ -222,55 +155,22 @@ func newJoinAttrs() joinAttrs {
 	return a
 }
 
-// contextJoined counts a dispatched generation by where its context came from.
-func (t *telemetry) contextJoined(source string) {
-	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
+// judgesTrajectory says whether a trajectory scorer applies to an agent
+// span whose per-scorer filters left out the excluded scorers.
+func (j *traceJoin) judgesTrajectory(excluded map[string]bool) bool {
+	return j != nil && slices.ContainsFunc(j.trajectories, func(sc ScorerConfig) bool { return sc.appliesTo(targetAgent, excluded) })
 }
 
-// contextWaitEnded counts a generation that stopped waiting for context.
-func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
-	opt := t.join.timedOut
-	if arrived {
-		opt = t.join.arrived
+// heldForTrajectory says why an agent span without readable content is
+// held anyway, or "": a trajectory scorer judges it, since its run's steps
+// are in the trace. It then clears gen.Missing; the span's other scorers
+// find it not scorable, or skip it (resultUpFront, skips). Admission and
+// recovery from storage both decide this way.
+func (j *traceJoin) heldForTrajectory(agent bool, gen *genai.Generation, excluded map[string]bool) string {
+	if !agent || gen.Missing == "" || !j.judgesTrajectory(excluded) {
+		return ""
 	}
-	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
-}
-
-// observeIndex registers the observers of the trace context index; the
-// step limits only when it keeps step records.
-func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(int64(ix.Stats().Traces))
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(ix.Stats().Bytes)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		st := ix.Stats()
-		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
-			o.Observe(int64(n), t.join.cause[i])
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	// Cut or dropped context makes a case's context silently partial, so
-	// it is counted where an alert can see it.
-	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
-		st := ix.Stats()
-		counts := []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks}
-		if steps {
-			counts = append(counts, st.TruncatedStepTexts, st.DroppedSteps)
-		}
-		for i, n := range counts {
-			o.Observe(int64(n), t.join.limit[i])
-		}
-		return nil
-	})
+	missing := gen.Missing
+	gen.Missing = ""
+	return missing
 }

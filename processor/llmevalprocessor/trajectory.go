@@ -3,8 +3,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"slices"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -32,63 +30,9 @@ func trajectoryScorers(scorers []ScorerConfig) []ScorerConfig {
 	return out
 }
 
-// judgesTrajectory says whether a trajectory scorer applies to an agent
-// span whose per-scorer filters left out the excluded scorers.
-func (j *traceJoin) judgesTrajectory(excluded map[string]bool) bool {
-	return j != nil && slices.ContainsFunc(j.trajectories, func(sc ScorerConfig) bool { return sc.appliesTo(targetAgent, excluded) })
-}
-
-// heldForTrajectory says why an agent span without readable content is
-// held anyway, or "": a trajectory scorer judges it, since its run's steps
-// are in the trace. It then clears gen.Missing; the span's other scorers
-// find it not scorable, or skip it (resultUpFront, skips). Admission and
-// recovery from storage both decide this way.
-func (j *traceJoin) heldForTrajectory(agent bool, gen *genai.Generation, excluded map[string]bool) string {
-	if !agent || gen.Missing == "" || !j.judgesTrajectory(excluded) {
-		return ""
-	}
-	missing := gen.Missing
-	gen.Missing = ""
-	return missing
-}
-
-// judgedOnTrajectory says whether a trajectory scorer applies to the held
-// span.
-func (h *heldSpan) judgedOnTrajectory() bool {
-	return h.agent && h.join.judgesTrajectory(h.excluded)
-}
-
-// caseTrajectory is the agent run's trajectory, assembled from the trace
-// context index when the first trajectory scorer's case is built and kept,
-// so every such scorer of the span judges the same steps.
-func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
-	if !h.trajectoryBuilt {
-		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
-		h.trajectoryBuilt = true
-	}
-	return h.trajectory
-}
-
-// trajectoryPending says whether the agent run's trace looks unfinished in
-// the index (trajectory.Pending), for the wait before dispatch.
-func (h *heldSpan) trajectoryPending() bool {
-	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
-}
-
 // scorerWaits says whether a scorer's evaluation waits (context_wait) while
 // its item waits: scorers that read context wait for it, trajectory
 // scorers for the agent run's steps.
 func scorerWaits(sc ScorerConfig) bool {
 	return scorerReadsContext(sc) || readsTrajectory(sc)
-}
-
-// resultUpFront implements upFrontResulter: an agent span without readable
-// content is held for its trajectory scorers alone, and every other scorer
-// finds it not scorable, as it would have without them (one whose answer
-// is only tool calls is skipped by them instead, skips).
-func (h *heldSpan) resultUpFront(sc ScorerConfig) (scoring.Result, bool) {
-	if h.missing == "" || readsTrajectory(sc) {
-		return scoring.Result{}, false
-	}
-	return scoring.Result{Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: h.missing}, true
 }
