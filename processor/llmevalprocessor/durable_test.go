@@ -485,7 +485,7 @@ func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
 	assert.Equal(t, int64(1), hall.calls.Load())
 	assert.ElementsMatch(t, []string{"pass", "pass"}, second.outcome(c).records,
 		"the recorded bias result and hallucination's, no marker")
-	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor)))
+	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor).store))
 }
 
 // A graceful shutdown leaves nothing on disk whichever instance of the

@@ -35,12 +35,18 @@ const (
 )
 
 // NewFactory returns the factory of the llm_eval processor.
-func NewFactory() processor.Factory {
+func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
+
+// newFactoryWith returns the factory using build to make the judge at
+// Start (tests pass fake scorers here). Its instances of one *Config share
+// one evaluator (evaluator.go).
+func newFactoryWith(build judgeBuilder) processor.Factory {
+	evs := newEvaluators(build)
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTracesWith(newJudge), metadata.TracesStability),
-		processor.WithLogs(createLogsWith(newJudge), metadata.LogsStability),
+		processor.WithTraces(evs.createTraces, metadata.TracesStability),
+		processor.WithLogs(evs.createLogs, metadata.LogsStability),
 	)
 }
 
@@ -86,30 +92,32 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-// createTracesWith returns the traces constructor using build to make the
-// judge at Start (tests pass fake scorers here).
-func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
-	return func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-		pcfg, ok := cfg.(*Config)
-		if !ok {
-			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
-		}
-		ev, err := acquireEvaluator(set, pcfg, build, pipeline.SignalTraces)
-		if err != nil {
-			return nil, err
-		}
-		tp := *ev.core
-		tp.out = &spanOutput{next: next, tel: tp.tel, redact: tp.redact, lateResults: pcfg.LateResults}
-		tp.shared = ev
-		ev.setTraces(&tp)
-		return &tp, nil
+// createTraces makes the traces instance of a component.
+func (es *evaluators) createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	pcfg, ok := cfg.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 	}
+	ev, err := es.acquire(set, pcfg, pipeline.SignalTraces)
+	if err != nil {
+		return nil, err
+	}
+	tp := newTracesInstance(ev, next)
+	ev.setTraces(tp)
+	return tp, nil
 }
 
-func newTracesProcessor(_ context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, processor.Traces, error) {
-	p, err := newLLMEvalProcessor(set, cfg, next, build)
-	if err != nil {
-		return nil, nil, err
+// createLogs makes the logs instance of a component.
+func (es *evaluators) createLogs(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
+	pcfg, ok := cfg.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 	}
-	return p, p, nil
+	ev, err := es.acquire(set, pcfg, pipeline.SignalLogs)
+	if err != nil {
+		return nil, err
+	}
+	lp := newLogsProcessor(set, ev, next)
+	ev.setLogs(lp)
+	return lp, nil
 }

@@ -217,3 +217,7 @@ func judgeClientTelemetry(set component.TelemetrySettings) component.TelemetrySe
 	set.TracerProvider, set.MeterProvider = nil, nil
 	return set
 }
+
+// judgeBuilder makes the judge and one scorer per configured entry at
+// Start (tests pass fake scorers here).
+type judgeBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error)

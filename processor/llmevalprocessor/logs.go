@@ -3,7 +3,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,32 +23,11 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// createLogsWith returns the logs constructor using build to make the
-// judge at Start; the evaluator is shared with the traces instance of the
-// same component.
-func createLogsWith(build judgeBuilder) processor.CreateLogsFunc {
-	return func(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
-		pcfg, ok := cfg.(*Config)
-		if !ok {
-			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
-		}
-		ev, err := acquireEvaluator(set, pcfg, build, pipeline.SignalLogs)
-		if err != nil {
-			return nil, err
-		}
-		lp := newLogsProcessor(set, ev.core, next)
-		lp.shared = ev
-		ev.setLogs(lp)
-		return lp, nil
-	}
-}
-
 // logsProcessor reads GenAI log events: it forwards every record at once
 // and unchanged, joins the per-message events of one call, and emits the
 // results of each sampled call as new gen_ai.evaluation.result records.
 type logsProcessor struct {
-	core   *llmEvalProcessor // cfg, telemetry, sampler, store, redaction
-	shared *sharedEvaluator  // nil when core is this instance's own
+	core   *evaluator // shared with the traces instance of the component
 	next   consumer.Logs
 	joiner *logjoin.Joiner
 
@@ -65,7 +43,7 @@ type logsProcessor struct {
 
 var _ processor.Logs = (*logsProcessor)(nil)
 
-func newLogsProcessor(set processor.Settings, core *llmEvalProcessor, next consumer.Logs) *logsProcessor {
+func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Logs) *logsProcessor {
 	p := &logsProcessor{
 		core: core,
 		next: next,
@@ -96,20 +74,8 @@ func (*logsProcessor) Capabilities() consumer.Capabilities {
 // Start starts the shared evaluator and the ticker that lets calls whose
 // join window passed be read.
 func (p *logsProcessor) Start(ctx context.Context, host component.Host) error {
-	all, err := true, error(nil)
-	if p.shared != nil {
-		all, err = p.shared.start(ctx, host)
-	} else {
-		err = p.core.startEvaluator(ctx, host)
-	}
-	if err != nil {
+	if err := p.core.start(ctx, host); err != nil {
 		return err
-	}
-	p.recoverCalls()
-	if all && p.shared != nil {
-		if tp := p.shared.tracesInstance(); tp != nil {
-			tp.recoverPairs() // the traces instance started first
-		}
 	}
 	tick := min(time.Second, p.core.cfg.LogEvents.JoinWindow/2)
 	p.ticking.Add(1)
@@ -140,10 +106,7 @@ func (p *logsProcessor) Shutdown(ctx context.Context) error {
 	if p.released.Swap(true) {
 		return nil
 	}
-	if p.shared != nil {
-		return p.shared.release(ctx)
-	}
-	return p.core.stopEvaluator(ctx)
+	return p.core.release(ctx)
 }
 
 // ConsumeLogs hands the sampled GenAI records to the joiner (which copies

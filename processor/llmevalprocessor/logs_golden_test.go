@@ -101,7 +101,7 @@ func isResultBatch(ld plog.Logs) bool {
 func (h *logsHarness) waitIdle() {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		return h.p.joiner.Stats().Calls == 0 && unfinishedCount(h.p.core) == 0
+		return h.p.joiner.Stats().Calls == 0 && unfinishedCount(h.p.core.store) == 0
 	}, 10*time.Second, 5*time.Millisecond)
 }
 
@@ -198,12 +198,16 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
 	build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)})
-	tp, err := createTracesWith(build)(context.Background(), set, cfg, new(consumertest.TracesSink))
+	evs := newEvaluators(build)
+	f := processor.NewFactory(metadata.Type, createDefaultConfig,
+		processor.WithTraces(evs.createTraces, metadata.TracesStability),
+		processor.WithLogs(evs.createLogs, metadata.LogsStability))
+	tp, err := f.CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
 	require.NoError(t, err)
 	logSink := new(consumertest.LogsSink)
-	lp, err := createLogsWith(build)(context.Background(), set, cfg, logSink)
+	lp, err := f.CreateLogs(context.Background(), set, cfg, logSink)
 	require.NoError(t, err)
-	other, err := createLogsWith(build)(context.Background(), set, testConfig(scoring.Bias), new(consumertest.LogsSink))
+	other, err := f.CreateLogs(context.Background(), set, testConfig(scoring.Bias), new(consumertest.LogsSink))
 	require.NoError(t, err)
 
 	traces, logs := tp.(*llmEvalProcessor), lp.(*logsProcessor)
@@ -235,9 +239,7 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 		return &fakeSubject{}
 	}), "another component's store is not stopped")
 	require.NoError(t, other.Shutdown(context.Background()))
-	evaluators.Lock()
-	defer evaluators.Unlock()
-	assert.NotContains(t, evaluators.m, cfg, "forgotten after the last Shutdown")
+	assert.False(t, evs.has(cfg), "forgotten after the last Shutdown")
 }
 
 // onlyValue is the results of the one call in m.

@@ -3,8 +3,8 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -12,193 +12,50 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
-	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
-// judgeBuilder makes the judge and one scorer per configured entry at
-// Start (tests pass fake scorers here).
-type judgeBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error)
-
-// llmEvalProcessor selects and samples generation spans and admits them
-// to the store, which holds them while they are scored; everything else
-// is forwarded at once. It is its own consumer (rather than a
-// processorhelper one) so that its outgoing item count includes the spans
-// forwarded later.
+// llmEvalProcessor is the traces instance: it selects and samples
+// generation spans and admits them to the store of its evaluator, which
+// holds them while they are scored; everything else is forwarded at once.
+// It is its own consumer (rather than a processorhelper one) so that its
+// outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
-	cfg        *Config
-	set        component.TelemetrySettings
-	tel        *telemetry
-	buildJudge judgeBuilder
-	sampler    traceSampler
-	now        func() time.Time
+	*evaluator // shared with the logs instance of the component
 	out        *spanOutput
-	store      *evalStore
-	join       *traceJoin             // the trace context index and join
-	filter     spanFilter             // include, exclude
-	scorerSel  scorerFilters          // scorers[].include, exclude
-	agents     bool                   // a scorer targets agent spans
-	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
-	// shared, when set, owns the judge and store, which this instance
-	// shares with the logs instance of the same component (shared.go).
-	shared *sharedEvaluator
-	// storage keeps held items across a crash (durable.go); nil when off.
-	storage *itemStorage
+	released   atomic.Bool // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
-func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, error) {
-	p := &llmEvalProcessor{
-		cfg:        cfg,
-		set:        set.TelemetrySettings,
-		buildJudge: build,
-		sampler:    newTraceSampler(cfg.Sampling.Percentage),
-		now:        time.Now,
-		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
+	return &llmEvalProcessor{
+		evaluator: ev,
+		out:       &spanOutput{next: next, tel: ev.tel, redact: ev.redact, lateResults: ev.cfg.LateResults},
 	}
-	tel, err := newTelemetry(set, cfg, p.redact, p.observeHeld, p.observeQueue)
-	if err != nil {
-		return nil, err
-	}
-	p.tel = tel
-	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
-	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
-	if p.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
-		return nil, fmt.Errorf("llm_eval: %w", err)
-	}
-	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
-		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
-	}
-	for _, sc := range cfg.Scorers {
-		p.agents = p.agents || sc.hasTarget(targetAgent)
-	}
-	if p.join, err = newTraceJoin(cfg, tel); err != nil {
-		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
-	}
-	if err := tel.observeIndex(p.join.ix, p.join.readsSteps()); err != nil {
-		return nil, err
-	}
-	if cfg.Storage != nil {
-		p.storage = newItemStorage(*cfg.Storage, set.ID, tel, p.redact)
-	}
-	return p, nil
 }
-
-func (p *llmEvalProcessor) observeHeld(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(p.store.heldCount()))
-	return nil
-}
-
-func (p *llmEvalProcessor) observeQueue(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(p.store.queued()))
-	return nil
-}
-
-// redact removes every configured secret from text written out or logged.
-func (p *llmEvalProcessor) redact(s string) string { return p.secrets.Scrub(s) }
 
 // Capabilities reports that spans are modified (annotated, moved out).
 func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// Start builds the judge and starts the store's workers, once for all
-// instances sharing them.
+// Start starts the evaluator, once for both instances of a component.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
-	all, err := true, error(nil)
-	if p.shared != nil {
-		all, err = p.shared.start(ctx, host)
-	} else {
-		err = p.startEvaluator(ctx, host)
-	}
-	if err != nil {
-		return err
-	}
-	p.recoverSpans()
-	if all {
-		p.recoverPairs()
-	}
-	return nil
+	return p.evaluator.start(ctx, host)
 }
 
-// startEvaluator builds the judge and starts the store's workers.
-func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Host) error {
-	js, err := p.buildJudge(ctx, p.cfg, host, p.set, judgeHooks{
-		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
-		onBreakerState: p.tel.circuitChanged,
-		onSplit:        p.tel.instructionSplit,
-	})
-	if err != nil {
-		return fmt.Errorf("llm_eval: building scorers: %w", err)
-	}
-	if len(js.scorers) != len(p.cfg.Scorers) {
-		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(p.cfg.Scorers))
-	}
-	var circuit circuitStater
-	if js.breaker != nil {
-		circuit = js.breaker
-	}
-	var cache cacheStater
-	if js.cache != nil {
-		cache = js.cache
-	}
-	if err := p.tel.observeJudge(circuit, cache); err != nil {
-		return err
-	}
-	if js.splits != nil {
-		if err := p.tel.observeSplitCache(js.splits); err != nil {
-			return err
-		}
-	}
-	scorers := make([]configuredScorer, len(js.scorers))
-	for i, s := range js.scorers {
-		scorers[i] = configuredScorer{cfg: p.cfg.Scorers[i], scorer: s}
-	}
-	if p.storage != nil {
-		if err := p.storage.open(ctx, host); err != nil {
-			return fmt.Errorf("llm_eval: %w", err)
-		}
-		p.store.journal = p.storage
-	}
-	p.store.start(scorers)
-	return nil
-}
-
-// Shutdown forwards every held span with the results it has and waits
-// for the evaluations in flight; with a shared evaluator, when the last
-// instance sharing it shuts down.
+// Shutdown releases the evaluator: the first instance to do so sends every
+// held item on with the results it has (evaluator.go).
 func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
-	if p.shared != nil {
-		return p.shared.release(ctx)
-	}
-	return p.stopEvaluator(ctx)
-}
-
-// stopEvaluator shuts the store, the telemetry and the storage down.
-func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
-	return errors.Join(p.stopStore(ctx), p.closeStorage(ctx))
-}
-
-// stopStore shuts the store and the telemetry down: every held item
-// leaves.
-func (p *llmEvalProcessor) stopStore(ctx context.Context) error {
-	err := p.store.shutdown(ctx)
-	p.tel.shutdown()
-	return err
-}
-
-// closeStorage closes the storage client, once nothing can write to it.
-func (p *llmEvalProcessor) closeStorage(ctx context.Context) error {
-	if p.storage == nil {
+	if p.released.Swap(true) {
 		return nil
 	}
-	return p.storage.close(ctx)
+	return p.evaluator.release(ctx)
 }
 
 // ConsumeTraces forwards the batch at once, minus the sampled generation
@@ -472,16 +329,11 @@ func (p *llmEvalProcessor) recoverSpans() {
 
 // recoverPairs puts the calls stored with both halves back into the store
 // as one item, or forwards them, like recoverSpans; p is the traces
-// instance. Such a call leaves through the consumers of both instances (its
-// span, its result records): it runs in the Start of the last instance to
-// start, once both have started.
-func (p *llmEvalProcessor) recoverPairs() {
+// instance and logs the logs instance, if any. Such a call leaves through
+// the consumers of both instances (its span, its result records).
+func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
 	if p.storage == nil {
 		return
-	}
-	var logs *logsProcessor
-	if p.shared != nil {
-		logs = p.shared.logsInstance()
 	}
 	for _, rec := range p.storage.take(heldrecord.KindPair) {
 		call := &pairedCall{}

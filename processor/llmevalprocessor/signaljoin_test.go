@@ -72,9 +72,10 @@ func (h *bothHarness) create(t testing.TB, cfg *Config, scorers ...scoring.Score
 	build := fakeJudge(scorers)
 	set := metadatatest.NewSettings(h.tel)
 	var err error
-	h.traces, err = createTracesWith(build)(context.Background(), set, cfg, h.spans)
+	f := newFactoryWith(build) // one factory: the two instances share an evaluator
+	h.traces, err = f.CreateTraces(context.Background(), set, cfg, h.spans)
 	require.NoError(t, err)
-	h.logs, err = createLogsWith(build)(context.Background(), set, cfg, h.recs)
+	h.logs, err = f.CreateLogs(context.Background(), set, cfg, h.recs)
 	require.NoError(t, err)
 }
 

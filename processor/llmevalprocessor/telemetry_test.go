@@ -120,7 +120,7 @@ func TestJudgeFailuresDoNotFloodLogs(t *testing.T) {
 		b.generation(randomTraceID(), "q", "a")
 	}
 	require.NoError(t, proc.ConsumeTraces(context.Background(), b.td))
-	require.Eventually(t, func() bool { return sink.SpanCount() == 5 && unfinishedCount(p) == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return sink.SpanCount() == 5 && unfinishedCount(p.store) == 0 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, proc.Shutdown(context.Background()))
 
 	failures := logs.FilterMessageSnippet("evaluation failed")

@@ -1,0 +1,301 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llm-eval/llm_eval/scoring/redact"
+)
+
+// evaluator is the judge, store, storage and telemetry of one llm_eval
+// component, shared by its traces and logs instances: queue_size and
+// max_concurrency then bound the component, not each signal. The
+// collector hands both instances of a component the same *Config, so the
+// factory's evaluators keeps one evaluator per *Config, in the way
+// contrib's internal/sharedcomponent shares a receiver between signals.
+//
+// Each instance acquires it when created, starts it in its Start and
+// releases it in its Shutdown. The rule of its life:
+//   - the judge is built and the store started by the first Start;
+//   - recovery from storage runs once, in the Start that completes the set
+//     of instances created, when the consumers of every instance run;
+//   - the store stops at the first Shutdown;
+//   - the storage closes at the last Shutdown.
+//
+// Stopping at the first Shutdown, not the last, is what delivers: the
+// collector shuts a component down before its consumers, so when the first
+// instance stops, the consumers of every instance are still running and
+// take the held items of both signals. Had the store waited for the last
+// instance, the items of an instance already shut down would go to
+// consumers that may have stopped. Items arriving afterwards pass through
+// with shutdown markers, as they do on a single instance. The storage stays
+// open until the last Shutdown: the logs instance, shut down after the
+// traces instance, still reads the calls it was joining and deletes their
+// held records.
+type evaluator struct {
+	cfg        *Config
+	set        component.TelemetrySettings
+	tel        *telemetry
+	buildJudge judgeBuilder
+	sampler    traceSampler
+	now        func() time.Time
+	store      *evalStore
+	join       *traceJoin             // the trace context index and join
+	filter     spanFilter             // include, exclude
+	scorerSel  scorerFilters          // scorers[].include, exclude
+	agents     bool                   // a scorer targets agent spans
+	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
+	// storage keeps held items across a crash (storage.go); nil when off.
+	storage *itemStorage
+
+	owner *evaluators // forgets the evaluator at its last release
+
+	mu      sync.Mutex
+	refs    int // instances acquired and not released
+	signals map[pipeline.Signal]bool
+	// traces and logs are the instances: recovery hands each the items of
+	// its signal, and a call stored with both halves to both.
+	traces    *llmEvalProcessor
+	logs      *logsProcessor
+	started   bool
+	starts    int // instances started
+	recovered bool
+	stopped   bool
+}
+
+func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*evaluator, error) {
+	ev := &evaluator{
+		cfg:        cfg,
+		set:        set.TelemetrySettings,
+		buildJudge: build,
+		sampler:    newTraceSampler(cfg.Sampling.Percentage),
+		now:        time.Now,
+		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+		signals:    map[pipeline.Signal]bool{},
+	}
+	tel, err := newTelemetry(set, cfg, ev.redact, ev.observeHeld, ev.observeQueue)
+	if err != nil {
+		return nil, err
+	}
+	ev.tel = tel
+	ev.store = newEvalStore(cfg, tel, func() time.Time { return ev.now() })
+	if ev.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
+		return nil, fmt.Errorf("llm_eval: %w", err)
+	}
+	if ev.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
+	}
+	for _, sc := range cfg.Scorers {
+		ev.agents = ev.agents || sc.hasTarget(targetAgent)
+	}
+	if ev.join, err = newTraceJoin(cfg, tel); err != nil {
+		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
+	}
+	if err := tel.observeIndex(ev.join.ix, ev.join.readsSteps()); err != nil {
+		return nil, err
+	}
+	if cfg.Storage != nil {
+		ev.storage = newItemStorage(*cfg.Storage, set.ID, tel, ev.redact)
+	}
+	return ev, nil
+}
+
+func (ev *evaluator) observeHeld(_ context.Context, o metric.Int64Observer) error {
+	o.Observe(int64(ev.store.heldCount()))
+	return nil
+}
+
+func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) error {
+	o.Observe(int64(ev.store.queued()))
+	return nil
+}
+
+// redact removes every configured secret from text written out or logged.
+func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
+
+// setTraces remembers the traces instance.
+func (ev *evaluator) setTraces(tp *llmEvalProcessor) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.traces = tp
+}
+
+// setLogs remembers the logs instance.
+func (ev *evaluator) setLogs(lp *logsProcessor) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.logs = lp
+}
+
+// start is one instance's Start. The first builds the judge and starts
+// the store; the one that completes the set of instances acquired runs
+// recovery: the collector starts each instance after its own consumers
+// only, so only then do the consumers of both signals run.
+func (ev *evaluator) start(ctx context.Context, host component.Host) error {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if !ev.started {
+		if err := ev.startStore(ctx, host); err != nil {
+			return err
+		}
+		ev.started = true
+	}
+	ev.starts++
+	if ev.starts < ev.refs || ev.recovered {
+		return nil
+	}
+	ev.recovered = true
+	ev.recover()
+	return nil
+}
+
+// startStore builds the judge, opens the storage and starts the store's
+// workers. Called with mu held.
+func (ev *evaluator) startStore(ctx context.Context, host component.Host) error {
+	js, err := ev.buildJudge(ctx, ev.cfg, host, ev.set, judgeHooks{
+		onRetry:        func() { ev.tel.judgeRetry(context.Background()) },
+		onBreakerState: ev.tel.circuitChanged,
+		onSplit:        ev.tel.instructionSplit,
+	})
+	if err != nil {
+		return fmt.Errorf("llm_eval: building scorers: %w", err)
+	}
+	if len(js.scorers) != len(ev.cfg.Scorers) {
+		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(ev.cfg.Scorers))
+	}
+	var circuit circuitStater
+	if js.breaker != nil {
+		circuit = js.breaker
+	}
+	var cache cacheStater
+	if js.cache != nil {
+		cache = js.cache
+	}
+	if err := ev.tel.observeJudge(circuit, cache); err != nil {
+		return err
+	}
+	if js.splits != nil {
+		if err := ev.tel.observeSplitCache(js.splits); err != nil {
+			return err
+		}
+	}
+	scorers := make([]configuredScorer, len(js.scorers))
+	for i, s := range js.scorers {
+		scorers[i] = configuredScorer{cfg: ev.cfg.Scorers[i], scorer: s}
+	}
+	if ev.storage != nil {
+		if err := ev.storage.open(ctx, host); err != nil {
+			return fmt.Errorf("llm_eval: %w", err)
+		}
+		ev.store.journal = ev.storage
+	}
+	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
+		// Every instance exists before the first starts: one call, one
+		// evaluation across the two signals.
+		ev.store.joinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
+	}
+	ev.store.start(scorers)
+	return nil
+}
+
+// recover hands the items found in storage to the instances of their
+// signals: spans, then log calls (with the records that were waiting for
+// the rest of their call), then calls stored with both halves. Called
+// once, with mu held.
+func (ev *evaluator) recover() {
+	if ev.storage == nil {
+		return
+	}
+	if ev.traces != nil {
+		ev.traces.recoverSpans()
+	}
+	if ev.logs != nil {
+		ev.logs.recoverCalls()
+	}
+	if ev.traces != nil {
+		ev.traces.recoverPairs(ev.logs)
+	}
+}
+
+// release is one instance's Shutdown. The first stops the store, which
+// sends every held item on; the last closes the storage and forgets the
+// evaluator.
+func (ev *evaluator) release(ctx context.Context) error {
+	ev.mu.Lock()
+	ev.refs--
+	last := ev.refs <= 0
+	first := !ev.stopped
+	ev.stopped = true
+	ev.mu.Unlock()
+	var err error
+	if first {
+		err = ev.store.shutdown(ctx)
+		ev.tel.shutdown()
+	}
+	if last {
+		ev.owner.forget(ev)
+		if ev.storage != nil {
+			err = errors.Join(err, ev.storage.close(ctx))
+		}
+	}
+	return err
+}
+
+// evaluators is the evaluator of each llm_eval configuration in use, one
+// per factory.
+type evaluators struct {
+	build judgeBuilder
+	mu    sync.Mutex
+	m     map[*Config]*evaluator
+}
+
+func newEvaluators(build judgeBuilder) *evaluators {
+	return &evaluators{build: build, m: map[*Config]*evaluator{}}
+}
+
+// acquire returns the evaluator of cfg for a new instance of signal,
+// creating it for the first.
+func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeline.Signal) (*evaluator, error) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	ev, ok := es.m[cfg]
+	if !ok {
+		var err error
+		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
+			return nil, err
+		}
+		ev.owner = es
+		es.m[cfg] = ev
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.refs++
+	ev.signals[signal] = true
+	return ev, nil
+}
+
+// forget drops ev once its last instance released it.
+func (es *evaluators) forget(ev *evaluator) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.m[ev.cfg] == ev {
+		delete(es.m, ev.cfg)
+	}
+}
+
+// has reports whether cfg has an evaluator now.
+func (es *evaluators) has(cfg *Config) bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	_, ok := es.m[cfg]
+	return ok
+}
