@@ -3,44 +3,24 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"encoding/binary"
 	"math/rand/v2"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 )
 
-// evalResult is one scorer's finished evaluation of one span.
-type evalResult struct {
-	scorer string // configured scorer name
-	result scoring.Result
-	at     time.Time // when the result was produced
-	ran    bool      // a scorer was run (not a span found not scorable up front)
-	// skipped: the scorer does not apply to the item (its include, exclude
-	// or when); the result is not written or counted.
-	skipped bool
-}
-
-// label is the result's verdict; anything unknown counts as an error.
-func (r evalResult) label() scoring.Label { return resultLabel(r.result) }
-
-// errorType is the error.type of a failed evaluation.
-func (r evalResult) errorType() string { return resultErrorType(r.result) }
-
-// explanation is the reason of a verdict, or the message of a failure.
-func (r evalResult) explanation(redact func(string) string) string {
-	return resultExplanation(r.result, redact)
-}
+// evalResult is one scorer's finished evaluation of one item.
+type evalResult = evalstore.Result
 
 // annotateSpan writes one gen_ai.evaluation.result event and the flat
 // llm_eval.<name>.* attributes for the result onto span.
 func annotateSpan(span ptrace.Span, r evalResult, responseID string, redact func(string) string) {
-	o := newOutcome(r.scorer, r.result, redact)
+	o := newOutcome(r.Scorer, r.Result, redact)
 	ev := span.Events().AppendEmpty()
 	ev.SetName(evalconv.EventName)
-	ev.SetTimestamp(pcommon.NewTimestampFromTime(r.at))
+	ev.SetTimestamp(pcommon.NewTimestampFromTime(r.At))
 	o.putEventAttributes(ev.Attributes(), responseID)
 	o.putFlatAttributes(span.Attributes())
 }
@@ -78,12 +58,12 @@ func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalResult, redact 
 	span.SetParentSpanID(of.spanID)
 	span.SetName(evalconv.LateSpanName)
 	span.SetKind(ptrace.SpanKindInternal)
-	ts := pcommon.NewTimestampFromTime(r.at)
+	ts := pcommon.NewTimestampFromTime(r.At)
 	span.SetStartTimestamp(ts)
 	span.SetEndTimestamp(ts)
 	attrs := span.Attributes()
 	attrs.PutStr(evalconv.AttrOperationName, evalconv.OperationEvaluation)
-	attrs.PutStr(evalconv.AttrName, r.scorer)
+	attrs.PutStr(evalconv.AttrName, r.Scorer)
 	if of.model != "" {
 		attrs.PutStr(evalconv.AttrRequestModel, of.model)
 	}

@@ -593,7 +593,7 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 	first := newBatch()
 	first.generation(randomTraceID(), "q", "first")
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), first.td))
-	require.Equal(t, 1, l.p.store.heldCount())
+	require.Equal(t, 1, l.p.store.HeldCount())
 
 	client.blocked.Store(true)
 	close(gate) // the first span leaves; its delete stalls
@@ -604,7 +604,7 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 	go func() { consumed <- l.p.ConsumeTraces(context.Background(), second.td) }()
 	admitted := make(chan struct{})
 	go func() {
-		for l.p.store.heldCount() != 1 || l.sink.SpanCount() != 1 {
+		for l.p.store.HeldCount() != 1 || l.sink.SpanCount() != 1 {
 			time.Sleep(time.Millisecond)
 		}
 		close(admitted)
@@ -741,7 +741,7 @@ func TestStorageRecoveredAgentWithoutContent(t *testing.T) {
 	l := mustStartLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias), hangingScorer(scoring.TaskCompletion))
 	run := newAgentRun("", "")
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), run.td))
-	require.Equal(t, 1, l.p.store.heldCount())
+	require.Equal(t, 1, l.p.store.HeldCount())
 	l.crash()
 
 	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)

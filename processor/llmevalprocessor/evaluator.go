@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
@@ -109,12 +111,12 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 }
 
 func (ev *evaluator) observeHeld(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(ev.store.heldCount()))
+	o.Observe(int64(ev.store.HeldCount()))
 	return nil
 }
 
 func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(ev.store.queued()))
+	o.Observe(int64(ev.store.Queued()))
 	return nil
 }
 
@@ -187,23 +189,25 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 			return err
 		}
 	}
-	scorers := make([]configuredScorer, len(js.scorers))
+	scorers := make([]evalstore.Scorer[ScorerConfig], len(js.scorers))
 	for i, s := range js.scorers {
-		scorers[i] = configuredScorer{cfg: ev.cfg.Scorers[i], scorer: s}
+		sc := ev.cfg.Scorers[i]
+		scorers[i] = evalstore.Scorer[ScorerConfig]{Config: sc, Name: sc.Name, Waits: scorerWaits(sc), Run: s}
 	}
+	var journal evalstore.Journal[ScorerConfig]
 	if ev.storage != nil {
 		if err := ev.storage.open(ctx, host); err != nil {
 			return fmt.Errorf("llm_eval: %w", err)
 		}
-		ev.store.journal = ev.storage
+		journal = ev.storage
 	}
 	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
 		// Every instance exists before the first starts: one call, one
 		// evaluation across the two signals.
-		ev.store.joinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
-			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
+		ev.store.JoinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, newPairedCall)
 	}
-	ev.store.start(scorers)
+	ev.store.Start(scorers, journal)
 	return nil
 }
 
@@ -238,7 +242,7 @@ func (ev *evaluator) release(ctx context.Context) error {
 	ev.mu.Unlock()
 	var err error
 	if first {
-		err = ev.store.shutdown(ctx)
+		err = ev.store.Shutdown(ctx)
 		ev.tel.shutdown()
 	}
 	if last {
@@ -299,3 +303,30 @@ func (es *evaluators) has(cfg *Config) bool {
 	_, ok := es.m[cfg]
 	return ok
 }
+
+// The store of an evaluator holds subjects read with a scorer's
+// configuration (internal/evalstore).
+type (
+	evalStore   = evalstore.Store[ScorerConfig]
+	evalSubject = evalstore.Subject[ScorerConfig]
+)
+
+// newEvalStore makes the store of cfg, telling tel what it does.
+func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
+	evalTimeout := cfg.Judge.ClientConfig.Timeout
+	if evalTimeout <= 0 {
+		evalTimeout = defaultJudgeTimeout
+	}
+	return evalstore.New[ScorerConfig](evalstore.Settings{
+		MaxWait:     cfg.MaxWait,
+		EvalTimeout: evalTimeout,
+		Capacity:    cfg.QueueSize,
+		Workers:     cfg.Judge.MaxConcurrency,
+		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
+		Now:         now,
+		Observer:    storeObserver{tel},
+	})
+}
+
+// errorResult is a failed evaluation of type t.
+func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }

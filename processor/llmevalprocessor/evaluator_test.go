@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -82,7 +83,7 @@ func TestEvaluatorLifecycle(t *testing.T) {
 			assert.Equal(t, int32(1), st.opened.Load(), "one storage client")
 
 			require.NoError(t, first.Shutdown(context.Background()))
-			assert.Equal(t, rejectedClosed, store.admit(context.Background(), nil), "the first Shutdown stops the store")
+			assert.Equal(t, evalstore.RejectedClosed, store.Admit(context.Background(), nil), "the first Shutdown stops the store")
 			assert.Zero(t, st.closed.Load(), "the storage stays open for the instance still running")
 			assert.True(t, evs.has(cfg))
 

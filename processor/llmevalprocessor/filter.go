@@ -4,14 +4,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// scorerSkipper is a subject some scorers may not apply to.
-type scorerSkipper interface {
-	// skips reports whether the scorer does not apply to the item: its
-	// include, exclude or when says no. The store calls it at dispatch,
-	// with its lock held.
-	skips(sc ScorerConfig) bool
-}
-
 // scorerFilters are the compiled per-scorer include and exclude, by
 // scorer name; scorers without a filter are absent.
 type scorerFilters map[string]spanFilter

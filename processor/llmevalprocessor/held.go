@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
@@ -19,11 +20,11 @@ import (
 // Why a sampled span left without any score.
 const (
 	reasonQueueFull   = "queue_full"
-	reasonMaxWait     = "max_wait"
-	reasonShutdown    = "shutdown"
-	reasonNotScorable = "not_scorable"
-	reasonError       = "error"
-	reasonRestarted   = "restarted" // found in storage at start after max_wait
+	reasonMaxWait     = evalstore.ReasonMaxWait
+	reasonShutdown    = evalstore.ReasonShutdown
+	reasonNotScorable = evalstore.ReasonNotScorable
+	reasonError       = evalstore.ReasonError
+	reasonRestarted   = evalstore.ReasonRestarted
 )
 
 // Why a sampled generation was not evaluated at all (spans_skipped).
@@ -111,7 +112,7 @@ func agentNameOf(span ptrace.Span) string {
 }
 
 // caseFor builds what the scorer evaluates.
-func (h *heldSpan) caseFor(cfg ScorerConfig) scoring.Case {
+func (h *heldSpan) Case(cfg ScorerConfig) scoring.Case {
 	c := caseFromGeneration(h.gen, h.of, cfg)
 	c.Context = h.caseContext(cfg) // the span's own context plus its trace's
 	if h.agent && h.join != nil && readsTrajectory(cfg) {
@@ -170,12 +171,12 @@ func ownContext(gen genai.Generation, cfg ScorerConfig) []string {
 }
 
 // leave annotates the span with its results and forwards it.
-func (h *heldSpan) leave(ctx context.Context, results []evalResult) {
+func (h *heldSpan) Leave(ctx context.Context, results []evalResult) {
 	td := h.td
 	h.td = ptrace.Traces{}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	for _, r := range results {
-		if r.skipped {
+		if r.Skipped {
 			continue
 		}
 		annotateSpan(span, r, h.of.responseID, h.out.redact)
@@ -185,17 +186,17 @@ func (h *heldSpan) leave(ctx context.Context, results []evalResult) {
 
 // late emits a result that finished after the span left as a child span,
 // or only counts it, as late_results says.
-func (h *heldSpan) late(ctx context.Context, r evalResult) {
+func (h *heldSpan) Late(ctx context.Context, r evalResult) {
 	if !h.out.emitsLate(r) {
-		h.out.tel.lateResultDropped(ctx, r.scorer)
+		h.out.tel.lateResultDropped(ctx, r.Scorer)
 		return
 	}
-	h.out.tel.lateResult(ctx, r.scorer)
+	h.out.tel.lateResult(ctx, r.Scorer)
 	h.out.forwardLater(ctx, newLateSpan(h.lateTemplate, h.of, r, h.out.redact))
 }
 
 // skips implements scorerSkipper for a held generation.
-func (h *heldSpan) skips(sc ScorerConfig) bool {
+func (h *heldSpan) Skips(sc ScorerConfig) bool {
 	target := targetGeneration
 	if h.agent {
 		target = targetAgent
@@ -263,7 +264,7 @@ func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
 // scorer that reads context from the trace has none of its own and the
 // trace has none for it yet; an agent span judged on its trajectory also
 // waits while its run looks unfinished (trajectory.Pending).
-func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
+func (h *heldSpan) WaitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
 		return h.of.traceID, false
 	}
@@ -305,7 +306,7 @@ func (h *heldSpan) trajectoryPending() bool {
 // content is held for its trajectory scorers alone, and every other scorer
 // finds it not scorable, as it would have without them (one whose answer
 // is only tool calls is skipped by them instead, skips).
-func (h *heldSpan) resultUpFront(sc ScorerConfig) (scoring.Result, bool) {
+func (h *heldSpan) ResultUpFront(sc ScorerConfig) (scoring.Result, bool) {
 	if h.missing == "" || readsTrajectory(sc) {
 		return scoring.Result{}, false
 	}

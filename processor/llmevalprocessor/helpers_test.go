@@ -172,9 +172,7 @@ func (h *harness) drain() {
 
 // unfinishedCount is the number of admitted spans with unfinished evaluations.
 func unfinishedCount(s *evalStore) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unfinished
+	return s.Stats().Unfinished
 }
 
 // outSpan is a span found in the sink with what it came with.

@@ -11,7 +11,9 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-) // logCall is one GenAI call read from log records; it is the evalSubject
+)
+
+// logCall is one GenAI call read from log records; it is the evalSubject
 // of the logs signal. Its results leave as new records under the resource
 // and scope of the call's first record.
 type logCall struct {
@@ -39,12 +41,12 @@ func callAttributes(recs plog.LogRecordSlice) pcommon.Map {
 	return attrs
 }
 
-func (c *logCall) caseFor(cfg ScorerConfig) scoring.Case {
+func (c *logCall) Case(cfg ScorerConfig) scoring.Case {
 	return caseFromGeneration(c.gen, c.of, cfg)
 }
 
 // skips implements scorerSkipper: a log call is a generation.
-func (c *logCall) skips(sc ScorerConfig) bool {
+func (c *logCall) Skips(sc ScorerConfig) bool {
 	if !sc.appliesTo(targetGeneration, c.excluded) {
 		return true
 	}
@@ -52,13 +54,13 @@ func (c *logCall) skips(sc ScorerConfig) bool {
 }
 
 // leave emits one result record per scorer that applies to the call.
-func (c *logCall) leave(ctx context.Context, results []evalResult) {
+func (c *logCall) Leave(ctx context.Context, results []evalResult) {
 	ld, recs := newResultLogs(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
-		if r.skipped {
+		if r.Skipped {
 			continue
 		}
-		rec := appendResultRecord(recs, c.of, r.scorer, r.result, r.at, c.p.core.redact)
+		rec := appendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.p.core.redact)
 		if c.onSpan {
 			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
 		}
@@ -70,14 +72,14 @@ func (c *logCall) leave(ctx context.Context, results []evalResult) {
 
 // late emits a result that finished after the others left, or only counts
 // it, as late_results says.
-func (c *logCall) late(ctx context.Context, r evalResult) {
+func (c *logCall) Late(ctx context.Context, r evalResult) {
 	tel := c.p.core.tel
 	if !lateEmitted(c.p.core.cfg.LateResults, r) {
-		tel.lateResultDropped(ctx, r.scorer)
+		tel.lateResultDropped(ctx, r.Scorer)
 		return
 	}
-	tel.lateResult(ctx, r.scorer)
-	c.leave(ctx, []evalResult{r})
+	tel.lateResult(ctx, r.Scorer)
+	c.Leave(ctx, []evalResult{r})
 }
 
 // markAll emits the same result for every scorer without running any
@@ -91,13 +93,13 @@ func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string
 		}
 		r := res
 		r.Scorer = sc.Name
-		results = append(results, evalResult{scorer: sc.Name, at: now, result: r})
+		results = append(results, evalResult{Scorer: sc.Name, At: now, Result: r})
 		if record {
 			c.p.core.tel.recordResult(ctx, results[len(results)-1])
 		}
 	}
 	c.p.core.tel.spanUnscored(ctx, reason)
-	c.leave(ctx, results)
+	c.Leave(ctx, results)
 }
 
 // record implements storedSubject for a log call.

@@ -100,7 +100,7 @@ func TestOutcomeMatchesSpanAnnotation(t *testing.T) {
 	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			span := ptrace.NewSpan()
-			annotateSpan(span, evalResult{scorer: "bias", result: tt.result, at: time.Unix(1, 0)}, "chatcmpl-1", redactTestKey)
+			annotateSpan(span, evalResult{Scorer: "bias", Result: tt.result, At: time.Unix(1, 0)}, "chatcmpl-1", redactTestKey)
 			require.Equal(t, 1, span.Events().Len())
 
 			records := plog.NewLogRecordSlice()

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
@@ -173,22 +174,22 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
 		if gen.Missing == genai.MissingToolCalls {
-			if store.settleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != settledLate {
+			if store.SettleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != evalstore.SettledLate {
 				p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
 			}
 			continue
 		}
 		if gen.Missing != "" {
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
-			if store.settleHalf(ctx, key, pairing.Events, call, notScorable, false) == settledAlone {
+			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
 				call.markAll(ctx, notScorable, reasonNotScorable, true)
 			}
 			continue
 		}
-		switch store.admitHalf(ctx, key, pairing.Events, true, func() evalSubject { return call }) {
-		case rejectedFull:
+		switch store.AdmitHalf(ctx, key, pairing.Events, true, func() evalSubject { return call }) {
+		case evalstore.RejectedFull:
 			call.markAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
-		case rejectedClosed:
+		case evalstore.RejectedClosed:
 			call.markAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 		}
 	}
@@ -224,14 +225,14 @@ func (p *logsProcessor) recoverCalls() {
 	if st == nil {
 		return
 	}
-	joinsSignals := p.core.store.joining.Load()
+	joinsSignals := p.core.store.Joining()
 	for _, rec := range st.take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
-			p.core.store.recover(&pairedCall{events: call}, rec)
+			p.core.store.Recover(&pairedCall{events: call}, recovered(rec))
 			continue
 		}
-		p.core.store.recover(call, rec)
+		p.core.store.Recover(call, recovered(rec))
 	}
 	st.mu.Lock()
 	joining, admitted := st.joining, st.storedCalls

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -228,14 +229,14 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)))
 
 	require.NoError(t, tp.Shutdown(context.Background()))
-	assert.Equal(t, rejectedClosed, traces.store.admit(context.Background(), nil), "the first Shutdown stops the store")
+	assert.Equal(t, evalstore.RejectedClosed, traces.store.Admit(context.Background(), nil), "the first Shutdown stops the store")
 	require.NoError(t, lp.ConsumeLogs(context.Background(), readLogsFile(t, "details_structured.json")))
 	_, results = (&logsHarness{sink: logSink}).split()
 	require.Len(t, results, 2)
 	assert.Equal(t, []string{"error:" + string(scoring.ErrorShutdown)}, onlyValue(resultsBySpan(results[1:])))
 	require.NoError(t, lp.Shutdown(context.Background()))
 
-	assert.Equal(t, admitted, other.(*logsProcessor).core.store.admit(context.Background(), func() evalSubject {
+	assert.Equal(t, evalstore.Admitted, other.(*logsProcessor).core.store.Admit(context.Background(), func() evalSubject {
 		return &fakeSubject{}
 	}), "another component's store is not stopped")
 	require.NoError(t, other.Shutdown(context.Background()))
@@ -255,9 +256,10 @@ func onlyValue(m map[string][]string) []string {
 // fakeSubject is an evalSubject that discards its results.
 type fakeSubject struct{}
 
-func (*fakeSubject) caseFor(ScorerConfig) scoring.Case   { return scoring.Case{} }
-func (*fakeSubject) leave(context.Context, []evalResult) {}
-func (*fakeSubject) late(context.Context, evalResult)    {}
+func (*fakeSubject) Case(ScorerConfig) scoring.Case      { return scoring.Case{} }
+func (*fakeSubject) Skips(ScorerConfig) bool             { return false }
+func (*fakeSubject) Leave(context.Context, []evalResult) {}
+func (*fakeSubject) Late(context.Context, evalResult)    {}
 
 func testSettingsFor(t *testing.T) processor.Settings {
 	tel := componenttest.NewTelemetry()

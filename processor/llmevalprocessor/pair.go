@@ -4,10 +4,14 @@ import (
 	"context"
 	"time"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-) // pairedCall is the subject of a call held in the call table: its span,
+)
+
+// pairedCall is the subject of a call held in the call table: its span,
 // its log events, or both once the second half joined. One evaluation
 // serves both: the results go on the span and into result records.
 type pairedCall struct {
@@ -15,9 +19,12 @@ type pairedCall struct {
 	events *logCall  // nil until the events came
 }
 
-// add takes a half. A span without content of its own is judged on the
+// newPairedCall is the empty subject of a call seen on both signals.
+func newPairedCall() evalstore.Pair[ScorerConfig] { return &pairedCall{} }
+
+// Join takes a half. A span without content of its own is judged on the
 // content of its events.
-func (c *pairedCall) add(half evalSubject) {
+func (c *pairedCall) Join(half evalSubject) {
 	switch h := half.(type) {
 	case *heldSpan:
 		c.span = h
@@ -33,47 +40,47 @@ func (c *pairedCall) add(half evalSubject) {
 	}
 }
 
-func (c *pairedCall) caseFor(cfg ScorerConfig) scoring.Case {
+func (c *pairedCall) Case(cfg ScorerConfig) scoring.Case {
 	if c.span != nil {
-		return c.span.caseFor(cfg)
+		return c.span.Case(cfg)
 	}
-	return c.events.caseFor(cfg)
+	return c.events.Case(cfg)
 }
 
-func (c *pairedCall) skips(sc ScorerConfig) bool {
+func (c *pairedCall) Skips(sc ScorerConfig) bool {
 	if c.span != nil {
-		return c.span.skips(sc)
+		return c.span.Skips(sc)
 	}
-	return c.events.skips(sc)
+	return c.events.Skips(sc)
 }
 
-func (c *pairedCall) waitsForContext() (pcommon.TraceID, bool) {
+func (c *pairedCall) WaitsForContext() (pcommon.TraceID, bool) {
 	if c.span != nil {
-		return c.span.waitsForContext()
+		return c.span.WaitsForContext()
 	}
 	return c.events.of.traceID, false
 }
 
-func (c *pairedCall) leave(ctx context.Context, results []evalResult) {
+func (c *pairedCall) Leave(ctx context.Context, results []evalResult) {
 	if c.span != nil {
-		c.span.leave(ctx, results)
+		c.span.Leave(ctx, results)
 	}
 	if c.events != nil {
-		c.events.leave(ctx, results)
+		c.events.Leave(ctx, results)
 	}
 }
 
 // late writes a late result to both halves; it is counted once.
-func (c *pairedCall) late(ctx context.Context, r evalResult) {
+func (c *pairedCall) Late(ctx context.Context, r evalResult) {
 	switch {
 	case c.span == nil:
-		c.events.late(ctx, r)
+		c.events.Late(ctx, r)
 	case c.events == nil:
-		c.span.late(ctx, r)
+		c.span.Late(ctx, r)
 	default:
-		c.span.late(ctx, r)
+		c.span.Late(ctx, r)
 		if lateEmitted(c.events.p.core.cfg.LateResults, r) {
-			c.events.leave(ctx, []evalResult{r})
+			c.events.Leave(ctx, []evalResult{r})
 		}
 	}
 }
@@ -88,4 +95,17 @@ func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
 		return c.span.record(admitted)
 	}
 	return c.events.record(admitted)
+}
+
+// Call is the call's key, the halves it has, and whether, with one half
+// only, it waits for the other: a span without content of its own, or log
+// events without their span.
+func (c *pairedCall) Call() (key pairing.Key, sides pairing.Side, waits bool) {
+	switch {
+	case c.span != nil && c.events != nil:
+		return pairing.Key{TraceID: c.span.of.traceID, SpanID: c.span.of.spanID}, pairing.Span | pairing.Events, false
+	case c.span != nil:
+		return pairing.Key{TraceID: c.span.of.traceID, SpanID: c.span.of.spanID}, pairing.Span, c.span.gen.Missing != ""
+	}
+	return pairing.Key{TraceID: c.events.of.traceID, SpanID: c.events.of.spanID}, pairing.Events, true
 }

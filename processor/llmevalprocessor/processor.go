@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
@@ -160,7 +161,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 	}
 	if len(gained) > 0 {
-		p.store.contextMayHaveArrived(gained)
+		p.store.ContextMayHaveArrived(gained)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
@@ -245,13 +246,13 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	// content may come as log events of the same trace and span id
 	// (signaljoin.go): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
-	joins := !agent && p.store.joining.Load()
+	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
 	gen = r.gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
-		if !joins || p.store.settleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != settledLate {
+		if !joins || p.store.SettleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != evalstore.SettledLate {
 			p.tel.spanSkipped(ctx, skipToolCallsOnly)
 		}
 		return false
@@ -263,18 +264,18 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.admitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
+	switch p.store.AdmitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
 		return newHeldSpan(p.out, p.join, rs, ss, span, r)
 	}) {
-	case admitted, joinedPartner:
+	case evalstore.Admitted, evalstore.JoinedPartner:
 		return true
-	case lateHalf:
+	case evalstore.LateHalf:
 		return false // its events were evaluated; it passes as it came
-	case unjoinable:
+	case evalstore.Unjoinable:
 		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
-	case rejectedFull:
+	case evalstore.RejectedFull:
 		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
-	case rejectedClosed:
+	case evalstore.RejectedClosed:
 		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
@@ -289,8 +290,8 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		if !sc.appliesTo(target, excluded) {
 			continue
 		}
-		r := evalResult{scorer: sc.Name, at: now, result: res}
-		r.result.Scorer = sc.Name
+		r := evalResult{Scorer: sc.Name, At: now, Result: res}
+		r.Result.Scorer = sc.Name
 		if record {
 			p.tel.recordResult(ctx, r)
 		}
@@ -311,11 +312,11 @@ func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
 		return
 	}
-	joining := p.store.joining.Load()
+	joining := p.store.Joining()
 	for _, rec := range p.storage.take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.agent {
-			p.store.recover(&pairedCall{span: h}, rec)
+			p.store.Recover(&pairedCall{span: h}, recovered(rec))
 			continue
 		}
 		if h.missing == "" && h.gen.Missing != "" {
@@ -323,7 +324,7 @@ func (p *llmEvalProcessor) recoverSpans() {
 			// spans and events are no longer joined: nothing to judge.
 			h.missing = h.gen.Missing
 		}
-		p.store.recover(h, rec)
+		p.store.Recover(h, recovered(rec))
 	}
 }
 
@@ -337,13 +338,13 @@ func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
 	}
 	for _, rec := range p.storage.take(heldrecord.KindPair) {
 		call := &pairedCall{}
-		call.add(p.recoveredSpan(rec.Item.Traces))
+		call.Join(p.recoveredSpan(rec.Item.Traces))
 		if logs != nil {
-			call.add(logs.recoveredCall(rec.Item.Logs))
+			call.Join(logs.recoveredCall(rec.Item.Logs))
 		} else {
 			call.span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
-		p.store.recover(call, rec)
+		p.store.Recover(call, recovered(rec))
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
-) // spanOutput annotates held spans and hands them, and late results, to
+)
+
+// spanOutput annotates held spans and hands them, and late results, to
 // the next consumer.
 type spanOutput struct {
 	next        consumer.Traces
@@ -41,5 +43,5 @@ func lateEmitted(mode string, r evalResult) bool {
 	case lateResultsNone:
 		return false
 	}
-	return r.label() != scoring.LabelError
+	return r.Label() != scoring.LabelError
 }

@@ -2,6 +2,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -24,34 +26,15 @@ import (
 // store's hooks write through internal/durable, and at start the items
 // found there go back into the store or are forwarded.
 
-// itemJournal is what the store tells storage. A failed write is counted
-// and leaves the item in memory.
-type itemJournal interface {
-	// admitted queues an item just admitted, before its evaluations are
-	// dispatched; the admitting ConsumeTraces or ConsumeLogs writes it
-	// (commit) before it returns. Called with the store's lock held: it
-	// only queues, never waiting for a write in progress.
-	admitted(item *admittedItem, now time.Time)
-	// rewritten queues the record of an item that took in the other half
-	// of its call in place of the one before, written by the joining
-	// ConsumeTraces or ConsumeLogs before it returns. Called with the
-	// store's lock held; it only queues.
-	rewritten(item *admittedItem)
-	// finished queues a result of a held item that still waits for
-	// others, written within durable.ResultDelay.
-	finished(item *admittedItem, r evalResult)
-	// left removes an item that has been sent on; it returns after the
-	// delete.
-	left(item *admittedItem)
-}
-
 // storedSubject is a subject that storage can keep: a held span or a log
 // call.
 type storedSubject interface {
 	record(admitted time.Time) ([]byte, error)
 }
 
-// itemStorage is the itemJournal of one llm_eval component. It holds the
+// itemStorage is the evalstore.Journal of one llm_eval component: the
+// admitting ConsumeTraces or ConsumeLogs writes what it queued (commit)
+// before it returns; results are written within durable.ResultDelay. It holds the
 // items found at start until the instance of their signal takes them.
 type itemStorage struct {
 	extension component.ID // the storage extension
@@ -157,34 +140,36 @@ func (st *itemStorage) close(ctx context.Context) error {
 	return nil
 }
 
-func (st *itemStorage) admitted(item *admittedItem, now time.Time) {
-	ss, ok := item.subject.(storedSubject)
+// Admitted implements evalstore.Journal.
+func (st *itemStorage) Admitted(s evalSubject, admitted time.Time) uint64 {
+	ss, ok := s.(storedSubject)
 	if !ok {
-		return
+		return 0
 	}
-	rec, err := ss.record(now)
+	rec, err := ss.record(admitted)
 	if err != nil { // too large: held in memory only
 		st.failed(durable.OpAdmit, err)
-		return
+		return 0
 	}
-	item.stored = st.journal.Queue(rec)
+	return st.journal.Queue(rec)
 }
 
-func (st *itemStorage) rewritten(item *admittedItem) {
-	if item.stored == 0 {
-		st.admitted(item, item.admitted)
-		return
+// Rewritten implements evalstore.Journal.
+func (st *itemStorage) Rewritten(id uint64, s evalSubject, admitted time.Time) uint64 {
+	if id == 0 {
+		return st.Admitted(s, admitted)
 	}
-	ss, ok := item.subject.(storedSubject)
+	ss, ok := s.(storedSubject)
 	if !ok {
-		return
+		return id
 	}
-	rec, err := ss.record(item.admitted)
+	rec, err := ss.record(admitted)
 	if err != nil { // too large: the record before stands for the item
 		st.failed(durable.OpAdmit, err)
-		return
+		return id
 	}
-	st.journal.Rewrite(item.stored, rec)
+	st.journal.Rewrite(id, rec)
+	return id
 }
 
 // commit writes the items admitted so far: ConsumeTraces and the logs
@@ -194,22 +179,19 @@ func (st *itemStorage) commit() {
 	_ = st.journal.Commit(context.Background()) // a failure is counted; the items stay in memory
 }
 
-func (st *itemStorage) finished(item *admittedItem, r evalResult) {
-	if item.stored == 0 {
-		return
-	}
+// Finished implements evalstore.Journal.
+func (st *itemStorage) Finished(id uint64, r evalResult) {
 	rec, err := heldrecord.EncodeResult(st.resultRecord(r))
 	if err != nil {
 		st.failed(durable.OpResult, err)
 		return
 	}
-	st.journal.Record(item.stored, r.scorer, rec)
+	st.journal.Record(id, r.Scorer, rec)
 }
 
-func (st *itemStorage) left(item *admittedItem) {
-	if item.stored != 0 {
-		_ = st.journal.Remove(context.Background(), item.stored)
-	}
+// Left implements evalstore.Journal.
+func (st *itemStorage) Left(id uint64) {
+	_ = st.journal.Remove(context.Background(), id)
 }
 
 func (st *itemStorage) written(op durable.Op, n int) {
@@ -237,16 +219,16 @@ func (st *itemStorage) skipped(reason durable.SkipReason, key string, err error)
 // texts already scrubbed of the judge's secrets.
 func (st *itemStorage) resultRecord(r evalResult) heldrecord.Result {
 	rec := heldrecord.Result{
-		Scorer: r.scorer,
-		Label:  string(r.label()),
-		Score:  r.result.Score,
-		Reason: st.redact(r.result.Reason),
-		At:     r.at,
-		Ran:    r.ran,
+		Scorer: r.Scorer,
+		Label:  string(r.Label()),
+		Score:  r.Result.Score,
+		Reason: st.redact(r.Result.Reason),
+		At:     r.At,
+		Ran:    r.Ran,
 	}
-	if r.label() == scoring.LabelError {
-		rec.ErrorType = r.errorType()
-		rec.ErrorMessage = r.explanation(st.redact)
+	if r.Label() == scoring.LabelError {
+		rec.ErrorType = resultErrorType(r.Result)
+		rec.ErrorMessage = resultExplanation(r.Result, st.redact)
 	}
 	return rec
 }
@@ -306,4 +288,41 @@ func (st *itemStorage) evaluated(groups []logjoin.Group) {
 	}
 	st.mu.Unlock()
 	_ = st.journal.Release(context.Background(), keys, bytes)
+}
+
+func recoveredResult(rec heldrecord.Result) evalResult {
+	r := evalResult{Scorer: rec.Scorer, At: rec.At, Ran: rec.Ran, Result: scoring.Result{
+		Scorer: rec.Scorer, Score: rec.Score, Label: scoring.Label(rec.Label), Reason: rec.Reason,
+	}}
+	if r.Result.Label == scoring.LabelError {
+		r.Result.Err = storedError{typ: scoring.ErrorType(rec.ErrorType), text: rec.ErrorMessage}
+	}
+	return r
+}
+
+// storedError is a recorded evaluation failure: its type for error.type,
+// its message as it was written before.
+type storedError struct {
+	typ  scoring.ErrorType
+	text string
+}
+
+func (e storedError) Error() string { return e.text }
+
+// As lets errors.As find the scoring error type.
+func (e storedError) As(target any) bool {
+	if t, ok := target.(**scoring.Error); ok {
+		*t = &scoring.Error{Type: e.typ, Err: errors.New(e.text)}
+		return true
+	}
+	return false
+}
+
+// recovered is what the store needs of an item found in storage.
+func recovered(rec durable.Recovered) evalstore.Recovered {
+	r := evalstore.Recovered{ID: rec.ID, Admitted: rec.Item.Admitted, Results: make([]evalResult, len(rec.Results))}
+	for i, res := range rec.Results {
+		r.Results[i] = recoveredResult(res)
+	}
+	return r
 }

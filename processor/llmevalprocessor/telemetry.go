@@ -232,45 +232,45 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 // recordResult counts a finished evaluation, its judge usage, and logs a
 // failure.
 func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
-	label := r.label()
+	label := r.Label()
 	if label == scoring.LabelError {
-		errType := r.errorType()
+		errType := resultErrorType(r.Result)
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("scorer", r.scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
+			attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
 		t.logFailure(errType, "evaluation failed",
-			zap.String("scorer", r.scorer), zap.String("error_type", errType), zap.String("error", r.explanation(t.redact)))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultExplanation(r.Result, t.redact)))
 	} else {
-		opt, ok := t.verdictAttrs[r.scorer][label]
+		opt, ok := t.verdictAttrs[r.Scorer][label]
 		if !ok {
-			opt = metric.WithAttributes(attribute.String("scorer", r.scorer), attribute.String("outcome", string(label)))
+			opt = metric.WithAttributes(attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)))
 		}
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
-	if r.result.ReasonErr != nil {
-		errType := errorType(r.result.ReasonErr)
+	if r.Result.ReasonErr != nil {
+		errType := errorType(r.Result.ReasonErr)
 		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("scorer", r.scorer), attribute.String("error_type", errType)))
+			attribute.String("scorer", r.Scorer), attribute.String("error_type", errType)))
 		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
-			zap.String("scorer", r.scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.result.ReasonErr.Error())))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.Result.ReasonErr.Error())))
 	}
-	u := r.result.Usage
-	if r.ran {
-		opt := t.scorerOpt(r.scorer)
+	u := r.Result.Usage
+	if r.Ran {
+		opt := t.scorerOpt(r.Scorer)
 		t.tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(ctx, int64(u.LLMCalls), opt)
 		t.tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(ctx, int64(u.PromptTokens+u.CompletionTokens), opt)
 		// A cache hit is truncated too but sent nothing: count what went out.
-		if r.result.Truncated && u.LLMCalls > 0 {
+		if r.Result.Truncated && u.LLMCalls > 0 {
 			t.tb.ProcessorLlmEvalInputsTruncated.Add(ctx, 1, opt)
 		}
 	}
 	if u.NotSent > 0 {
-		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.scorer))
+		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.Scorer))
 	}
 	if u.LLMCalls > 0 {
-		opt := t.scorerOpt(r.scorer)
+		opt := t.scorerOpt(r.Scorer)
 		t.tb.ProcessorLlmEvalJudgeCalls.Add(ctx, int64(u.LLMCalls), opt)
 		t.tb.ProcessorLlmEvalJudgeLatency.Record(ctx, u.Latency.Seconds(), opt)
-		tok, ok := t.tokenAttrs[r.scorer]
+		tok, ok := t.tokenAttrs[r.Scorer]
 		if ok {
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.PromptTokens), tok[0])
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.CompletionTokens), tok[1])
@@ -389,4 +389,19 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
 		}
 		return nil
 	})
+}
+
+// storeObserver tells the telemetry what the store does.
+type storeObserver struct{ t *telemetry }
+
+func (o storeObserver) Result(ctx context.Context, r evalResult)    { o.t.recordResult(ctx, r) }
+func (o storeObserver) Unscored(ctx context.Context, reason string) { o.t.spanUnscored(ctx, reason) }
+func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
+	o.t.contextWaitEnded(ctx, arrived)
+}
+func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
+	o.t.signalJoined(ctx, outcome)
+}
+func (o storeObserver) Recovered(ctx context.Context, outcome string) {
+	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 }
