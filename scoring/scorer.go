@@ -92,7 +92,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "3"
+const PromptVersion = "4"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
