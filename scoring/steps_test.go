@@ -36,6 +36,18 @@ func TestWhatEachStepSees(t *testing.T) {
 			want:    []string{"<<<OUTPUT\n\"Men lead better.\"\nOUTPUT>>>"},
 			notWant: []string{"<<<INPUT"},
 		},
+		{
+			name:   "hallucination claims step sees the question, so a short answer becomes a claim",
+			scorer: Hallucination,
+			replies: map[string][]string{
+				SchemaHallucinationClaims:   {`{"claims": ["The capital of France is Lyon."]}`},
+				SchemaHallucinationVerdicts: {`{"verdicts": [{"statement": "The capital of France is Lyon.", "verdict": "yes", "reason": "The context names Paris."}]}`},
+				SchemaReason:                {`{"reason": "r"}`},
+			},
+			c:      Case{Input: "What is the capital of France?", Output: "Lyon.", Context: []string{"Paris is the capital of France."}},
+			schema: SchemaHallucinationClaims,
+			want:   []string{"<<<INPUT\n\"What is the capital of France?\"\nINPUT>>>", "<<<OUTPUT\n\"Lyon.\"\nOUTPUT>>>"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,7 +32,9 @@ func userMessage(name string, d promptData) (string, error) {
 		b = append(b, "\n\n"...)
 		b = appendList(b, "OPINIONS", d.Items)
 	case SchemaHallucinationClaims:
-		b = append(b, "Break this text into claims.\n\n"...)
+		b = append(b, "Break this answer to the question into claims.\n\n"...)
+		b = appendText(b, "INPUT", d.Input)
+		b = append(b, "\n\n"...)
 		b = appendText(b, "OUTPUT", d.Output)
 	case SchemaHallucinationVerdicts:
 		n := strconv.Itoa(len(d.Items))
