@@ -19,6 +19,8 @@ type evaluation struct {
 	ctx context.Context
 	c   Case
 	res Result
+	// cut holds the case fields prepare cut to MaxInputChars.
+	cut map[Field]bool
 	// criterion is set when a criteria scorer runs, for the reason prompt.
 	criterion *criterion
 }
