@@ -231,6 +231,8 @@ func (s *scorer) prepare(c Case) (out Case, cut map[Field]bool, truncated bool, 
 		if s.opts.Redact != nil {
 			t = s.opts.Redact(t)
 		}
+		// Only our own cut may end with the marker.
+		t = NeutralizeTruncationMarkers(t)
 		if v, ok := truncate(t, s.opts.MaxInputChars); ok {
 			cut[f] = true
 			return v
@@ -279,12 +281,17 @@ func (s *scorer) prepare(c Case) (out Case, cut map[Field]bool, truncated bool, 
 func (s *scorer) prepareTrajectory(t *Trajectory) bool {
 	cut := boundTrajectory(t, s.opts.MaxTrajectorySteps)
 	texts := trajectoryTexts(t)
-	if s.opts.Redact != nil {
-		for _, p := range texts {
-			if *p != "" {
-				*p = s.opts.Redact(*p)
-			}
+	for _, p := range texts {
+		if *p == "" {
+			continue
 		}
+		if s.opts.Redact != nil {
+			*p = s.opts.Redact(*p)
+		}
+		// A step text may come already cut by the caller (the processor
+		// cuts long step texts as it stores them): its trailing marker
+		// stays, any other is neutralised.
+		*p = neutralizeKeepingCut(*p)
 	}
 	if fitTexts(texts, s.opts.MaxInputChars) {
 		cut = true
