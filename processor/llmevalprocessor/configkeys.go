@@ -110,7 +110,7 @@ func optionalElem(t reflect.Type) (reflect.Type, bool) {
 }
 
 func unknownKeyError(path, key string, known map[string]reflect.Type) error {
-	if best := closestKey(key, known); best != "" {
+	if best := suggestKey(key, known); best != "" {
 		return fmt.Errorf("%s: unknown key (did you mean %s?)", path, best)
 	}
 	return fmt.Errorf("%s: unknown key (known keys here: %s)", path, strings.Join(sortedKeys(known), ", "))
