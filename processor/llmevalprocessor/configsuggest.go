@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -38,18 +39,7 @@ func suggestKey[V any](key string, known map[string]V) string {
 			return alias
 		}
 	}
-	return closestKey(normalizeName(key), known)
-}
-
-// normalizeName folds the differences a typo of a name rarely means:
-// case, and dashes or spaces for underscores.
-func normalizeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r == ' ' {
-			return '_'
-		}
-		return r
-	}, strings.ToLower(strings.TrimSpace(s)))
+	return closestKey(suggest.Normalize(key), known)
 }
 
 // notOneOf reports a value outside allowed, with the allowed value it most
@@ -60,7 +50,7 @@ func notOneOf(value string, allowed ...string) error {
 		known[a] = struct{}{}
 	}
 	msg := fmt.Sprintf("%q is not one of %s", value, strings.Join(allowed, ", "))
-	if best := closestKey(normalizeName(value), known); best != "" {
+	if best := closestKey(suggest.Normalize(value), known); best != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	return fmt.Errorf("%s", msg)
@@ -76,7 +66,7 @@ func misspeltScorer(name string) string {
 	if _, exact := known[name]; exact {
 		return ""
 	}
-	return closestKey(normalizeName(name), known)
+	return closestKey(suggest.Normalize(name), known)
 }
 
 // checkMinDuration rejects a duration below lowest. A positive value under
