@@ -149,6 +149,7 @@ func (ev *evaluator) start(ctx context.Context, host component.Host) error {
 			return err
 		}
 		ev.started = true
+		logStartup(ev.set.Logger, ev.cfg, ev.signalList())
 	}
 	ev.starts++
 	if ev.starts < ev.refs || ev.recovered {
@@ -209,6 +210,17 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	}
 	ev.store.Start(scorers, journal)
 	return nil
+}
+
+// signalList lists the signals the evaluator is in. Called with mu held.
+func (ev *evaluator) signalList() []pipeline.Signal {
+	var list []pipeline.Signal
+	for s, in := range ev.signals {
+		if in {
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 // recover hands the items found in storage to the instances of their
