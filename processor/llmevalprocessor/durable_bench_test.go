@@ -90,7 +90,7 @@ func benchmarkStorage(b *testing.B, on bool) {
 		for seq := i * 1000; unsampled < 9 || !sampledOne; seq++ {
 			loadGeneration(bb, seq)
 			id := bb.spans.At(bb.spans.Len() - 1).TraceID()
-			in := sampler.sampled(id)
+			in := sampler.Sampled(id)
 			switch {
 			case in && !sampledOne:
 				sampledOne = true

@@ -1,12 +1,44 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 )
 
-// scorerFilters are the compiled per-scorer include and exclude, by
-// scorer name; scorers without a filter are absent.
-type scorerFilters map[string]spanFilter
+// Selection (sampling, include/exclude) is internal/selection; this file
+// turns the configuration into it.
+type (
+	spanFilter    = selection.Filter
+	scorerFilters = selection.PerScorer
+	traceSampler  = selection.Sampler
+)
+
+// newTraceSampler samples sampling.percentage of the traces.
+func newTraceSampler(percentage float64) traceSampler { return selection.NewSampler(percentage) }
+
+// compile checks and compiles the filter. Its errors start at include or
+// exclude; the collector adds the path of the section holding them.
+func (c SpanFilterConfig) compile() (spanFilter, error) {
+	return selection.Compile(matches(c.Include), matches(c.Exclude))
+}
+
+func matches(entries []AttributeMatchConfig) []selection.Match {
+	out := make([]selection.Match, len(entries))
+	for i, e := range entries {
+		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
+	}
+	return out
+}
+
+func values(m map[string]ValueMatchConfig) map[string]selection.Value {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]selection.Value, len(m))
+	for k, v := range m {
+		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
+	}
+	return out
+}
 
 func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	var out scorerFilters
@@ -15,7 +47,7 @@ func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.empty() {
+		if f.Empty() {
 			continue
 		}
 		if out == nil {
@@ -24,22 +56,6 @@ func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 		out[sc.Name] = f
 	}
 	return out, nil
-}
-
-// excluded lists the scorers whose filter an item does not pass, or nil;
-// res and attrs are as for spanFilter.matches.
-func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
-	var out map[string]bool
-	for name, f := range fs {
-		if f.matches(res, attrs) {
-			continue
-		}
-		if out == nil {
-			out = map[string]bool{}
-		}
-		out[name] = true
-	}
-	return out
 }
 
 // appliesTo says whether the scorer scores an item of target whose
