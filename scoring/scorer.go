@@ -88,7 +88,11 @@ const (
 )
 
 // TruncationMarker ends evaluated text cut to Options.MaxInputChars.
-const TruncationMarker = " [...truncated by llm_eval]"
+const TruncationMarker = " " + truncationMarkerText
+
+// truncationMarkerText is the marker as the judge is told about it,
+// without its leading space.
+const truncationMarkerText = "[...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
