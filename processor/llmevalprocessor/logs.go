@@ -180,6 +180,9 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			continue
 		}
 		if gen.Missing != "" {
+			if gen.Malformed != "" {
+				p.core.tel.contentMalformed(ctx, gen.Malformed)
+			}
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
 			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
 				call.markAll(ctx, notScorable, reasonNotScorable, true)
