@@ -42,6 +42,8 @@ type telemetry struct {
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
+
+	capture captureWarnings // content capture off, once per service and library
 }
 
 func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
@@ -58,6 +60,7 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
+		capture:  captureWarnings{logger: set.Logger},
 		endpoint: redact.ScrubURL(cfg.Judge.ClientConfig.Endpoint),
 		redact:   scrub,
 		breaker:  cfg.Judge.CircuitBreaker,
@@ -407,6 +410,13 @@ func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
 }
 func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
+}
+func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
+	o.t.capture.warn(service, library, warnSpansNoEvents)
+	if learned {
+		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("service", service), attribute.String("library", library)))
+	}
 }
 func (o storeObserver) Recovered(ctx context.Context, outcome string) {
 	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))

@@ -5,11 +5,16 @@
 // and every change of state happens in this package, under the store's
 // one lock:
 //
-//	admit ─► StatePairing ──(other half, or events alone at cross_signal_wait)──┐
-//	  │         └──(span alone at cross_signal_wait: not scorable)──► Left │
-//	  ├──────► WaitingForContext ──(context arrived, or context_wait)──┐   │
-//	  └──────────────────────────────────────────────────────► Evaluating ◄┘
+//	admit ─► StatePairing (events) ──(their span, or alone at cross_signal_wait)─┐
+//	  ├────► WaitingForEvents (span without content, outside queue_size) ───┐     │
+//	  │         ├──(its events: takes a queue_size slot)────────────────────┼─────┤
+//	  │         └──(none at cross_signal_wait: not scorable)──► Left        │     │
+//	  ├────► WaitingForContext ──(context arrived, or context_wait)──┐      │     │
+//	  └───────────────────────────────────────────────────► Evaluating ◄────┴─────┘
 //	Evaluating ──(last result, max_wait, shutdown)──► Left
+//
+// A span without content is not admitted at all when the waiting area is
+// full or its service is known to send no events (eventswait.go).
 //
 // Every held item leaves exactly once, with one result per scorer:
 // the results in at the time and a marker (max_wait, shutdown, restarted)
