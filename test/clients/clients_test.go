@@ -59,6 +59,8 @@ type clientApp struct {
 	// agent: an agent loop, whose agent span the trajectory scorers
 	// (agentScorers) judge on the run the processor assembles.
 	agent bool
+	// captureOff runs the app without content capture turned on.
+	captureOff bool
 }
 
 // agentScorers are the default scorers and the trajectory scorers.
@@ -185,11 +187,13 @@ func runApp(t *testing.T, a clientApp, modelURL, otlpURL string) string {
 		"OPENAI_BASE_URL=" + modelURL,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlpURL,
 		"OTEL_SERVICE_NAME=" + a.name,
-		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
 		// Opt-outs of the libraries that phone home.
 		"MASTRA_TELEMETRY_DISABLED=1",
 		"TRACELOOP_TELEMETRY=false",
 		"DO_NOT_TRACK=1",
+	}
+	if !a.captureOff {
+		cmd.Env = append(cmd.Env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true")
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
