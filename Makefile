@@ -10,7 +10,7 @@ LLMEVAL := bin/llmeval
 # Every non-test Go source and module file the binaries depend on.
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
 
-.PHONY: all build tools promtool prometheus-server generate run test version-check unit-test bench-smoke rules-test e2e e2e-prometheus clients-install e2e-clients clients-samples demo load clean
+.PHONY: all build tools promtool prometheus-server generate run test version-check unit-test bench-smoke rules-test e2e e2e-prometheus clients-install e2e-clients clients-samples mastra-reference demo load clean
 
 all: build
 
@@ -71,7 +71,7 @@ run: $(COLLECTOR) $(LLMEVAL)
 	fi
 	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
-test: version-check unit-test bench-smoke rules-test e2e e2e-prometheus e2e-clients
+test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-prometheus e2e-clients
 
 # go.mod, builder-config.yaml and OCB_VERSION on one Collector release line.
 version-check:
@@ -115,6 +115,15 @@ e2e-clients: $(COLLECTOR) clients-install
 # Store what each library sends in testdata/otlp/clients/<app>/ (no collector).
 clients-samples: clients-install
 	$(GO) test -tags clients -count=1 -timeout 10m -run TestClients ./$(CLIENTS)/ -update-samples
+
+# Mastra's own bias and hallucination scorers (npm @mastra/evals, on the
+# node@22 of test/mastra) and ours on the same scripted verdicts: the scores
+# must be equal (see test/mastra/README.md). Needs npm and the npm registry.
+MASTRA := test/mastra
+
+mastra-reference:
+	cd $(MASTRA) && npm ci --no-audit --no-fund
+	$(GO) test -race -tags mastra -count=1 ./$(MASTRA)/...
 
 demo: build
 	examples/demo.sh
