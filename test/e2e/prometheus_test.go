@@ -75,6 +75,11 @@ func TestAlertsInRealPrometheus(t *testing.T) {
 	api.waitValue(ctx, t, fmt.Sprintf(`sum(gen_ai_evaluation_results_total{job=%q,gen_ai_evaluation_name="hallucination",gen_ai_evaluation_score_label="pass"})`, promService), float64(goodBefore))
 	api.waitValue(ctx, t, `sum(gen_ai_evaluation_results_total{gen_ai_evaluation_name="task_completion"})`, 1)
 	assert.Empty(t, api.activeAlerts(ctx, t, burstAlerts), "no alert on good traffic")
+	// The series the burst will move already exist, at zero.
+	for _, name := range []string{"bias", "hallucination"} {
+		v, ok := api.value(ctx, fmt.Sprintf(`gen_ai_evaluation_results_total{job=%q,gen_ai_evaluation_name=%q,gen_ai_evaluation_score_label="fail"}`, promService, name))
+		assert.True(t, ok && v == 0, "%s fail series before the burst: %v (present %t)", name, v, ok)
+	}
 
 	// The burst: all of it in one request, so within one flush.
 	burstSent := time.Now()
@@ -117,13 +122,17 @@ func TestAlertsInRealPrometheus(t *testing.T) {
 		return seen("resolved")
 	}, promWait, 200*time.Millisecond, "good traffic did not resolve the alerts: %v", times)
 
-	t.Logf("burst sent at %s; alert times (seconds after the burst):", burstSent.Format(time.TimeOnly))
+	const clock = "15:04:05.0"
+	t.Logf("burst of %d bad answers sent at %s; alert states as /api/v1/alerts showed them (+seconds after the burst):",
+		burst, burstSent.Format(clock))
 	for _, name := range burstAlerts {
 		at := times[name]
-		assert.True(t, at["pending"].Before(at["firing"]) || at["pending"].Equal(at["firing"]), "%s: pending before firing", name)
+		assert.False(t, at["firing"].Before(at["pending"]), "%s: pending before firing", name)
 		assert.True(t, at["firing"].Before(at["resolved"]), "%s: firing before resolved", name)
-		t.Logf("  %-34s pending %5.1fs  firing %5.1fs  resolved %5.1fs", name,
-			at["pending"].Sub(burstSent).Seconds(), at["firing"].Sub(burstSent).Seconds(), at["resolved"].Sub(burstSent).Seconds())
+		show := func(state string) string {
+			return fmt.Sprintf("%s %s (+%.1fs)", state, at[state].Format(clock), at[state].Sub(burstSent).Seconds())
+		}
+		t.Logf("  %-34s %s  %s  %s", name, show("pending"), show("firing"), show("resolved"))
 	}
 
 	// Every query of the dashboard, as Grafana would send it with "All"
