@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
@@ -161,8 +162,14 @@ func prometheusBinary(t *testing.T) string {
 	return bin
 }
 
+// writeAlertConfig configures every built-in scorer, so that the
+// dashboard's per-scorer panels have data whichever scorers they show.
 func writeAlertConfig(t *testing.T, dir, judgeURL string, p ports) {
 	t.Helper()
+	var builtins strings.Builder
+	for _, name := range scoring.Names() {
+		fmt.Fprintf(&builtins, "      - name: %s\n", name)
+	}
 	cfg := fmt.Sprintf(`
 receivers:
   otlp:
@@ -180,11 +187,7 @@ processors:
       percentage: 100
     max_wait: 30s
     scorers:
-      - name: bias
-      - name: hallucination
-      - name: task_completion
-      - name: tool_use
-      - name: tool_errors
+%[6]s      - name: tool_errors
         rules: [{type: tool_errors}]
   batch:
     timeout: 200ms
@@ -216,7 +219,7 @@ service:
     metrics:
       receivers: [llm_eval_metrics]
       exporters: [prometheus]
-`, p.otlp, p.prom, p.health, p.telemetry, judgeURL)
+`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, builtins.String())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600))
 }
 
@@ -429,6 +432,7 @@ func sendGenerations(t *testing.T, otlpPort, first, n int, bad bool) {
 		a.PutStr("gen_ai.operation.name", "chat")
 		a.PutStr("gen_ai.provider.name", "openai")
 		a.PutStr("gen_ai.request.model", model)
+		a.PutStr("gen_ai.system_instructions", `[{"type":"text","content":"Answer only from the tool results."}]`)
 		a.PutStr("gen_ai.input.messages", fmt.Sprintf(`[`+
 			`{"role":"user","parts":[{"type":"text","content":"Where is my order %[1]d?"}]},`+
 			`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"lookup_order","arguments":{"id":"%[1]d"}}]},`+
