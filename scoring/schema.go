@@ -181,9 +181,21 @@ var (
         "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
         "additionalProperties": false
       }
+    },
+    "missing_tools": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "tool": {"type": "string"},
+          "reason": {"type": "string"}
+        },
+        "required": ["tool", "reason"],
+        "additionalProperties": false
+      }
     }
   },
-  "required": ["verdicts"],
+  "required": ["verdicts", "missing_tools"],
   "additionalProperties": false
 }`)}
 

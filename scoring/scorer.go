@@ -92,7 +92,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "3"
+const PromptVersion = "4"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -101,7 +101,10 @@ type scorerSpec struct {
 	// usesTrajectory: the scorer judges Case.Trajectory; the others never
 	// see it.
 	usesTrajectory bool
-	run            func(e *evaluation)
+	// usesTools: the scorer judges Trajectory.Tools; the other trajectory
+	// scorers never see them.
+	usesTools bool
+	run       func(e *evaluation)
 }
 
 var specs = map[string]scorerSpec{
@@ -109,7 +112,7 @@ var specs = map[string]scorerSpec{
 	Hallucination:   {name: Hallucination, lowerIsBetter: true, run: runHallucination},
 	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, run: runPromptAlignment},
 	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, run: runTaskCompletion},
-	ToolUse:         {name: ToolUse, usesTrajectory: true, run: runToolUse},
+	ToolUse:         {name: ToolUse, usesTrajectory: true, usesTools: true, run: runToolUse},
 }
 
 // scorer is the one Scorer implementation; spec supplies the pipeline.
@@ -247,6 +250,13 @@ func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 		out.Trajectory = c.Trajectory.clone()
 		if s.prepareTrajectory(out.Trajectory) {
 			truncated = true
+		}
+		out.Trajectory.Tools = nil
+		if s.spec.usesTools {
+			var cut bool
+			if out.Trajectory.Tools, cut = prepareTools(c.Trajectory.Tools, s.opts.Redact); cut {
+				truncated = true
+			}
 		}
 	}
 	return out, truncated, nil

@@ -31,6 +31,7 @@ func trajectoryDataWith(text string) promptData {
 	d.Scorer = TaskCompletion
 	d.Trajectory = trajectoryLines(runWith(text))
 	d.Calls = 2
+	d.Tools = toolLines([]ToolDefinition{{Name: "search", Description: text}, {Name: "book_table"}})
 	d.Task, d.Outcome = text, text
 	return d
 }
@@ -147,7 +148,7 @@ func TestTrajectoryExamplesAgreeWithRules(t *testing.T) {
 	m = reply.FindStringSubmatch(tool[0].Content)
 	require.NotNil(t, m)
 	calls := []trajectoryCall{{Number: 1}, {Number: 2}, {Number: 3}}
-	got, err := parseToolCallVerdicts(m[1], calls)
+	got, err := parseToolCallVerdicts(m[1], calls, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false, false}, []bool{got.Verdicts[0].Appropriate, got.Verdicts[1].Appropriate, got.Verdicts[2].Appropriate})
 	assert.Equal(t, "no", got.Verdicts[0].ResultUsed)

@@ -38,7 +38,10 @@ import (
 //     neither in the INPUT block nor in any tool result; result_used is
 //     "n/a" for a call that failed or returned nothing, else "yes" when a
 //     longer word of the result reappears in the OUTPUT block or a
-//     generation step's text.
+//     generation step's text. missing_tools lists each tool of the TOOLS
+//     block that no call used and whose name holds a word of five letters
+//     or more found in the INPUT block, unless the user message asks for
+//     an empty list.
 //   - reason: a short sentence quoting the score line.
 //   - instruction_split: one instruction per sentence or line of the
 //     PROMPT block, all of them (the splitter applies its own cap). It
@@ -112,7 +115,7 @@ func DefaultReply(c Call) Reply {
 		}
 		v = map[string]any{"verdicts": verdicts}
 	case "tool_use_verdicts":
-		v = map[string]any{"verdicts": toolVerdicts(b)}
+		v = map[string]any{"verdicts": toolVerdicts(b), "missing_tools": missingTools(c, b)}
 	case "instruction_split":
 		instructions := []string{}
 		for _, line := range strings.Split(b.text("PROMPT"), "\n") {
@@ -433,4 +436,35 @@ func sharesLongWord(text, other string) bool {
 		}
 	}
 	return false
+}
+
+// missingTools is the missing_tools heuristic of tool_use_verdicts.
+func missingTools(c Call, b blocks) []map[string]string {
+	out := []map[string]string{}
+	if strings.Contains(c.Text(), "return an empty missing_tools list") {
+		return out
+	}
+	called := map[string]bool{}
+	for _, s := range runSteps(b) {
+		called[s.Tool] = true
+		for _, tc := range s.ToolCalls {
+			called[tc.Tool] = true
+		}
+	}
+	input := strings.ToLower(b.text("INPUT"))
+	for _, l := range b.lines("TOOLS") {
+		var t struct {
+			Tool string `json:"tool"`
+		}
+		if json.Unmarshal([]byte(l), &t) != nil || t.Tool == "" || called[t.Tool] {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(strings.ToLower(t.Tool), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if len(w) >= 5 && strings.Contains(input, w) {
+				out = append(out, map[string]string{"tool": t.Tool, "reason": "The request mentions " + w + " and the run never called " + t.Tool + " (offline demo judge)."})
+				break
+			}
+		}
+	}
+	return out
 }

@@ -170,7 +170,13 @@ func TestDefaultReplies(t *testing.T) {
 				`{"call":1,"right_tool":"yes","arguments_supported":"yes","result_used":"yes","reason":"The call fits the request (offline demo judge)."},` +
 				`{"call":2,"right_tool":"no","arguments_supported":"yes","result_used":"yes","reason":"The call is questionable: it repeats an earlier call with the same arguments (offline demo judge)."},` +
 				`{"call":3,"right_tool":"yes","arguments_supported":"no","result_used":"n/a","reason":"The call is questionable: an argument holds a number found in neither the request nor a tool result (offline demo judge)."},` +
-				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}]}`},
+				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}],"missing_tools":[]}`},
+		{"a needed tool never called", "tool_use_verdicts", "Judge.\n\n<<<TOOLS\n{\"tool\":\"get_order_status\"}\n{\"tool\":\"send_email\"}\nTOOLS>>>\n\n" +
+			text("INPUT", "Where is my order 1234?") + "\n\n<<<TRAJECTORY\n{\"step\":1,\"kind\":\"generation\",\"text\":\"It is on its way.\"}\nTRAJECTORY>>>\n\n" + text("OUTPUT", "It is on its way."),
+			`{"verdicts":[],"missing_tools":[{"tool":"get_order_status","reason":"The request mentions order and the run never called get_order_status (offline demo judge)."}]}`},
+		{"missing tools not asked for", "tool_use_verdicts", "Steps were left out: return an empty missing_tools list.\n\n<<<TOOLS\n{\"tool\":\"get_order_status\"}\nTOOLS>>>\n\n" +
+			text("INPUT", "Where is my order 1234?") + "\n\n<<<TRAJECTORY\n{\"kind\":\"omitted\",\"omitted_steps\":3}\nTRAJECTORY>>>",
+			`{"verdicts":[],"missing_tools":[]}`},
 		{"instructions are sentences and lines, uncapped", "instruction_split", "List.\n\n" + text("PROMPT", "You are Quill. Answer in French!\n- Be brief\n"+strings.Repeat("Say hi. ", 25)),
 			`{"instructions":["You are Quill.","Answer in French!","- Be brief"` + strings.Repeat(`,"Say hi."`, 25) + `]}`},
 		{"unknown step", "other", "x", `{}`},
