@@ -28,8 +28,7 @@ func rescheduleRun() scoring.Case {
 func ExampleNew_taskCompletion() {
 	judge := cannedJudge{
 		scoring.SchemaTaskCompletionTask: `{"task": "Move the dentist appointment to next Tuesday.",
-			"requirements": ["the appointment is moved", "to next Tuesday"],
-			"outcome": "The appointment was found; rescheduling it failed (no free slots on Tuesday), yet the answer claims it was moved."}`,
+			"requirements": ["the appointment is moved", "to next Tuesday"]}`,
 		scoring.SchemaTaskCompletionVerdicts: `{"verdicts": [
 			{"requirement": "the appointment is moved", "verdict": "no", "reason": "The reschedule call failed."},
 			{"requirement": "to next Tuesday", "verdict": "no", "reason": "No Tuesday slot was booked."}]}`,
@@ -48,7 +47,7 @@ func ExampleNew_taskCompletion() {
 	fmt.Println(res.Label, res.Usage.LLMCalls)
 	// Output:
 	// 0 fail 2
-	// The score is 0 because the run accomplished 0 of 2 requirements of the task: The reschedule call failed; No Tuesday slot was booked.
+	// The score is 0 because the run did not accomplish the task's main requirement (the appointment is moved), and 0 of 2 judged requirements in all: The reschedule call failed; No Tuesday slot was booked.
 	// not_scorable 0
 }
 

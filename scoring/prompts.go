@@ -41,9 +41,6 @@ type promptData struct {
 	Tools []any
 	// Omissions says that steps of the trajectory were left out.
 	Omissions bool
-	// Task and Outcome are what task_completion's preprocess step found.
-	Task    string
-	Outcome string
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string

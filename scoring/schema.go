@@ -136,10 +136,9 @@ var (
   "type": "object",
   "properties": {
     "task": {"type": "string"},
-    "requirements": {"type": "array", "items": {"type": "string"}},
-    "outcome": {"type": "string"}
+    "requirements": {"type": "array", "items": {"type": "string"}}
   },
-  "required": ["task", "requirements", "outcome"],
+  "required": ["task", "requirements"],
   "additionalProperties": false
 }`)}
 
@@ -152,7 +151,7 @@ var (
         "type": "object",
         "properties": {
           "requirement": {"type": "string"},
-          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
           "reason": {"type": "string"}
         },
         "required": ["requirement", "verdict", "reason"],

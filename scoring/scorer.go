@@ -76,6 +76,11 @@ type Options struct {
 	// each context item and instruction) before it is sent to the judge.
 	// It runs before MaxInputChars is applied.
 	Redact func(string) string
+	// Requirements, when set, gives task_completion the requirements of a
+	// request (guard.RequirementCache keeps them by the request's hash, so
+	// a request repeated across runs is split by the judge once); nil asks
+	// the scorer's judge every time. It gets the request redacted and cut.
+	Requirements RequirementLister
 }
 
 // ReasonMode selects how a result's reason is produced.

@@ -26,11 +26,11 @@ import (
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
 //   - task_completion_task: the task is the INPUT block, its requirements
-//     its sentences (at most 5), the outcome the OUTPUT block followed by
-//     one sentence per failed tool step of the TRAJECTORY block.
+//     its sentences (at most 5).
 //   - task_completion_verdicts: one verdict per line of the REQUIREMENTS
-//     block, "yes" (accomplished) when the OUTCOME block holds its numbers
-//     and at least half of its longer words.
+//     block, "yes" (accomplished) when the OUTPUT block, the generation
+//     texts and the results of tool steps that did not fail hold its
+//     numbers and at least half of its longer words.
 //   - tool_use_verdicts: one verdict per call numbered in the TRAJECTORY
 //     block. right_tool is "no" when the call repeats an earlier call of
 //     the same tool with the same arguments that did not fail;
@@ -102,15 +102,15 @@ func DefaultReply(c Call) Reply {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
 	case "task_completion_task":
-		v = taskOutcome(b)
+		v = taskRequirements(b)
 	case "task_completion_verdicts":
-		outcome := strings.ToLower(b.text("OUTCOME"))
+		evidence := runEvidence(b)
 		items := b.items(c, "REQUIREMENTS")
 		verdicts := make([]map[string]string, len(items))
 		for i, it := range items {
-			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The outcome covers the requirement."}
-			if !supported(it, outcome) {
-				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "The outcome does not mention the requirement."}
+			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The run shows the requirement met (offline demo judge)."}
+			if !supported(it, evidence) {
+				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "Nothing in the run shows the requirement met (offline demo judge)."}
 			}
 		}
 		v = map[string]any{"verdicts": verdicts}
@@ -337,20 +337,31 @@ func runSteps(b blocks) []runStep {
 	return out
 }
 
-// taskOutcome is the task_completion_task heuristic.
-func taskOutcome(b blocks) map[string]any {
+// taskRequirements is the task_completion_task heuristic.
+func taskRequirements(b blocks) map[string]any {
 	input := strings.TrimSpace(b.text("INPUT"))
 	requirements := sentences(input)
 	if len(requirements) > 5 {
 		requirements = requirements[:5]
 	}
-	outcome := strings.TrimSpace(b.text("OUTPUT"))
+	return map[string]any{"task": input, "requirements": requirements}
+}
+
+// runEvidence is what the task_completion_verdicts heuristic checks
+// requirements against, lower-cased: the OUTPUT block, the text of every
+// generation step and the result of every tool step that did not fail.
+func runEvidence(b blocks) string {
+	var e strings.Builder
+	e.WriteString(b.text("OUTPUT"))
 	for _, s := range runSteps(b) {
-		if s.Kind == "tool" && s.Error != "" {
-			outcome += fmt.Sprintf(" The tool %s failed.", s.Tool)
+		switch {
+		case s.Kind == "generation":
+			e.WriteString("\n" + s.Text)
+		case s.Kind == "tool" && s.Error == "":
+			e.WriteString("\n" + s.Result)
 		}
 	}
-	return map[string]any{"task": input, "requirements": requirements, "outcome": strings.TrimSpace(outcome)}
+	return strings.ToLower(e.String())
 }
 
 // toolCallSeen is one call of the TRAJECTORY block as toolVerdicts reads it.

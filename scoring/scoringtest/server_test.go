@@ -156,14 +156,13 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
 		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
 			`{"reason":"The response is empty.","verdict":"no"}`},
-		{"task of an agent run", "task_completion_task", text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run +
-			"\n\n" + text("OUTPUT", "Your table for two is booked."),
-			`{"task":"Book a table for two. Send me the confirmation.","requirements":["Book a table for two.","Send me the confirmation."],"outcome":"Your table for two is booked. The tool send_mail failed."}`},
-		{"task of an empty request", "task_completion_task", text("INPUT", "") + "\n\n" + text("OUTPUT", ""),
-			`{"task":"","requirements":[],"outcome":""}`},
-		{"requirements against the outcome", "task_completion_verdicts", text("TASK", "t") + "\n\n" + list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
-			"\n\n" + text("OUTCOME", "Your table for two is booked. The tool send_mail failed."),
-			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The outcome covers the requirement."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"The outcome does not mention the requirement."}]}`},
+		{"requirements of a request", "task_completion_task", text("INPUT", "Book a table for two. Send me the confirmation."),
+			`{"task":"Book a table for two. Send me the confirmation.","requirements":["Book a table for two.","Send me the confirmation."]}`},
+		{"requirements of an empty request", "task_completion_task", text("INPUT", ""),
+			`{"task":"","requirements":[]}`},
+		{"requirements against the run", "task_completion_verdicts", list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
+			"\n\n" + text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run + "\n\n" + text("OUTPUT", "Your table for two is booked."),
+			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The run shows the requirement met (offline demo judge)."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"Nothing in the run shows the requirement met (offline demo judge)."}]}`},
 		{"tool calls of an agent run", "tool_use_verdicts", text("INPUT", "Book a table for 2 at 19:00.") + "\n\n" + run +
 			"\n\n" + text("OUTPUT", "Your table for two is booked."),
 			`{"verdicts":[` +
