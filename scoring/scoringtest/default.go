@@ -28,9 +28,10 @@ import (
 //   - task_completion_task: the task is the INPUT block, its requirements
 //     its sentences (at most 5).
 //   - task_completion_verdicts: one verdict per line of the REQUIREMENTS
-//     block, "yes" (accomplished) when the OUTPUT block, the generation
-//     texts and the results of tool steps that did not fail hold its
-//     numbers and at least half of its longer words.
+//     block: "no" when a word of four letters or more of a failed tool's
+//     name is in it, else "yes" (accomplished) when the OUTPUT block, the
+//     generation texts and the results of tool steps that did not fail
+//     hold its numbers and at least half of its longer words.
 //   - tool_use_verdicts: one verdict per call numbered in the TRAJECTORY
 //     block. right_tool is "no" when the call repeats an earlier call of
 //     the same tool with the same arguments that did not fail;
@@ -107,9 +108,12 @@ func DefaultReply(c Call) Reply {
 		evidence := runEvidence(b)
 		items := b.items(c, "REQUIREMENTS")
 		verdicts := make([]map[string]string, len(items))
+		failed := failedTools(b)
 		for i, it := range items {
 			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The run shows the requirement met (offline demo judge)."}
-			if !supported(it, evidence) {
+			if tool := failedToolFor(it, failed); tool != "" {
+				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "The tool " + tool + " failed (offline demo judge)."}
+			} else if !supported(it, evidence) {
 				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "Nothing in the run shows the requirement met (offline demo judge)."}
 			}
 		}
@@ -345,6 +349,35 @@ func taskRequirements(b blocks) map[string]any {
 		requirements = requirements[:5]
 	}
 	return map[string]any{"task": input, "requirements": requirements}
+}
+
+// failedTools are the names of the tools whose steps failed in the
+// TRAJECTORY block.
+func failedTools(b blocks) []string {
+	var out []string
+	for _, s := range runSteps(b) {
+		if s.Kind == "tool" && s.Error != "" {
+			out = append(out, s.Tool)
+		}
+	}
+	return out
+}
+
+// failedToolFor returns the failed tool a requirement is about: one a
+// word of four letters or more of whose name the requirement holds.
+func failedToolFor(requirement string, failed []string) string {
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(requirement), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		words[w] = true
+	}
+	for _, tool := range failed {
+		for _, w := range strings.FieldsFunc(strings.ToLower(tool), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if len(w) >= 4 && words[w] {
+				return tool
+			}
+		}
+	}
+	return ""
 }
 
 // runEvidence is what the task_completion_verdicts heuristic checks

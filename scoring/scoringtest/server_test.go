@@ -162,7 +162,7 @@ func TestDefaultReplies(t *testing.T) {
 			`{"task":"","requirements":[]}`},
 		{"requirements against the run", "task_completion_verdicts", list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
 			"\n\n" + text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run + "\n\n" + text("OUTPUT", "Your table for two is booked."),
-			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The run shows the requirement met (offline demo judge)."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"Nothing in the run shows the requirement met (offline demo judge)."}]}`},
+			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The run shows the requirement met (offline demo judge)."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"The tool send_mail failed (offline demo judge)."}]}`},
 		{"tool calls of an agent run", "tool_use_verdicts", text("INPUT", "Book a table for 2 at 19:00.") + "\n\n" + run +
 			"\n\n" + text("OUTPUT", "Your table for two is booked."),
 			`{"verdicts":[` +
