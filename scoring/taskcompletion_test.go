@@ -42,17 +42,17 @@ func TestTaskCompletionScore(t *testing.T) {
 		{[]string{"yes"}, Options{}, 1, LabelPass},
 		// The main requirement (the first) weighs as much as the others
 		// together plus one: 2 of 3 weights, 3 of 5, 4 of 5.
-		{[]string{"yes", "no"}, Options{}, 2.0 / 3, LabelPass},
-		{[]string{"yes", "no", "no"}, Options{}, 3.0 / 5, LabelPass},
+		{[]string{"yes", "no"}, Options{}, 0.67, LabelPass},
+		{[]string{"yes", "no", "no"}, Options{}, 0.6, LabelPass},
 		{[]string{"no", "no"}, Options{}, 0, LabelFail},
 		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 8, LabelPass},
 		{[]string{"yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
 		{[]string{"Yes.", "YES - it was booked"}, Options{StrictMode: true}, 1, LabelPass},
 		// The main requirement failed: below half the scale however many
 		// minor ones were met (it passed at 0.5 when all counted alike).
-		{[]string{"no", "yes"}, Options{}, 1.0 / 3, LabelFail},
-		{[]string{"no", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes"}, Options{}, 9.0 / 19, LabelFail},
-		{[]string{"no", "yes", "yes", "yes"}, Options{Scale: 10}, 30.0 / 7, LabelFail},
+		{[]string{"no", "yes"}, Options{}, 0.33, LabelFail},
+		{[]string{"no", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes"}, Options{}, 0.47, LabelFail},
+		{[]string{"no", "yes", "yes", "yes"}, Options{Scale: 10}, 4.29, LabelFail},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.verdicts, ","), func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		})
 		res := mustNew(t, TaskCompletion, j, Options{OmitReason: true}).Score(context.Background(), agentCase())
 		require.NoError(t, res.Err)
-		assert.InDelta(t, 2.0/3, res.Score, 1e-12)
+		assert.InDelta(t, 0.67, res.Score, 1e-12)
 		reqs := j.requests()
 		require.Len(t, reqs, 3)
 		reask := reqs[2].Messages[len(reqs[2].Messages)-1].Content
@@ -219,7 +219,7 @@ func TestTaskCompletionSummaryReason(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.Empty(t, res.Reason, "include_reason: false")
 	assert.Equal(t, []string{SchemaTaskCompletionTask, SchemaTaskCompletionVerdicts}, j.schemas())
-	assert.InDelta(t, 2.0/3, res.Score, 1e-12)
+	assert.InDelta(t, 0.67, res.Score, 1e-12)
 
 	j = newJudge(toolReplies(toolVerdict{1, "yes", "yes", "yes", ""}, toolVerdict{2, "yes", "yes", "yes", ""}, toolVerdict{3, "yes", "yes", "yes", ""}))
 	res = mustNew(t, ToolUse, j, Options{OmitReason: true, Verbose: true}).Score(context.Background(), threeCalls())

@@ -146,7 +146,7 @@ func TestToolsPrepared(t *testing.T) {
 	c := Case{Input: "q", Output: "a", Trajectory: &Trajectory{Steps: []Step{gen("a")}, Tools: tools}}
 
 	s := mustNew(t, ToolUse, newJudge(nil), Options{Redact: redact})
-	out, truncated, err := s.prepare(c)
+	out, _, truncated, err := s.prepare(c)
 	require.NoError(t, err)
 	assert.True(t, truncated)
 	got := out.Trajectory.Tools
@@ -156,7 +156,7 @@ func TestToolsPrepared(t *testing.T) {
 	assert.Len(t, tools, maxTrajectoryTools+3, "the caller's list is untouched")
 
 	tc := mustNew(t, TaskCompletion, newJudge(nil), Options{Redact: redact})
-	out, truncated, err = tc.prepare(c)
+	out, _, truncated, err = tc.prepare(c)
 	require.NoError(t, err)
 	assert.False(t, truncated, "task_completion does not send the tools, so cutting them is no truncation of its")
 	assert.Nil(t, out.Trajectory.Tools)

@@ -14,7 +14,7 @@ const (
 
 // prepareTools returns the tools the tool_use judge sees: one per name
 // (the first that names it, with the first description found for it),
-// descriptions redacted and cut, names capped, at most maxTrajectoryTools
+// descriptions redacted, their markers neutralised and cut, names capped, at most maxTrajectoryTools
 // of them. It reports whether it cut or left out anything.
 func prepareTools(tools []ToolDefinition, redact func(string) string) ([]ToolDefinition, bool) {
 	if len(tools) == 0 {
@@ -57,6 +57,7 @@ func fitToolDescription(desc string, redact func(string) string, cut *bool) stri
 	if redact != nil {
 		desc = redact(desc)
 	}
+	desc = NeutralizeTruncationMarkers(desc) // only our own cut may end with the marker
 	if v, ok := truncate(desc, maxToolDescriptionChars); ok {
 		*cut = true
 		return v
