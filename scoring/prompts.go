@@ -32,13 +32,17 @@ type promptData struct {
 	Instructions []string
 	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// ContextCut is set when a context item was cut to MaxInputChars.
+	ContextCut bool
 	// Trajectory is an agent run's steps as trajectoryLines renders them;
 	// Calls is the number of its tool calls.
 	Trajectory []any
 	Calls      int
-	// Task and Outcome are what task_completion's preprocess step found.
-	Task    string
-	Outcome string
+	// Tools are the tools the agent had as toolLines renders them, nil
+	// when unknown.
+	Tools []any
+	// Omissions says that steps of the trajectory were left out.
+	Omissions bool
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string
