@@ -2,9 +2,37 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"slices"
+	"time"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 )
+
+// Bounds of the task_completion requirement cache, one per processor. Each
+// entry is at most 20 short requirements of one request; an agent serves
+// many distinct requests, so entries are many and small.
+const (
+	requirementCacheSize = 4096
+	requirementCacheTTL  = time.Hour
+)
+
+// requirementLister returns the lister every task_completion scorer of
+// the processor shares: it asks the same guarded judge the scorers ask and
+// keeps each request's requirements by the request's hash, so the runs of
+// one request are measured against one list. The scorer sends it the
+// request already redacted and cut to max_input_chars.
+func (js *judgeSet) requirementLister(judge scoring.Judge) (scoring.RequirementLister, error) {
+	if js.requirements == nil {
+		lister, err := scoring.NewRequirementLister(judge)
+		if err != nil {
+			return nil, err
+		}
+		if js.requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: requirementCacheSize, TTL: requirementCacheTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return js.requirements, nil
+}
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
