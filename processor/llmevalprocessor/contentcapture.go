@@ -53,11 +53,19 @@ func contentCaptureHint(scope string) string {
 }
 
 // contentless reports whether a generation read as without output has no
-// message content at all, as an instrumentation with content capture off
-// sends it (an empty answer still has its question).
+// message text at all, as an instrumentation with content capture off
+// sends it: no question, no system prompt, no tool result (an empty
+// answer still has its question). Tool call names and ids may remain.
 func contentless(gen genai.Generation) bool {
-	return gen.Missing == genai.MissingOutput && gen.Output == "" && gen.Input == "" &&
-		gen.Conversation == "" && len(gen.SystemInstructions) == 0 && len(gen.ToolResults) == 0
+	if gen.Missing != genai.MissingOutput || gen.Output != "" || gen.Input != "" || len(gen.SystemInstructions) > 0 {
+		return false
+	}
+	for _, r := range gen.ToolResults {
+		if strings.TrimSpace(r) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // noEventsReason is the not_scorable reason of a span whose GenAI log

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -139,4 +140,26 @@ func spanReason(t *testing.T, h *bothHarness, c call) string {
 		}
 	}
 	return ""
+}
+
+// A generation is taken as sent with content capture off only when it has
+// no message text at all; an empty answer to a question is not.
+func TestContentless(t *testing.T) {
+	tests := []struct {
+		name string
+		gen  genai.Generation
+		want bool
+	}{
+		{name: "nothing", gen: genai.Generation{Missing: genai.MissingOutput}, want: true},
+		{name: "tool call names only", gen: genai.Generation{Missing: genai.MissingOutput, Conversation: "assistant: lookup_order()", ToolResults: []string{""}}, want: true},
+		{name: "empty answer to a question", gen: genai.Generation{Missing: genai.MissingOutput, Input: "Where is my order?"}},
+		{name: "system prompt", gen: genai.Generation{Missing: genai.MissingOutput, SystemInstructions: []string{"Be brief."}}},
+		{name: "tool result", gen: genai.Generation{Missing: genai.MissingOutput, ToolResults: []string{"shipped"}}},
+		{name: "redacted", gen: genai.Generation{Missing: genai.MissingRedacted}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, contentless(tt.gen))
+		})
+	}
 }
