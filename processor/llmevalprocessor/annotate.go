@@ -11,12 +11,9 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 )
 
-// evalResult is one scorer's finished evaluation of one item.
-type evalResult = evalstore.Result
-
 // annotateSpan writes one gen_ai.evaluation.result event and the flat
 // llm_eval.<name>.* attributes for the result onto span.
-func annotateSpan(span ptrace.Span, r evalResult, responseID string, redact func(string) string) {
+func annotateSpan(span ptrace.Span, r evalstore.Result, responseID string, redact func(string) string) {
 	o := newOutcome(r.Scorer, r.Result, redact)
 	ev := span.Events().AppendEmpty()
 	ev.SetName(evalconv.EventName)
@@ -38,18 +35,9 @@ func lateTemplate(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) ptrace.Traces {
 	return td
 }
 
-// evaluatedSpan identifies the span a late result belongs to.
-type evaluatedSpan struct {
-	traceID    pcommon.TraceID
-	spanID     pcommon.SpanID
-	model      string
-	responseID string
-	agentName  string // gen_ai.agent.name, repeated on late result spans
-}
-
 // newLateSpan builds a child span of the evaluated span carrying a result
 // that arrived after the span had been forwarded.
-func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalResult, redact func(string) string) ptrace.Traces {
+func newLateSpan(template ptrace.Traces, of evaluatedSpan, r evalstore.Result, redact func(string) string) ptrace.Traces {
 	td := ptrace.NewTraces()
 	template.CopyTo(td)
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
@@ -84,4 +72,13 @@ func newSpanID() pcommon.SpanID {
 		binary.BigEndian.PutUint64(id[:], rand.Uint64())
 	}
 	return id
+}
+
+// evaluatedSpan identifies the span a late result belongs to.
+type evaluatedSpan struct {
+	traceID    pcommon.TraceID
+	spanID     pcommon.SpanID
+	model      string
+	responseID string
+	agentName  string // gen_ai.agent.name, repeated on late result spans
 }

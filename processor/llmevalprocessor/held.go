@@ -2,39 +2,17 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
-)
-
-// Why a sampled span left without any score.
-const (
-	reasonQueueFull   = "queue_full"
-	reasonMaxWait     = evalstore.ReasonMaxWait
-	reasonShutdown    = evalstore.ReasonShutdown
-	reasonNotScorable = evalstore.ReasonNotScorable
-	reasonError       = evalstore.ReasonError
-	reasonRestarted   = evalstore.ReasonRestarted
-)
-
-// Why a sampled generation was not evaluated at all (spans_skipped).
-const skipToolCallsOnly = "tool_calls_only"
-
-// Which late results become child spans (late_results).
-const (
-	lateResultsVerdicts = "verdicts"
-	lateResultsAll      = "all"
-	lateResultsNone     = "none"
 )
 
 // heldSpan is one sampled generation span, moved out of its batch together
@@ -55,7 +33,7 @@ type heldSpan struct {
 	end        pcommon.Timestamp
 	joined     bool // trace documents were found; joinedDocs holds them
 	joinedDocs []string
-	// The agent run's trajectory (trajectory.go), assembled once.
+	// The agent run's trajectory (tracejoin.go), assembled once.
 	trajectory      *scoring.Trajectory
 	trajectoryBuilt bool
 }
@@ -119,55 +97,6 @@ func (h *heldSpan) Case(cfg ScorerConfig) scoring.Case {
 		c.Trajectory = h.caseTrajectory()
 	}
 	return c
-}
-
-// caseFromGeneration builds what the scorer evaluates of one call, read
-// from a span or from log events.
-func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig) scoring.Case {
-	c := scoring.Case{
-		Input:   gen.Input,
-		Output:  gen.Output,
-		Context: ownContext(gen, cfg),
-		Metadata: map[string]string{
-			"trace_id":   of.traceID.String(),
-			"span_id":    of.spanID.String(),
-			"convention": gen.Convention,
-		},
-	}
-	if c.Input == "" {
-		c.Input = gen.Conversation
-	}
-	switch {
-	case len(cfg.Instructions) > 0:
-		c.Instructions = cfg.Instructions
-	case cfg.UseSystemInstructions:
-		c.Instructions = gen.SystemInstructions
-	}
-	return c
-}
-
-// ownContext is the context a scorer takes from the call itself, by its
-// context_sources: the tool results in its input (tool_messages), the
-// documents recorded on its span (trace) and its system messages (system).
-func ownContext(gen genai.Generation, cfg ScorerConfig) []string {
-	var out []string
-	add := func(texts []string) {
-		for _, t := range texts {
-			if !slices.Contains(out, t) {
-				out = append(out, t)
-			}
-		}
-	}
-	if cfg.takesContextFrom(contextSourceToolMessages) {
-		add(gen.ToolResults)
-	}
-	if cfg.takesContextFrom(contextSourceTrace) {
-		add(gen.Documents)
-	}
-	if cfg.takesContextFrom(contextSourceSystem) {
-		add(gen.SystemInstructions)
-	}
-	return out
 }
 
 // leave annotates the span with its results and forwards it.

@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -80,7 +79,13 @@ func (v outcome) putFlatAttributes(attrs pcommon.Map) {
 }
 
 // resultLabel is the result's verdict; anything unknown counts as an error.
-func resultLabel(r scoring.Result) scoring.Label { return evalstore.Label(r) }
+func resultLabel(r scoring.Result) scoring.Label {
+	switch r.Label {
+	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
+		return r.Label
+	}
+	return scoring.LabelError
+}
 
 // resultErrorType is the error.type of a failed evaluation.
 func resultErrorType(r scoring.Result) string { return errorType(r.Err) }

@@ -79,7 +79,7 @@ func (c *pairedCall) Late(ctx context.Context, r evalResult) {
 		c.span.Late(ctx, r)
 	default:
 		c.span.Late(ctx, r)
-		if lateEmitted(c.events.p.core.cfg.LateResults, r) {
+		if lateEmitted(c.events.out.lateResults, r.Label()) {
 			c.events.Leave(ctx, []evalResult{r})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
@@ -194,14 +195,6 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	return td, true, taken
 }
 
-// generationAt is where a sampled generation span sits in its batch.
-type generationAt struct {
-	resource, scope, span int
-	agent                 bool // an agent span, scored by scorers targeting agent
-	// gen is the generation when indexing it as a step read it already.
-	gen *genai.Generation
-}
-
 // removeIndexes removes the spans at the given increasing indexes.
 func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	i, next := -1, 0
@@ -244,7 +237,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
-	// (signaljoin.go): the call is evaluated once, for both signals.
+	// (pair.go, internal/evalstore): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
@@ -309,7 +302,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 // pipeline order.
 //
 // With the component in a traces and a logs pipeline, a span goes back into
-// the call table (signaljoin.go): a span without content waits for its log
+// the call table (pair.go, internal/evalstore): a span without content waits for its log
 // events again.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
@@ -319,7 +312,9 @@ func (p *llmEvalProcessor) recoverSpans() {
 	for _, rec := range p.storage.take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.agent {
-			p.store.Recover(&pairedCall{span: h}, recovered(rec))
+			call := p.newPair()
+			call.Join(h)
+			p.store.Recover(call, recovered(rec))
 			continue
 		}
 		if h.missing == "" && h.gen.Missing != "" {
@@ -333,19 +328,21 @@ func (p *llmEvalProcessor) recoverSpans() {
 
 // recoverPairs puts the calls stored with both halves back into the store
 // as one item, or forwards them, like recoverSpans; p is the traces
-// instance and logs the logs instance, if any. Such a call leaves through
-// the consumers of both instances (its span, its result records).
-func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
+// instance and readCall reads a stored call as the logs instance does (nil
+// without one). Such a call leaves through the consumers of both instances
+// (its span, its result records).
+func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 	if p.storage == nil {
 		return
 	}
 	for _, rec := range p.storage.take(heldrecord.KindPair) {
-		call := &pairedCall{}
-		call.Join(p.recoveredSpan(rec.Item.Traces))
-		if logs != nil {
-			call.Join(logs.recoveredCall(rec.Item.Logs))
+		span := p.recoveredSpan(rec.Item.Traces)
+		call := p.newPair()
+		call.Join(span)
+		if readCall != nil {
+			call.Join(readCall(rec.Item.Logs))
 		} else {
-			call.span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+			span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
 		p.store.Recover(call, recovered(rec))
 	}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
@@ -27,7 +28,7 @@ type telemetry struct {
 	logger   *zap.Logger
 	endpoint string // with the URL's secrets replaced
 	redact   func(string) string
-	breaker  CircuitBreakerConfig
+	judge    judgeFacts
 	// itemAttrs identify this processor on the item counts, as
 	// processorhelper does.
 	itemAttrs metric.MeasurementOption
@@ -44,7 +45,16 @@ type telemetry struct {
 	seen   map[string]bool // failure kinds already logged at Warn
 }
 
-func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+// judgeFacts is what the telemetry says of the judge in its log lines.
+type judgeFacts struct {
+	endpoint     string        // as configured; the telemetry scrubs its secrets
+	openDuration time.Duration // circuit_breaker.open_duration
+	authRetry    time.Duration // circuit_breaker.auth_retry_interval
+}
+
+// newTelemetry records the metrics of a processor whose scorers are named
+// scorers; held and queue observe the store.
+func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -58,9 +68,9 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		endpoint: redact.ScrubURL(cfg.Judge.ClientConfig.Endpoint),
+		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
-		breaker:  cfg.Judge.CircuitBreaker,
+		judge:    judge,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
 			attribute.String("otel.signal", pipeline.SignalTraces.String()))),
@@ -72,14 +82,14 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 		seen:         map[string]bool{},
 		join:         newJoinAttrs(),
 	}
-	for _, sc := range cfg.Scorers {
-		name := attribute.String("scorer", sc.Name)
-		t.verdictAttrs[sc.Name] = map[scoring.Label]metric.MeasurementOption{}
+	for _, scorer := range scorers {
+		name := attribute.String("scorer", scorer)
+		t.verdictAttrs[scorer] = map[scoring.Label]metric.MeasurementOption{}
 		for _, l := range []scoring.Label{scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable} {
-			t.verdictAttrs[sc.Name][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
+			t.verdictAttrs[scorer][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
 		}
-		t.scorerAttrs[sc.Name] = metric.WithAttributeSet(attribute.NewSet(name))
-		t.tokenAttrs[sc.Name] = [2]metric.MeasurementOption{
+		t.scorerAttrs[scorer] = metric.WithAttributeSet(attribute.NewSet(name))
+		t.tokenAttrs[scorer] = [2]metric.MeasurementOption{
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "prompt"))),
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "completion"))),
 		}
@@ -146,7 +156,7 @@ func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
 func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
-	ctx, cb := context.Background(), t.breaker
+	ctx := context.Background()
 	opt, ok := t.stateAttrs[to]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("state", string(to)))
@@ -163,9 +173,9 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
 	case guard.BreakerOpen:
-		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
+		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
 			"; spans pass through unscored", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
@@ -237,7 +247,7 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 
 // recordResult counts a finished evaluation, its judge usage, and logs a
 // failure.
-func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
+func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
 	label := r.Label()
 	if label == scoring.LabelError {
 		errType := resultErrorType(r.Result)
@@ -400,8 +410,8 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
 // storeObserver tells the telemetry what the store does.
 type storeObserver struct{ t *telemetry }
 
-func (o storeObserver) Result(ctx context.Context, r evalResult)    { o.t.recordResult(ctx, r) }
-func (o storeObserver) Unscored(ctx context.Context, reason string) { o.t.spanUnscored(ctx, reason) }
+func (o storeObserver) Result(ctx context.Context, r evalstore.Result) { o.t.recordResult(ctx, r) }
+func (o storeObserver) Unscored(ctx context.Context, reason string)    { o.t.spanUnscored(ctx, reason) }
 func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
 	o.t.contextWaitEnded(ctx, arrived)
 }
@@ -411,3 +421,56 @@ func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 func (o storeObserver) Recovered(ctx context.Context, outcome string) {
 	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 }
+
+// joinAttrs are the attribute sets of the join counters, by value.
+type joinAttrs struct {
+	source   map[string]metric.MeasurementOption
+	arrived  metric.MeasurementOption
+	timedOut metric.MeasurementOption
+	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
+	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
+}
+
+func newJoinAttrs() joinAttrs {
+	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
+	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
+		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+	}
+	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
+	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
+	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
+		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
+	}
+	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
+		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
+	}
+	return a
+}
+
+// splitOutcomeAttrs are the attribute sets of instruction_splits that do
+// not carry an error.
+var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
+	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
+	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
+		attribute.String("error_type", sysprompt.NoInstructions))),
+}
+
+// Where a dispatched generation's context came from (context_joins).
+const (
+	joinSourceSpan  = "span"  // the span's own context only
+	joinSourceTrace = "trace" // documents joined from other spans of the trace
+	joinSourceNone  = "none"
+)
+
+// Why a sampled span left without any score.
+const (
+	reasonQueueFull   = "queue_full"
+	reasonMaxWait     = evalstore.ReasonMaxWait
+	reasonShutdown    = evalstore.ReasonShutdown
+	reasonNotScorable = evalstore.ReasonNotScorable
+	reasonError       = evalstore.ReasonError
+	reasonRestarted   = evalstore.ReasonRestarted
+)
+
+// Why a sampled generation was not evaluated at all (spans_skipped).
+const skipToolCallsOnly = "tool_calls_only"
