@@ -220,6 +220,9 @@ func (h *heldSpan) judgedOnTrajectory() bool {
 func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
 		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
+			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
+		}
 		h.trajectoryBuilt = true
 	}
 	return h.trajectory

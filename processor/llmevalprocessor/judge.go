@@ -36,6 +36,9 @@ type judgeSet struct {
 	// splits is the instruction split cache, nil when no scorer splits
 	// system instructions (judge.go).
 	splits *guard.SplitCache
+	// requirements is the task_completion requirement cache, nil when no
+	// scorer is task_completion (trajectory.go).
+	requirements *guard.RequirementCache
 }
 
 // newJudge builds the judge client from the confighttp settings, the
@@ -132,6 +135,11 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		case sc.isCriteria():
 			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
 		default: // a built-in judge scorer, task_completion and tool_use included
+			if sc.Name == scoring.TaskCompletion {
+				if opts.Requirements, err = js.requirementLister(breaker); err != nil {
+					return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
+				}
+			}
 			s, err = scoring.New(sc.Name, breaker, opts)
 		}
 		if err != nil {
@@ -234,4 +242,30 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 		}
 	}
 	return sysprompt.Wrap(s, js.splits, onSplit), nil
+}
+
+// Bounds of the task_completion requirement cache, one per processor. Each
+// entry is at most 20 short requirements of one request; an agent serves
+// many distinct requests, so entries are many and small.
+const (
+	requirementCacheSize = 4096
+	requirementCacheTTL  = time.Hour
+)
+
+// requirementLister returns the lister every task_completion scorer of
+// the processor shares: it asks the same guarded judge the scorers ask and
+// keeps each request's requirements by the request's hash, so the runs of
+// one request are measured against one list. The scorer sends it the
+// request already redacted and cut to max_input_chars.
+func (js *judgeSet) requirementLister(judge scoring.Judge) (scoring.RequirementLister, error) {
+	if js.requirements == nil {
+		lister, err := scoring.NewRequirementLister(judge)
+		if err != nil {
+			return nil, err
+		}
+		if js.requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: requirementCacheSize, TTL: requirementCacheTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return js.requirements, nil
 }
