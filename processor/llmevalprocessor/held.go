@@ -10,6 +10,7 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -64,15 +65,15 @@ func newHeldSpan(out *spanOutput, join *traceJoin, rs ptrace.ResourceSpans, ss p
 		spanReading: r,
 		out:         out,
 		of: evaluatedSpan{
-			traceID:    span.TraceID(),
-			spanID:     span.SpanID(),
-			model:      model,
-			responseID: gen.ResponseID,
-			agentName:  agentNameOf(span),
+			TraceID:    span.TraceID(),
+			SpanID:     span.SpanID(),
+			Model:      model,
+			ResponseID: gen.ResponseID,
+			AgentName:  agentNameOf(span),
 		},
-		td:           lateTemplate(rs, ss),
+		td:           resultwrite.LateTemplate(rs, ss),
 		join:         join,
-		lateTemplate: lateTemplate(rs, ss),
+		lateTemplate: resultwrite.LateTemplate(rs, ss),
 		parentID:     span.ParentSpanID(),
 		end:          span.EndTimestamp(),
 	}
@@ -108,7 +109,7 @@ func (h *heldSpan) Leave(ctx context.Context, results []evalResult) {
 		if r.Skipped {
 			continue
 		}
-		annotateSpan(span, r, h.of.responseID, h.out.redact)
+		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, h.of.ResponseID, h.out.redact)
 	}
 	h.out.forwardLater(ctx, td)
 }
@@ -121,7 +122,7 @@ func (h *heldSpan) Late(ctx context.Context, r evalResult) {
 		return
 	}
 	h.out.tel.lateResult(ctx, r.Scorer)
-	h.out.forwardLater(ctx, newLateSpan(h.lateTemplate, h.of, r, h.out.redact))
+	h.out.forwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r.Scorer, r.Result, r.At, h.out.redact))
 }
 
 // skips implements scorerSkipper for a held generation.
@@ -159,7 +160,7 @@ func (h *heldSpan) traceDocs() []string {
 	if h.joined {
 		return h.joinedDocs
 	}
-	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	docs := h.join.ix.ContextFor(h.of.TraceID, h.of.SpanID, h.parentID, h.end, h.scope())
 	if len(docs) > 0 {
 		h.joinedDocs, h.joined = docs, true
 	}
@@ -195,17 +196,17 @@ func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
 // waits while its run looks unfinished (trajectory.Pending).
 func (h *heldSpan) WaitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
-		return h.of.traceID, false
+		return h.of.TraceID, false
 	}
 	if h.judgedOnTrajectory() && h.trajectoryPending() {
-		return h.of.traceID, true
+		return h.of.TraceID, true
 	}
 	for _, sc := range h.join.waiters {
 		if len(ownContext(h.gen, sc)) == 0 {
-			return h.of.traceID, len(h.traceDocs()) == 0
+			return h.of.TraceID, len(h.traceDocs()) == 0
 		}
 	}
-	return h.of.traceID, false
+	return h.of.TraceID, false
 }
 
 // judgedOnTrajectory says whether a trajectory scorer applies to the held
@@ -219,7 +220,7 @@ func (h *heldSpan) judgedOnTrajectory() bool {
 // so every such scorer of the span judges the same steps.
 func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
-		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.TraceID, h.of.SpanID))
 		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
 			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
 		}
@@ -231,7 +232,7 @@ func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 // trajectoryPending says whether the agent run's trace looks unfinished in
 // the index (trajectory.Pending), for the wait before dispatch.
 func (h *heldSpan) trajectoryPending() bool {
-	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+	return trajectory.Pending(h.join.ix.StepsBelow(h.of.TraceID, h.of.SpanID))
 }
 
 // resultUpFront implements upFrontResulter: an agent span without readable
@@ -261,8 +262,8 @@ func (h *heldSpan) takeContent(from genai.Generation) {
 		gen.ResponseID = h.gen.ResponseID
 	}
 	h.gen = gen
-	if h.of.model == "" {
-		h.of.model = gen.Model
+	if h.of.Model == "" {
+		h.of.Model = gen.Model
 	}
-	h.of.responseID = gen.ResponseID
+	h.of.ResponseID = gen.ResponseID
 }

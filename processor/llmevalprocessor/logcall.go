@@ -8,6 +8,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -55,12 +56,12 @@ func (c *logCall) Skips(sc ScorerConfig) bool {
 
 // leave emits one result record per scorer that applies to the call.
 func (c *logCall) Leave(ctx context.Context, results []evalResult) {
-	ld, recs := newResultLogs(c.group.Resource(), c.group.Scope())
+	ld, recs := resultwrite.NewResultLogs(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
 		if r.Skipped {
 			continue
 		}
-		rec := appendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.out.redact)
+		rec := resultwrite.AppendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.out.redact)
 		if c.onSpan {
 			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
 		}

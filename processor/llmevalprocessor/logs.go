@@ -169,7 +169,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
 		call := &logCall{out: p.out, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
-			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,
+			TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID,
 		}}
 		// The call's span may reach the traces side of this component too
 		// (pair.go, internal/evalstore): one evaluation for both.
@@ -280,7 +280,7 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {
 	return &logCall{
 		out: p.out, gen: gen, group: g,
 		excluded: p.core.scorerSel.Excluded(rl.Resource().Attributes(), callAttributes(recs)),
-		of:       evaluatedSpan{traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID},
+		of:       evaluatedSpan{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -291,7 +292,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		if record {
 			p.tel.recordResult(ctx, r)
 		}
-		annotateSpan(span, r, gen.ResponseID, p.redact)
+		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)
 }

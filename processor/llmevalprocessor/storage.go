@@ -19,6 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -271,8 +272,8 @@ func (st *itemStorage) resultRecord(r evalstore.Result) heldrecord.Result {
 		Ran:    r.Ran,
 	}
 	if r.Label() == scoring.LabelError {
-		rec.ErrorType = resultErrorType(r.Result)
-		rec.ErrorMessage = resultExplanation(r.Result, st.redact)
+		rec.ErrorType = resultwrite.ResultErrorType(r.Result)
+		rec.ErrorMessage = resultwrite.Explanation(r.Result, st.redact)
 	}
 	return rec
 }

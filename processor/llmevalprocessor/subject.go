@@ -5,6 +5,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -20,8 +21,8 @@ func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig
 		Output:  gen.Output,
 		Context: ownContext(gen, cfg),
 		Metadata: map[string]string{
-			"trace_id":   of.traceID.String(),
-			"span_id":    of.spanID.String(),
+			"trace_id":   of.TraceID.String(),
+			"span_id":    of.SpanID.String(),
 			"convention": gen.Convention,
 		},
 	}
@@ -66,3 +67,6 @@ type evalResult = evalstore.Result
 
 // errorResult is a failed evaluation of type t.
 func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }
+
+// evaluatedSpan identifies the span whose results a subject writes.
+type evaluatedSpan = resultwrite.Evaluated

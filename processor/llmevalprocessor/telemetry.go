@@ -15,6 +15,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -250,11 +251,11 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
 	label := r.Label()
 	if label == scoring.LabelError {
-		errType := resultErrorType(r.Result)
+		errType := resultwrite.ResultErrorType(r.Result)
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
 		t.logFailure(errType, "evaluation failed",
-			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultExplanation(r.Result, t.redact)))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultwrite.Explanation(r.Result, t.redact)))
 	} else {
 		opt, ok := t.verdictAttrs[r.Scorer][label]
 		if !ok {
@@ -263,7 +264,7 @@ func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
 	if r.Result.ReasonErr != nil {
-		errType := errorType(r.Result.ReasonErr)
+		errType := resultwrite.ErrorType(r.Result.ReasonErr)
 		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("error_type", errType)))
 		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
