@@ -5,11 +5,17 @@
 // and every change of state happens in this package, under the store's
 // one lock:
 //
-//	admit ─► StatePairing ──(other half, or events alone at cross_signal_wait)──┐
-//	  │         └──(span alone at cross_signal_wait: not scorable)──► Left │
-//	  ├──────► WaitingForContext ──(context arrived, or context_wait)──┐   │
-//	  └──────────────────────────────────────────────────────► Evaluating ◄┘
-//	Evaluating ──(last result, max_wait, shutdown)──► Left
+//   - StateAdmitted: taken in. A half of a call that waits for its other
+//     half goes to StatePairing; any other item begins.
+//   - Beginning, an item whose trace has no context yet goes to
+//     StateWaitingForContext, any other to StateEvaluating.
+//   - StatePairing: when the other half comes, or log events alone reach
+//     cross_signal_wait, the item begins; a span alone at
+//     cross_signal_wait goes to StateLeft, not scorable.
+//   - StateWaitingForContext: when the context comes, or context_wait
+//     passes, StateEvaluating.
+//   - Any state but StateLeft: at its last result, at max_wait or at
+//     shutdown, StateLeft.
 //
 // Every held item leaves exactly once, with one result per scorer:
 // the results in at the time and a marker (max_wait, shutdown, restarted)
