@@ -6,7 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 )
 
 // The keys for agent and RAG traces (issue 8). In YAML:
@@ -75,18 +77,13 @@ func validateContextSources(sources []string) []error {
 		switch src {
 		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
 		default:
-			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, notOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
+			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, configcheck.NotOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
 		}
 		if slices.Index(sources, src) < i {
 			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
 		}
 	}
 	return errs
-}
-
-// takesContextFrom says whether the scorer's context includes src.
-func (sc ScorerConfig) takesContextFrom(src string) bool {
-	return slices.Contains(sc.ContextSources, src)
 }
 
 // Fixed bounds of the trace context index that are not worth a key.
@@ -131,7 +128,7 @@ func defaultTraceContextConfig() TraceContextConfig {
 // setting only a short max_wait needs no second change.
 // Validate checks the index settings; the collector prefixes the errors
 // with trace_context, as for every other section.
-func (tc *TraceContextConfig) Validate() error { return joinFields(tc.validate()) }
+func (tc *TraceContextConfig) Validate() error { return configcheck.JoinFields(tc.validate()) }
 
 func (tc TraceContextConfig) validate() []error {
 	var errs []error
@@ -147,7 +144,7 @@ func (tc TraceContextConfig) validate() []error {
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("scope: %w", notOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
+		errs = append(errs, fmt.Errorf("scope: %w", configcheck.NotOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
 	}
 	if tc.ContextWait < 0 {
 		errs = append(errs, fmt.Errorf("context_wait: must not be negative, got %s", tc.ContextWait))
@@ -159,25 +156,6 @@ func (tc TraceContextConfig) validate() []error {
 // never longer than max_wait.
 func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
 	return min(tc.ContextWait, maxWait)
-}
-
-// indexConfig is the index's configuration for these settings.
-func (tc TraceContextConfig) indexConfig() tracecontext.Config {
-	return tracecontext.Config{
-		MaxTraces:        tc.MaxTraces,
-		MaxBytes:         tc.MaxBytes,
-		TTL:              tc.TTL,
-		MaxDocumentBytes: contextMaxDocumentBytes,
-		MaxTraceBytes:    min(tc.MaxBytes, contextMaxTraceBytes),
-	}
-}
-
-// scope is the index scope a generation's query uses.
-func (tc TraceContextConfig) scope() tracecontext.Scope {
-	if tc.Scope == contextScopeTrace {
-		return tracecontext.ScopeTrace
-	}
-	return tracecontext.ScopeSiblings
 }
 
 // ScorerSelection says which spans one scorer evaluates. It is meant to be
@@ -216,7 +194,7 @@ func (s ScorerSelection) validate() []error {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, notOneOf(t, targetGeneration, targetAgent)))
+			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
 		}
 		if slices.Index(s.Targets, t) < i {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
@@ -261,4 +239,141 @@ type ValueMatchConfig struct {
 func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
 	v.Equals = string(text)
 	return nil
+}
+
+// compile checks and compiles the filter. Its errors start at include or
+// exclude; the collector adds the path of the section holding them.
+func (c SpanFilterConfig) compile() (selection.Filter, error) {
+	return selection.Compile(matches(c.Include), matches(c.Exclude))
+}
+
+func matches(entries []AttributeMatchConfig) []selection.Match {
+	out := make([]selection.Match, len(entries))
+	for i, e := range entries {
+		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
+	}
+	return out
+}
+
+func values(m map[string]ValueMatchConfig) map[string]selection.Value {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]selection.Value, len(m))
+	for k, v := range m {
+		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
+	}
+	return out
+}
+
+// Defaults of log_events. The window covers the model's answer time: the
+// input events are sent before the call, the gen_ai.choice after it.
+const (
+	defaultJoinWindow      = 30 * time.Second
+	defaultMaxPending      = 1000
+	defaultMaxPendingBytes = 64 << 20
+	// defaultCrossSignalWait covers the export delays of the SDKs: the
+	// batch span processors of OpenTelemetry SDKs flush every 5s by
+	// default, their log record processors every 1s to 5s.
+	defaultCrossSignalWait = 10 * time.Second
+	// The area of spans without content waiting for their events: a
+	// content-less span holds about 1 to 2 KiB.
+	defaultMaxWaitingSpans = 10000
+	defaultMaxWaitingBytes = 32 << 20
+	// defaultContentCaptureOffAfter: spans of a service in a row whose
+	// events never came before its spans stop waiting.
+	defaultContentCaptureOffAfter = 50
+)
+
+// Bounds of the memory of calls that left, by which a half of a call
+// arriving after its call left is recognised (pair.go, internal/evalstore).
+const (
+	crossSignalRemember    = 2 * time.Minute
+	crossSignalRememberPer = 8 // halves remembered per queue_size
+)
+
+// LogEventsConfig bounds the joining of the per-message GenAI log events
+// (semantic conventions ≤ 1.36) of one call in the logs pipeline.
+type LogEventsConfig struct {
+	// JoinWindow is how long the events of one call are waited for, from
+	// its first event, before it is read with what came (default 30s).
+	JoinWindow time.Duration `mapstructure:"join_window"`
+	// MaxPending is the most calls being joined at once; beyond it the
+	// oldest is given up (default 1000).
+	MaxPending int `mapstructure:"max_pending"`
+	// MaxPendingBytes caps the estimated size of the events held for
+	// joining, in bytes (default 64 MiB).
+	MaxPendingBytes int `mapstructure:"max_pending_bytes"`
+	// CrossSignalWait is how long, with the component in a traces and a
+	// logs pipeline, a span without content waits for its GenAI log
+	// events and a call read from log events waits for its span, so the
+	// call is evaluated once with its results on the span (default 10s;
+	// at most half of max_wait; 0 evaluates each signal on its own).
+	CrossSignalWait time.Duration `mapstructure:"cross_signal_wait"`
+	// MaxWaitingSpans bounds the spans without content waiting for their
+	// log events; they take no queue_size slot. A span finding the area
+	// full is not_scorable at once (default 10000).
+	MaxWaitingSpans int `mapstructure:"max_waiting_spans"`
+	// MaxWaitingBytes bounds the estimated bytes of those spans (default
+	// 32 MiB).
+	MaxWaitingBytes int `mapstructure:"max_waiting_bytes"`
+	// ContentCaptureOffAfter is how many spans of one service in a row
+	// must wait in vain before its spans stop waiting (not_scorable at
+	// once, "content capture is off") until an event of the service
+	// arrives (default 50; 0 never stops waiting).
+	ContentCaptureOffAfter int `mapstructure:"content_capture_off_after"`
+}
+
+func defaultLogEventsConfig() LogEventsConfig {
+	return LogEventsConfig{
+		JoinWindow:      defaultJoinWindow,
+		MaxPending:      defaultMaxPending,
+		MaxPendingBytes: defaultMaxPendingBytes,
+		CrossSignalWait: defaultCrossSignalWait,
+
+		MaxWaitingSpans:        defaultMaxWaitingSpans,
+		MaxWaitingBytes:        defaultMaxWaitingBytes,
+		ContentCaptureOffAfter: defaultContentCaptureOffAfter,
+	}
+}
+
+// Validate checks the joining bounds; the collector prefixes the errors
+// with log_events.
+func (c *LogEventsConfig) Validate() error { return configcheck.JoinFields(c.validate()) }
+
+func (c LogEventsConfig) validate() []error {
+	var errs []error
+	if c.JoinWindow <= 0 {
+		errs = append(errs, fmt.Errorf("join_window: must be positive, got %s", c.JoinWindow))
+	}
+	if c.MaxPending < 1 {
+		errs = append(errs, fmt.Errorf("max_pending: must be at least 1, got %d", c.MaxPending))
+	}
+	if c.MaxPendingBytes < 1 {
+		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
+	}
+	if c.CrossSignalWait < 0 {
+		errs = append(errs, fmt.Errorf("cross_signal_wait: must not be negative, got %s", c.CrossSignalWait))
+	}
+	if c.MaxWaitingSpans < 1 {
+		errs = append(errs, fmt.Errorf("max_waiting_spans: must be at least 1, got %d", c.MaxWaitingSpans))
+	}
+	if c.MaxWaitingBytes < 1 {
+		errs = append(errs, fmt.Errorf("max_waiting_bytes: must be at least 1, got %d", c.MaxWaitingBytes))
+	}
+	if c.ContentCaptureOffAfter < 0 {
+		errs = append(errs, fmt.Errorf("content_capture_off_after: must not be negative (0 never stops waiting), got %d", c.ContentCaptureOffAfter))
+	}
+	return errs
+}
+
+// eventWaits bounds the store's area of spans waiting for their events.
+func (c LogEventsConfig) eventWaits() evalstore.EventWaits {
+	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
+}
+
+// effectiveCrossSignalWait is how long a half waits for its other half:
+// cross_signal_wait, at most half of max_wait, so the evaluation has time.
+func (c LogEventsConfig) effectiveCrossSignalWait(maxWait time.Duration) time.Duration {
+	return min(c.CrossSignalWait, maxWait/2)
 }

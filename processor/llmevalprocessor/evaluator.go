@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
@@ -63,10 +63,15 @@ type evaluator struct {
 	mu      sync.Mutex
 	refs    int // instances acquired and not released
 	signals map[pipeline.Signal]bool
-	// traces and logs are the instances: recovery hands each the items of
-	// its signal, and a call stored with both halves to both.
-	traces    *llmEvalProcessor
-	logs      *logsProcessor
+	// Recovery hands each instance the items of its signal, and a call
+	// stored with both halves to both; the instances set these as they are
+	// created.
+	recoverSpans func()                                     // traces
+	recoverPairs func(readCall func(plog.Logs) evalSubject) // traces
+	recoverCalls func()                                     // logs
+	readCall     func(plog.Logs) evalSubject                // logs
+	// newPair makes the subject of a call seen on both signals.
+	newPair   func() evalstore.Pair[ScorerConfig]
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -83,7 +88,13 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
 		signals:    map[pipeline.Signal]bool{},
 	}
-	tel, err := newTelemetry(set, cfg, ev.redact, ev.observeHeld, ev.observeQueue)
+	scorers := make([]string, len(cfg.Scorers))
+	for i, sc := range cfg.Scorers {
+		scorers[i] = sc.Name
+	}
+	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
+		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
+	tel, err := newTelemetry(set, judge, scorers, ev.redact, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -129,18 +140,18 @@ func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) err
 // redact removes every configured secret from text written out or logged.
 func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
 
-// setTraces remembers the traces instance.
-func (ev *evaluator) setTraces(tp *llmEvalProcessor) {
+// setTraces takes the recovery of the traces instance.
+func (ev *evaluator) setTraces(recoverSpans func(), recoverPairs func(readCall func(plog.Logs) evalSubject)) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.traces = tp
+	ev.recoverSpans, ev.recoverPairs = recoverSpans, recoverPairs
 }
 
-// setLogs remembers the logs instance.
-func (ev *evaluator) setLogs(lp *logsProcessor) {
+// setLogs takes the recovery of the logs instance.
+func (ev *evaluator) setLogs(recoverCalls func(), readCall func(plog.Logs) evalSubject) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.logs = lp
+	ev.recoverCalls, ev.readCall = recoverCalls, readCall
 }
 
 // start is one instance's Start. The first builds the judge and starts
@@ -212,7 +223,7 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 		// Every instance exists before the first starts: one call, one
 		// evaluation across the two signals.
 		ev.store.JoinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
-			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, newPairedCall)
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, ev.newPair)
 	}
 	ev.store.Start(scorers, journal)
 	return nil
@@ -237,14 +248,14 @@ func (ev *evaluator) recover() {
 	if ev.storage == nil {
 		return
 	}
-	if ev.traces != nil {
-		ev.traces.recoverSpans()
+	if ev.recoverSpans != nil {
+		ev.recoverSpans()
 	}
-	if ev.logs != nil {
-		ev.logs.recoverCalls()
+	if ev.recoverCalls != nil {
+		ev.recoverCalls()
 	}
-	if ev.traces != nil {
-		ev.traces.recoverPairs(ev.logs)
+	if ev.recoverPairs != nil {
+		ev.recoverPairs(ev.readCall)
 	}
 }
 
@@ -275,13 +286,16 @@ func (ev *evaluator) release(ctx context.Context) error {
 // evaluators is the evaluator of each llm_eval configuration in use, one
 // per factory.
 type evaluators struct {
-	build judgeBuilder
-	mu    sync.Mutex
-	m     map[*Config]*evaluator
+	build   judgeBuilder
+	newPair func() evalstore.Pair[ScorerConfig]
+	mu      sync.Mutex
+	m       map[*Config]*evaluator
 }
 
-func newEvaluators(build judgeBuilder) *evaluators {
-	return &evaluators{build: build, m: map[*Config]*evaluator{}}
+// newEvaluators makes the evaluators of a factory: build makes the judge
+// at Start, newPair the subject of a call seen on both signals.
+func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[ScorerConfig]) *evaluators {
+	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
 }
 
 // acquire returns the evaluator of cfg for a new instance of signal,
@@ -295,7 +309,7 @@ func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeli
 		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
 			return nil, err
 		}
-		ev.owner = es
+		ev.owner, ev.newPair = es, es.newPair
 		es.m[cfg] = ev
 	}
 	ev.mu.Lock()
@@ -324,10 +338,7 @@ func (es *evaluators) has(cfg *Config) bool {
 
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
-type (
-	evalStore   = evalstore.Store[ScorerConfig]
-	evalSubject = evalstore.Subject[ScorerConfig]
-)
+type evalStore = evalstore.Store[ScorerConfig]
 
 // newEvalStore makes the store of cfg, telling tel what it does.
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -346,6 +357,3 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 		Observer:    storeObserver{tel},
 	})
 }
-
-// errorResult is a failed evaluation of type t.
-func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }

@@ -61,7 +61,7 @@ func TestEvaluatorLifecycle(t *testing.T) {
 				builds.Add(1)
 				return judgeSet{scorers: []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}}, nil
 			}
-			evs := newEvaluators(build)
+			evs := newEvaluators(build, newPairedCall)
 			f := processor.NewFactory(metadata.Type, createDefaultConfig,
 				processor.WithTraces(evs.createTraces, metadata.TracesStability),
 				processor.WithLogs(evs.createLogs, metadata.LogsStability))

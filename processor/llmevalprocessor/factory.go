@@ -3,11 +3,11 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 
@@ -18,22 +18,6 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
-// Defaults of the configuration.
-const (
-	defaultJudgeTimeout      = 30 * time.Second
-	defaultMaxConcurrency    = 8
-	defaultSamplingPercent   = 100
-	defaultMaxWait           = 30 * time.Second
-	defaultQueueSize         = 1000
-	defaultStructuredOutputs = structuredOutputsAuto
-	defaultCacheSize         = 10000
-	defaultCacheTTL          = time.Hour
-	// defaultMaxInputChars keeps one runaway generation (a pasted log, a
-	// whole document) from costing a fortune in judge tokens; ordinary
-	// answers are far shorter.
-	defaultMaxInputChars = 20000
-)
-
 // NewFactory returns the factory of the llm_eval processor.
 func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
 
@@ -41,7 +25,7 @@ func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
 // Start (tests pass fake scorers here). Its instances of one *Config share
 // one evaluator (evaluator.go).
 func newFactoryWith(build judgeBuilder) processor.Factory {
-	evs := newEvaluators(build)
+	evs := newEvaluators(build, newPairedCall)
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -103,7 +87,7 @@ func (es *evaluators) createTraces(_ context.Context, set processor.Settings, cf
 		return nil, err
 	}
 	tp := newTracesInstance(ev, next)
-	ev.setTraces(tp)
+	ev.setTraces(tp.recoverSpans, tp.recoverPairs)
 	return tp, nil
 }
 
@@ -118,6 +102,6 @@ func (es *evaluators) createLogs(_ context.Context, set processor.Settings, cfg 
 		return nil, err
 	}
 	lp := newLogsProcessor(set, ev, next)
-	ev.setLogs(lp)
+	ev.setLogs(lp.recoverCalls, func(ld plog.Logs) evalSubject { return lp.recoveredCall(ld) })
 	return lp, nil
 }

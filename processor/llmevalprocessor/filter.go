@@ -15,31 +15,6 @@ type (
 // newTraceSampler samples sampling.percentage of the traces.
 func newTraceSampler(percentage float64) traceSampler { return selection.NewSampler(percentage) }
 
-// compile checks and compiles the filter. Its errors start at include or
-// exclude; the collector adds the path of the section holding them.
-func (c SpanFilterConfig) compile() (spanFilter, error) {
-	return selection.Compile(matches(c.Include), matches(c.Exclude))
-}
-
-func matches(entries []AttributeMatchConfig) []selection.Match {
-	out := make([]selection.Match, len(entries))
-	for i, e := range entries {
-		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
-	}
-	return out
-}
-
-func values(m map[string]ValueMatchConfig) map[string]selection.Value {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]selection.Value, len(m))
-	for k, v := range m {
-		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
-	}
-	return out
-}
-
 func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	var out scorerFilters
 	for _, sc := range scorers {

@@ -2,39 +2,18 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
-)
-
-// Why a sampled span left without any score.
-const (
-	reasonQueueFull   = "queue_full"
-	reasonMaxWait     = evalstore.ReasonMaxWait
-	reasonShutdown    = evalstore.ReasonShutdown
-	reasonNotScorable = evalstore.ReasonNotScorable
-	reasonError       = evalstore.ReasonError
-	reasonRestarted   = evalstore.ReasonRestarted
-)
-
-// Why a sampled generation was not evaluated at all (spans_skipped).
-const skipToolCallsOnly = "tool_calls_only"
-
-// Which late results become child spans (late_results).
-const (
-	lateResultsVerdicts = "verdicts"
-	lateResultsAll      = "all"
-	lateResultsNone     = "none"
 )
 
 // heldSpan is one sampled generation span, moved out of its batch together
@@ -55,7 +34,7 @@ type heldSpan struct {
 	end        pcommon.Timestamp
 	joined     bool // trace documents were found; joinedDocs holds them
 	joinedDocs []string
-	// The agent run's trajectory (trajectory.go), assembled once.
+	// The agent run's trajectory (tracejoin.go), assembled once.
 	trajectory      *scoring.Trajectory
 	trajectoryBuilt bool
 }
@@ -86,15 +65,15 @@ func newHeldSpan(out *spanOutput, join *traceJoin, rs ptrace.ResourceSpans, ss p
 		spanReading: r,
 		out:         out,
 		of: evaluatedSpan{
-			traceID:    span.TraceID(),
-			spanID:     span.SpanID(),
-			model:      model,
-			responseID: gen.ResponseID,
-			agentName:  agentNameOf(span),
+			TraceID:    span.TraceID(),
+			SpanID:     span.SpanID(),
+			Model:      model,
+			ResponseID: gen.ResponseID,
+			AgentName:  agentNameOf(span),
 		},
-		td:           lateTemplate(rs, ss),
+		td:           resultwrite.LateTemplate(rs, ss),
 		join:         join,
-		lateTemplate: lateTemplate(rs, ss),
+		lateTemplate: resultwrite.LateTemplate(rs, ss),
 		parentID:     span.ParentSpanID(),
 		end:          span.EndTimestamp(),
 	}
@@ -121,55 +100,6 @@ func (h *heldSpan) Case(cfg ScorerConfig) scoring.Case {
 	return c
 }
 
-// caseFromGeneration builds what the scorer evaluates of one call, read
-// from a span or from log events.
-func caseFromGeneration(gen genai.Generation, of evaluatedSpan, cfg ScorerConfig) scoring.Case {
-	c := scoring.Case{
-		Input:   gen.Input,
-		Output:  gen.Output,
-		Context: ownContext(gen, cfg),
-		Metadata: map[string]string{
-			"trace_id":   of.traceID.String(),
-			"span_id":    of.spanID.String(),
-			"convention": gen.Convention,
-		},
-	}
-	if c.Input == "" {
-		c.Input = gen.Conversation
-	}
-	switch {
-	case len(cfg.Instructions) > 0:
-		c.Instructions = cfg.Instructions
-	case cfg.UseSystemInstructions:
-		c.Instructions = gen.SystemInstructions
-	}
-	return c
-}
-
-// ownContext is the context a scorer takes from the call itself, by its
-// context_sources: the tool results in its input (tool_messages), the
-// documents recorded on its span (trace) and its system messages (system).
-func ownContext(gen genai.Generation, cfg ScorerConfig) []string {
-	var out []string
-	add := func(texts []string) {
-		for _, t := range texts {
-			if !slices.Contains(out, t) {
-				out = append(out, t)
-			}
-		}
-	}
-	if cfg.takesContextFrom(contextSourceToolMessages) {
-		add(gen.ToolResults)
-	}
-	if cfg.takesContextFrom(contextSourceTrace) {
-		add(gen.Documents)
-	}
-	if cfg.takesContextFrom(contextSourceSystem) {
-		add(gen.SystemInstructions)
-	}
-	return out
-}
-
 // leave annotates the span with its results and forwards it.
 func (h *heldSpan) Leave(ctx context.Context, results []evalResult) {
 	td := h.td
@@ -179,7 +109,7 @@ func (h *heldSpan) Leave(ctx context.Context, results []evalResult) {
 		if r.Skipped {
 			continue
 		}
-		annotateSpan(span, r, h.of.responseID, h.out.redact)
+		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, h.of.ResponseID, h.out.redact)
 	}
 	h.out.forwardLater(ctx, td)
 }
@@ -192,7 +122,7 @@ func (h *heldSpan) Late(ctx context.Context, r evalResult) {
 		return
 	}
 	h.out.tel.lateResult(ctx, r.Scorer)
-	h.out.forwardLater(ctx, newLateSpan(h.lateTemplate, h.of, r, h.out.redact))
+	h.out.forwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r.Scorer, r.Result, r.At, h.out.redact))
 }
 
 // skips implements scorerSkipper for a held generation.
@@ -230,7 +160,7 @@ func (h *heldSpan) traceDocs() []string {
 	if h.joined {
 		return h.joinedDocs
 	}
-	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
+	docs := h.join.ix.ContextFor(h.of.TraceID, h.of.SpanID, h.parentID, h.end, h.scope())
 	if len(docs) > 0 {
 		h.joinedDocs, h.joined = docs, true
 	}
@@ -266,17 +196,17 @@ func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
 // waits while its run looks unfinished (trajectory.Pending).
 func (h *heldSpan) WaitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
-		return h.of.traceID, false
+		return h.of.TraceID, false
 	}
 	if h.judgedOnTrajectory() && h.trajectoryPending() {
-		return h.of.traceID, true
+		return h.of.TraceID, true
 	}
 	for _, sc := range h.join.waiters {
 		if len(ownContext(h.gen, sc)) == 0 {
-			return h.of.traceID, len(h.traceDocs()) == 0
+			return h.of.TraceID, len(h.traceDocs()) == 0
 		}
 	}
-	return h.of.traceID, false
+	return h.of.TraceID, false
 }
 
 // judgedOnTrajectory says whether a trajectory scorer applies to the held
@@ -290,7 +220,7 @@ func (h *heldSpan) judgedOnTrajectory() bool {
 // so every such scorer of the span judges the same steps.
 func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
-		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.TraceID, h.of.SpanID))
 		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
 			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
 		}
@@ -302,7 +232,7 @@ func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 // trajectoryPending says whether the agent run's trace looks unfinished in
 // the index (trajectory.Pending), for the wait before dispatch.
 func (h *heldSpan) trajectoryPending() bool {
-	return trajectory.Pending(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+	return trajectory.Pending(h.join.ix.StepsBelow(h.of.TraceID, h.of.SpanID))
 }
 
 // resultUpFront implements upFrontResulter: an agent span without readable
@@ -332,8 +262,8 @@ func (h *heldSpan) takeContent(from genai.Generation) {
 		gen.ResponseID = h.gen.ResponseID
 	}
 	h.gen = gen
-	if h.of.model == "" {
-		h.of.model = gen.Model
+	if h.of.Model == "" {
+		h.of.Model = gen.Model
 	}
-	h.of.responseID = gen.ResponseID
+	h.of.ResponseID = gen.ResponseID
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -17,13 +18,13 @@ import (
 // of the logs signal. Its results leave as new records under the resource
 // and scope of the call's first record.
 type logCall struct {
-	p     *logsProcessor
+	out   *logOutput
 	of    evaluatedSpan
 	gen   genai.Generation
 	group logjoin.Group // read-only once admitted
 	// excluded are the scorers whose include/exclude the call fails.
 	excluded map[string]bool
-	// onSpan: the call's span carries the same results (signaljoin.go).
+	// onSpan: the call's span carries the same results (pair.go, internal/evalstore).
 	onSpan bool
 }
 
@@ -55,26 +56,26 @@ func (c *logCall) Skips(sc ScorerConfig) bool {
 
 // leave emits one result record per scorer that applies to the call.
 func (c *logCall) Leave(ctx context.Context, results []evalResult) {
-	ld, recs := newResultLogs(c.group.Resource(), c.group.Scope())
+	ld, recs := resultwrite.NewResultLogs(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
 		if r.Skipped {
 			continue
 		}
-		rec := appendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.p.core.redact)
+		rec := resultwrite.AppendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.out.redact)
 		if c.onSpan {
 			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
 		}
 	}
 	if recs.Len() > 0 {
-		c.p.emit(ctx, ld)
+		c.out.emit(ctx, ld)
 	}
 }
 
 // late emits a result that finished after the others left, or only counts
 // it, as late_results says.
 func (c *logCall) Late(ctx context.Context, r evalResult) {
-	tel := c.p.core.tel
-	if !lateEmitted(c.p.core.cfg.LateResults, r) {
+	tel := c.out.tel
+	if !lateEmitted(c.out.lateResults, r.Label()) {
 		tel.lateResultDropped(ctx, r.Scorer)
 		return
 	}
@@ -85,9 +86,9 @@ func (c *logCall) Late(ctx context.Context, r evalResult) {
 // markAll emits the same result for every scorer without running any
 // (not scorable, queue full, shut down) and counts the call unscored.
 func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string, record bool) {
-	now := c.p.core.now()
-	results := make([]evalResult, 0, len(c.p.core.cfg.Scorers))
-	for _, sc := range c.p.core.cfg.Scorers {
+	now := c.out.now()
+	results := make([]evalResult, 0, len(c.out.scorers))
+	for _, sc := range c.out.scorers {
 		if !sc.appliesTo(targetGeneration, c.excluded) {
 			continue
 		}
@@ -95,10 +96,10 @@ func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string
 		r.Scorer = sc.Name
 		results = append(results, evalResult{Scorer: sc.Name, At: now, Result: r})
 		if record {
-			c.p.core.tel.recordResult(ctx, results[len(results)-1])
+			c.out.tel.recordResult(ctx, results[len(results)-1])
 		}
 	}
-	c.p.core.tel.spanUnscored(ctx, reason)
+	c.out.tel.spanUnscored(ctx, reason)
 	c.Leave(ctx, results)
 }
 

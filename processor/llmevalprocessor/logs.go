@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
@@ -30,6 +29,7 @@ import (
 type logsProcessor struct {
 	core   *evaluator // shared with the traces instance of the component
 	next   consumer.Logs
+	out    *logOutput
 	joiner *logjoin.Joiner
 
 	itemAttrs   metric.MeasurementOption // processor, otel.signal=logs
@@ -54,13 +54,15 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 		reasonAttrs: map[logjoin.Reason]metric.MeasurementOption{},
 		stop:        make(chan struct{}),
 	}
+	p.out = &logOutput{next: next, tel: core.tel, redact: core.redact, now: func() time.Time { return core.now() },
+		scorers: core.cfg.Scorers, lateResults: core.cfg.LateResults, itemAttrs: p.itemAttrs}
 	for _, r := range []logjoin.Reason{logjoin.ReasonAnswered, logjoin.ReasonDetails, logjoin.ReasonAlone,
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("join_reason", r.String())))
 	}
 	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
 	if core.storage != nil {
-		jc.Hold = core.storage.holdJoining // stored before ConsumeLogs returns (durable.go)
+		jc.Hold = core.storage.holdJoining // stored before ConsumeLogs returns (storage.go)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -166,11 +168,11 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
-		call := &logCall{p: p, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
-			traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID,
+		call := &logCall{out: p.out, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
+			TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID,
 		}}
 		// The call's span may reach the traces side of this component too
-		// (signaljoin.go): one evaluation for both.
+		// (pair.go, internal/evalstore): one evaluation for both.
 		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
 		service := serviceName(g.Resource().Resource())
@@ -219,14 +221,6 @@ func (p *logsProcessor) countLate(ctx context.Context) {
 	}
 }
 
-// emit sends result records on; they are the processor's output too.
-func (p *logsProcessor) emit(ctx context.Context, ld plog.Logs) {
-	p.core.tel.tb.ProcessorOutgoingItems.Add(ctx, int64(ld.LogRecordCount()), p.itemAttrs)
-	if err := p.next.ConsumeLogs(ctx, ld); err != nil {
-		p.core.tel.logFailure("forward", "failed to forward evaluation result records", zap.Error(err))
-	}
-}
-
 // recoverCalls does for the log calls found in storage what recoverSpans
 // does for spans, then gives the joiner back the log records that were
 // waiting for the rest of their call; the call's window starts again.
@@ -241,7 +235,9 @@ func (p *logsProcessor) recoverCalls() {
 	for _, rec := range st.take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
-			p.core.store.Recover(&pairedCall{events: call}, recovered(rec))
+			pair := p.core.newPair()
+			pair.Join(call)
+			p.core.store.Recover(pair, recovered(rec))
 			continue
 		}
 		p.core.store.Recover(call, recovered(rec))
@@ -291,8 +287,13 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {
 	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
 	gen := genai.ReadLogs(recs)
 	return &logCall{
-		p: p, gen: gen, group: g,
+		out: p.out, gen: gen, group: g,
 		excluded: p.core.scorerSel.Excluded(rl.Resource().Attributes(), callAttributes(recs)),
-		of:       evaluatedSpan{traceID: g.Key.TraceID, spanID: g.Key.SpanID, model: gen.Model, responseID: gen.ResponseID},
+		of:       evaluatedSpan{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID},
 	}
+}
+
+// joinerConfig is the joiner's configuration for these settings.
+func (c LogEventsConfig) joinerConfig(now func() time.Time) logjoin.Config {
+	return logjoin.Config{Window: c.JoinWindow, MaxCalls: c.MaxPending, MaxBytes: c.MaxPendingBytes, Now: now}
 }

@@ -199,7 +199,7 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
 	build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)})
-	evs := newEvaluators(build)
+	evs := newEvaluators(build, newPairedCall)
 	f := processor.NewFactory(metadata.Type, createDefaultConfig,
 		processor.WithTraces(evs.createTraces, metadata.TracesStability),
 		processor.WithLogs(evs.createLogs, metadata.LogsStability))

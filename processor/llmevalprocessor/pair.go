@@ -58,7 +58,7 @@ func (c *pairedCall) WaitsForContext() (pcommon.TraceID, bool) {
 	if c.span != nil {
 		return c.span.WaitsForContext()
 	}
-	return c.events.of.traceID, false
+	return c.events.of.TraceID, false
 }
 
 func (c *pairedCall) Leave(ctx context.Context, results []evalResult) {
@@ -79,7 +79,7 @@ func (c *pairedCall) Late(ctx context.Context, r evalResult) {
 		c.span.Late(ctx, r)
 	default:
 		c.span.Late(ctx, r)
-		if lateEmitted(c.events.p.core.cfg.LateResults, r) {
+		if lateEmitted(c.events.out.lateResults, r.Label()) {
 			c.events.Leave(ctx, []evalResult{r})
 		}
 	}
@@ -103,9 +103,9 @@ func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
 func (c *pairedCall) Call() (key pairing.Key, sides pairing.Side, waits bool) {
 	switch {
 	case c.span != nil && c.events != nil:
-		return pairing.Key{TraceID: c.span.of.traceID, SpanID: c.span.of.spanID}, pairing.Span | pairing.Events, false
+		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span | pairing.Events, false
 	case c.span != nil:
-		return pairing.Key{TraceID: c.span.of.traceID, SpanID: c.span.of.spanID}, pairing.Span, c.span.gen.Missing != ""
+		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span, c.span.gen.Missing != ""
 	}
-	return pairing.Key{TraceID: c.events.of.traceID, SpanID: c.events.of.spanID}, pairing.Events, true
+	return pairing.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, pairing.Events, true
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -194,14 +196,6 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	return td, true, taken
 }
 
-// generationAt is where a sampled generation span sits in its batch.
-type generationAt struct {
-	resource, scope, span int
-	agent                 bool // an agent span, scored by scorers targeting agent
-	// gen is the generation when indexing it as a step read it already.
-	gen *genai.Generation
-}
-
 // removeIndexes removes the spans at the given increasing indexes.
 func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	i, next := -1, 0
@@ -244,7 +238,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
-	// (signaljoin.go): the call is evaluated once, for both signals.
+	// (pair.go, internal/evalstore): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
@@ -314,7 +308,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		if record {
 			p.tel.recordResult(ctx, r)
 		}
-		annotateSpan(span, r, gen.ResponseID, p.redact)
+		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)
 }
@@ -325,7 +319,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 // pipeline order.
 //
 // With the component in a traces and a logs pipeline, a span goes back into
-// the call table (signaljoin.go): a span without content waits for its log
+// the call table (pair.go, internal/evalstore): a span without content waits for its log
 // events again.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
@@ -335,7 +329,9 @@ func (p *llmEvalProcessor) recoverSpans() {
 	for _, rec := range p.storage.take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.agent {
-			p.store.Recover(&pairedCall{span: h}, recovered(rec))
+			call := p.newPair()
+			call.Join(h)
+			p.store.Recover(call, recovered(rec))
 			continue
 		}
 		if h.missing == "" && h.gen.Missing != "" {
@@ -349,19 +345,21 @@ func (p *llmEvalProcessor) recoverSpans() {
 
 // recoverPairs puts the calls stored with both halves back into the store
 // as one item, or forwards them, like recoverSpans; p is the traces
-// instance and logs the logs instance, if any. Such a call leaves through
-// the consumers of both instances (its span, its result records).
-func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
+// instance and readCall reads a stored call as the logs instance does (nil
+// without one). Such a call leaves through the consumers of both instances
+// (its span, its result records).
+func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 	if p.storage == nil {
 		return
 	}
 	for _, rec := range p.storage.take(heldrecord.KindPair) {
-		call := &pairedCall{}
-		call.Join(p.recoveredSpan(rec.Item.Traces))
-		if logs != nil {
-			call.Join(logs.recoveredCall(rec.Item.Logs))
+		span := p.recoveredSpan(rec.Item.Traces)
+		call := p.newPair()
+		call.Join(span)
+		if readCall != nil {
+			call.Join(readCall(rec.Item.Logs))
 		} else {
-			call.span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+			span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
 		p.store.Recover(call, recovered(rec))
 	}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -473,9 +474,9 @@ func TestLateSpanNotRescored(t *testing.T) {
 	// A late child span fed back into the processor is a judge span: passed through.
 	bias := fixedScorer(scoring.Bias, 0.2, scoring.LabelPass)
 	h := newHarness(t, testConfig(scoring.Bias), bias)
-	td := newLateSpan(lateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
-		evaluatedSpan{traceID: randomTraceID(), spanID: nextSpanID()},
-		evalResult{Scorer: scoring.Bias, Result: scoring.Result{Label: scoring.LabelPass}, At: time.Now()}, strings.Clone)
+	td := resultwrite.NewLateSpan(resultwrite.LateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
+		evaluatedSpan{TraceID: randomTraceID(), SpanID: nextSpanID()},
+		scoring.Bias, scoring.Result{Label: scoring.LabelPass}, time.Now(), strings.Clone)
 	h.consume(td)
 	assert.Equal(t, 1, h.sink.SpanCount())
 	assert.Zero(t, bias.calls.Load())

@@ -3,7 +3,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 
-	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -33,15 +33,4 @@ func (o *spanOutput) forwardLater(ctx context.Context, td ptrace.Traces) {
 }
 
 // emitsLate reports whether a late result becomes a child span.
-func (o *spanOutput) emitsLate(r evalResult) bool { return lateEmitted(o.lateResults, r) }
-
-// lateEmitted reports whether late_results mode emits a late result.
-func lateEmitted(mode string, r evalResult) bool {
-	switch mode {
-	case lateResultsAll:
-		return true
-	case lateResultsNone:
-		return false
-	}
-	return r.Label() != scoring.LabelError
-}
+func (o *spanOutput) emitsLate(r evalstore.Result) bool { return lateEmitted(o.lateResults, r.Label()) }

@@ -19,6 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -185,7 +186,7 @@ func (st *itemStorage) close(ctx context.Context) error {
 }
 
 // Admitted implements evalstore.Journal.
-func (st *itemStorage) Admitted(s evalSubject, admitted time.Time) uint64 {
+func (st *itemStorage) Admitted(s evalstore.Subject[ScorerConfig], admitted time.Time) uint64 {
 	ss, ok := s.(storedSubject)
 	if !ok {
 		return 0
@@ -199,7 +200,7 @@ func (st *itemStorage) Admitted(s evalSubject, admitted time.Time) uint64 {
 }
 
 // Rewritten implements evalstore.Journal.
-func (st *itemStorage) Rewritten(id uint64, s evalSubject, admitted time.Time) uint64 {
+func (st *itemStorage) Rewritten(id uint64, s evalstore.Subject[ScorerConfig], admitted time.Time) uint64 {
 	if id == 0 {
 		return st.Admitted(s, admitted)
 	}
@@ -224,7 +225,7 @@ func (st *itemStorage) commit() {
 }
 
 // Finished implements evalstore.Journal.
-func (st *itemStorage) Finished(id uint64, r evalResult) {
+func (st *itemStorage) Finished(id uint64, r evalstore.Result) {
 	rec, err := heldrecord.EncodeResult(st.resultRecord(r))
 	if err != nil {
 		st.failed(durable.OpResult, err)
@@ -261,7 +262,7 @@ func (st *itemStorage) skipped(reason durable.SkipReason, key string, err error)
 
 // resultRecord is what is stored of a result: what leave writes, with the
 // texts already scrubbed of the judge's secrets.
-func (st *itemStorage) resultRecord(r evalResult) heldrecord.Result {
+func (st *itemStorage) resultRecord(r evalstore.Result) heldrecord.Result {
 	rec := heldrecord.Result{
 		Scorer: r.Scorer,
 		Label:  string(r.Label()),
@@ -271,8 +272,8 @@ func (st *itemStorage) resultRecord(r evalResult) heldrecord.Result {
 		Ran:    r.Ran,
 	}
 	if r.Label() == scoring.LabelError {
-		rec.ErrorType = resultErrorType(r.Result)
-		rec.ErrorMessage = resultExplanation(r.Result, st.redact)
+		rec.ErrorType = resultwrite.ResultErrorType(r.Result)
+		rec.ErrorMessage = resultwrite.Explanation(r.Result, st.redact)
 	}
 	return rec
 }
@@ -334,8 +335,8 @@ func (st *itemStorage) evaluated(groups []logjoin.Group) {
 	_ = st.journal.Release(context.Background(), keys, bytes)
 }
 
-func recoveredResult(rec heldrecord.Result) evalResult {
-	r := evalResult{Scorer: rec.Scorer, At: rec.At, Ran: rec.Ran, Result: scoring.Result{
+func recoveredResult(rec heldrecord.Result) evalstore.Result {
+	r := evalstore.Result{Scorer: rec.Scorer, At: rec.At, Ran: rec.Ran, Result: scoring.Result{
 		Scorer: rec.Scorer, Score: rec.Score, Label: scoring.Label(rec.Label), Reason: rec.Reason,
 	}}
 	if r.Result.Label == scoring.LabelError {
@@ -364,7 +365,7 @@ func (e storedError) As(target any) bool {
 
 // recovered is what the store needs of an item found in storage.
 func recovered(rec durable.Recovered) evalstore.Recovered {
-	r := evalstore.Recovered{ID: rec.ID, Admitted: rec.Item.Admitted, Results: make([]evalResult, len(rec.Results))}
+	r := evalstore.Recovered{ID: rec.ID, Admitted: rec.Item.Admitted, Results: make([]evalstore.Result, len(rec.Results))}
 	for i, res := range rec.Results {
 		r.Results[i] = recoveredResult(res)
 	}

@@ -13,7 +13,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -27,7 +29,7 @@ type telemetry struct {
 	logger   *zap.Logger
 	endpoint string // with the URL's secrets replaced
 	redact   func(string) string
-	breaker  CircuitBreakerConfig
+	judge    judgeFacts
 	// itemAttrs identify this processor on the item counts, as
 	// processorhelper does.
 	itemAttrs metric.MeasurementOption
@@ -46,7 +48,16 @@ type telemetry struct {
 	capture captureWarnings // content capture off, once per service and library
 }
 
-func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+// judgeFacts is what the telemetry says of the judge in its log lines.
+type judgeFacts struct {
+	endpoint     string        // as configured; the telemetry scrubs its secrets
+	openDuration time.Duration // circuit_breaker.open_duration
+	authRetry    time.Duration // circuit_breaker.auth_retry_interval
+}
+
+// newTelemetry records the metrics of a processor whose scorers are named
+// scorers; held and queue observe the store.
+func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -61,9 +72,9 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 		tb:       tb,
 		logger:   set.Logger,
 		capture:  captureWarnings{logger: set.Logger},
-		endpoint: redact.ScrubURL(cfg.Judge.ClientConfig.Endpoint),
+		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
-		breaker:  cfg.Judge.CircuitBreaker,
+		judge:    judge,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
 			attribute.String("otel.signal", pipeline.SignalTraces.String()))),
@@ -75,14 +86,14 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 		seen:         map[string]bool{},
 		join:         newJoinAttrs(),
 	}
-	for _, sc := range cfg.Scorers {
-		name := attribute.String("scorer", sc.Name)
-		t.verdictAttrs[sc.Name] = map[scoring.Label]metric.MeasurementOption{}
+	for _, scorer := range scorers {
+		name := attribute.String("scorer", scorer)
+		t.verdictAttrs[scorer] = map[scoring.Label]metric.MeasurementOption{}
 		for _, l := range []scoring.Label{scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable} {
-			t.verdictAttrs[sc.Name][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
+			t.verdictAttrs[scorer][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
 		}
-		t.scorerAttrs[sc.Name] = metric.WithAttributeSet(attribute.NewSet(name))
-		t.tokenAttrs[sc.Name] = [2]metric.MeasurementOption{
+		t.scorerAttrs[scorer] = metric.WithAttributeSet(attribute.NewSet(name))
+		t.tokenAttrs[scorer] = [2]metric.MeasurementOption{
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "prompt"))),
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "completion"))),
 		}
@@ -149,7 +160,7 @@ func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
 func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
-	ctx, cb := context.Background(), t.breaker
+	ctx := context.Background()
 	opt, ok := t.stateAttrs[to]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("state", string(to)))
@@ -166,9 +177,9 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
 	case guard.BreakerOpen:
-		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
+		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
 			"; spans pass through unscored", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
@@ -240,14 +251,14 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 
 // recordResult counts a finished evaluation, its judge usage, and logs a
 // failure.
-func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
+func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
 	label := r.Label()
 	if label == scoring.LabelError {
-		errType := resultErrorType(r.Result)
+		errType := resultwrite.ResultErrorType(r.Result)
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
 		t.logFailure(errType, "evaluation failed",
-			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultExplanation(r.Result, t.redact)))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultwrite.Explanation(r.Result, t.redact)))
 	} else {
 		opt, ok := t.verdictAttrs[r.Scorer][label]
 		if !ok {
@@ -256,7 +267,7 @@ func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
 	if r.Result.ReasonErr != nil {
-		errType := errorType(r.Result.ReasonErr)
+		errType := resultwrite.ErrorType(r.Result.ReasonErr)
 		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("error_type", errType)))
 		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
@@ -403,8 +414,8 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
 // storeObserver tells the telemetry what the store does.
 type storeObserver struct{ t *telemetry }
 
-func (o storeObserver) Result(ctx context.Context, r evalResult)    { o.t.recordResult(ctx, r) }
-func (o storeObserver) Unscored(ctx context.Context, reason string) { o.t.spanUnscored(ctx, reason) }
+func (o storeObserver) Result(ctx context.Context, r evalstore.Result) { o.t.recordResult(ctx, r) }
+func (o storeObserver) Unscored(ctx context.Context, reason string)    { o.t.spanUnscored(ctx, reason) }
 func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
 	o.t.contextWaitEnded(ctx, arrived)
 }
@@ -421,3 +432,56 @@ func (o storeObserver) EventsMissed(ctx context.Context, service, library string
 func (o storeObserver) Recovered(ctx context.Context, outcome string) {
 	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
 }
+
+// joinAttrs are the attribute sets of the join counters, by value.
+type joinAttrs struct {
+	source   map[string]metric.MeasurementOption
+	arrived  metric.MeasurementOption
+	timedOut metric.MeasurementOption
+	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
+	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
+}
+
+func newJoinAttrs() joinAttrs {
+	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
+	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
+		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+	}
+	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
+	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
+	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
+		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
+	}
+	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
+		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
+	}
+	return a
+}
+
+// splitOutcomeAttrs are the attribute sets of instruction_splits that do
+// not carry an error.
+var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
+	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
+	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
+		attribute.String("error_type", sysprompt.NoInstructions))),
+}
+
+// Where a dispatched generation's context came from (context_joins).
+const (
+	joinSourceSpan  = "span"  // the span's own context only
+	joinSourceTrace = "trace" // documents joined from other spans of the trace
+	joinSourceNone  = "none"
+)
+
+// Why a sampled span left without any score.
+const (
+	reasonQueueFull   = "queue_full"
+	reasonMaxWait     = evalstore.ReasonMaxWait
+	reasonShutdown    = evalstore.ReasonShutdown
+	reasonNotScorable = evalstore.ReasonNotScorable
+	reasonError       = evalstore.ReasonError
+	reasonRestarted   = evalstore.ReasonRestarted
+)
+
+// Why a sampled generation was not evaluated at all (spans_skipped).
+const skipToolCallsOnly = "tool_calls_only"

@@ -4,19 +4,10 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
-)
-
-// Where a dispatched generation's context came from (context_joins).
-const (
-	joinSourceSpan  = "span"  // the span's own context only
-	joinSourceTrace = "trace" // documents joined from other spans of the trace
-	joinSourceNone  = "none"
 )
 
 // traceJoin remembers the retrieved documents and tool results of sampled
@@ -33,7 +24,7 @@ type traceJoin struct {
 	// 0: no bound beyond the index's own).
 	maxChars int
 	// trajectories are the scorers that judge agent runs' trajectories
-	// (trajectory.go); only with one does the index keep step records.
+	// (tracejoin.go); only with one does the index keep step records.
 	trajectories []ScorerConfig
 	tel          *telemetry
 }
@@ -130,31 +121,6 @@ func (j *traceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 	return nil, joinSourceNone
 }
 
-// joinAttrs are the attribute sets of the join counters, by value.
-type joinAttrs struct {
-	source   map[string]metric.MeasurementOption
-	arrived  metric.MeasurementOption
-	timedOut metric.MeasurementOption
-	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
-	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
-}
-
-func newJoinAttrs() joinAttrs {
-	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
-	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
-		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
-	}
-	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
-	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
-	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
-		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
-	}
-	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
-		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
-	}
-	return a
-}
-
 // judgesTrajectory says whether a trajectory scorer applies to an agent
 // span whose per-scorer filters left out the excluded scorers.
 func (j *traceJoin) judgesTrajectory(excluded map[string]bool) bool {
@@ -173,4 +139,62 @@ func (j *traceJoin) heldForTrajectory(agent bool, gen *genai.Generation, exclude
 	missing := gen.Missing
 	gen.Missing = ""
 	return missing
+}
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step read it already.
+	gen *genai.Generation
+}
+
+// readsTrajectory says whether a scorer judges an agent run's trajectory:
+// task_completion, tool_use, or a checks scorer with a trajectory rule.
+func readsTrajectory(sc ScorerConfig) bool {
+	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+		return true
+	}
+	if !sc.isChecks() {
+		return false
+	}
+	return slices.ContainsFunc(sc.Rules, func(r scoring.CheckRule) bool { return scoring.TrajectoryRule(r.Type) })
+}
+
+// trajectoryScorers are the scorers that judge the trajectories of agent
+// spans. Only when there is one does the processor read step records.
+func trajectoryScorers(scorers []ScorerConfig) []ScorerConfig {
+	var out []ScorerConfig
+	for _, sc := range scorers {
+		if readsTrajectory(sc) && sc.hasTarget(targetAgent) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// scorerWaits says whether a scorer's evaluation waits (context_wait) while
+// its item waits: scorers that read context wait for it, trajectory
+// scorers for the agent run's steps.
+func scorerWaits(sc ScorerConfig) bool {
+	return scorerReadsContext(sc) || readsTrajectory(sc)
+}
+
+// indexConfig is the index's configuration for these settings.
+func (tc TraceContextConfig) indexConfig() tracecontext.Config {
+	return tracecontext.Config{
+		MaxTraces:        tc.MaxTraces,
+		MaxBytes:         tc.MaxBytes,
+		TTL:              tc.TTL,
+		MaxDocumentBytes: contextMaxDocumentBytes,
+		MaxTraceBytes:    min(tc.MaxBytes, contextMaxTraceBytes),
+	}
+}
+
+// scope is the index scope a generation's query uses.
+func (tc TraceContextConfig) scope() tracecontext.Scope {
+	if tc.Scope == contextScopeTrace {
+		return tracecontext.ScopeTrace
+	}
+	return tracecontext.ScopeSiblings
 }
