@@ -83,6 +83,8 @@ var clientApps = []clientApp{
 	{name: "mastra-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
 	{name: "aisdk-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
 	{name: "aisdk-generate", node: 22, flow: plainFlow},
+	{name: "traceloop-anthropic", node: 20, flow: toolFlow},
+	{name: "openinference-anthropic", node: 20, flow: toolFlow},
 }
 
 // scenario is scenario.json, the conversation the apps share.
@@ -90,6 +92,7 @@ type scenario struct {
 	System         string   `json:"system"`
 	Instructions   []string `json:"instructions"`
 	Model          string   `json:"model"`
+	AnthropicModel string   `json:"anthropicModel"`
 	EmbeddingModel string   `json:"embeddingModel"`
 	Tool           struct {
 		Question  string            `json:"question"`
@@ -183,6 +186,9 @@ func runApp(t *testing.T, a clientApp, modelURL, otlpURL string) string {
 		"HOME=" + t.TempDir(),
 		"OPENAI_API_KEY=sk-fake-app-model",
 		"OPENAI_BASE_URL=" + modelURL,
+		// The Anthropic SDK adds /v1 itself.
+		"ANTHROPIC_API_KEY=sk-ant-fake-app-model",
+		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(modelURL, "/v1"),
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlpURL,
 		"OTEL_SERVICE_NAME=" + a.name,
 		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
@@ -454,7 +460,7 @@ func oneOf(items []string, s string) bool {
 func answerCount(xs []appmodel.Exchange) int {
 	n := 0
 	for _, x := range xs {
-		if (x.Kind == appmodel.Chat || x.Kind == appmodel.Responses) && x.Err == "" && x.Answer != "" {
+		if (x.Kind == appmodel.Chat || x.Kind == appmodel.Responses || x.Kind == appmodel.Messages) && x.Err == "" && x.Answer != "" {
 			n++
 		}
 	}

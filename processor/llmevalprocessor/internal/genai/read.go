@@ -91,6 +91,7 @@ func readGeneration(span ptrace.Span, step bool) (g Generation, st *Step) {
 func extract(span ptrace.Span, idx *indexedAttrs) (in, out *extraction, system []string) {
 	attrs := span.Attributes()
 	candidates := []func() extraction{
+		func() extraction { return readInvocationSystem(attrs) },
 		func() extraction { return readSemconv(attrs, ConventionGenAI) },
 		func() extraction { return readEvents(span.Events()) },
 		func() extraction { return readOpenInference(idx) },
