@@ -90,6 +90,7 @@ var clientApps = []clientApp{
 	// The graph's root CHAIN span is the agent run; its tool retrieves.
 	{name: "langgraph-agent", node: 20, flow: ragFlow, scorers: agentScorers, agent: true, agentSpan: "LangGraph"},
 	{name: "traceloop-llamaindex", node: 20, flow: ragFlow},
+	{name: "langfuse-openai", node: 20, flow: toolFlow},
 }
 
 // scenario is scenario.json, the conversation the apps share.

@@ -54,7 +54,7 @@ func Classify(resource pcommon.Resource, span ptrace.Span) Kind {
 			s.traceloopKind = strValue(v)
 		case attrMastraType:
 			s.mastraType = strValue(v)
-		case "langfuse.observation.type":
+		case attrLangfuseType:
 			s.langfuseType = strValue(v)
 		case JudgeAttribute:
 			s.judge = true
