@@ -40,7 +40,7 @@ type extraction struct {
 // When several conventions are present, input and output are each taken from
 // the first that has them, in this order: current gen_ai attributes, span
 // events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
-// SDK, Mastra, Langfuse observations, raw OpenInference
+// SDK, Mastra, Langfuse observations, Genkit model actions, raw OpenInference
 // input.value/output.value.
 // It never panics, whatever the attributes hold.
 func Read(span ptrace.Span) Generation {
@@ -100,6 +100,7 @@ func extract(span ptrace.Span, idx *indexedAttrs) (in, out *extraction, system [
 		func() extraction { return readVercel(attrs) },
 		func() extraction { return readMastra(attrs) },
 		func() extraction { return readLangfuse(attrs) },
+		func() extraction { return readGenkit(attrs) },
 		func() extraction { return readRawIO(attrs) },
 	}
 	for _, read := range candidates {
