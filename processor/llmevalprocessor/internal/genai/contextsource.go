@@ -139,6 +139,9 @@ func resultTexts(v any) []string {
 		if docs := documentTexts(t); len(docs) > 0 {
 			return docs
 		}
+		if isEmbedding(t) {
+			return nil
+		}
 	case map[string]any:
 		if inner, ok := t["value"]; ok && len(t) <= 2 {
 			return resultTexts(inner)
