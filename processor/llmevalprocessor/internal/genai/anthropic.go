@@ -1,6 +1,10 @@
 package genai
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // attrOIInvocationParameters is OpenInference's JSON of the request's
 // parameters, everything but the messages.
@@ -16,7 +20,9 @@ const attrOIInvocationParameters = "llm.invocation_parameters"
 func readInvocationSystem(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionOpenInference}
 	v, ok := attrs.Get(attrOIInvocationParameters)
-	if !ok {
+	if !ok || (v.Type() == pcommon.ValueTypeStr && !strings.Contains(v.Str(), `"system"`)) {
+		// Most requests (all OpenAI ones) have no system parameter: their
+		// parameters, tool schemas included, are not parsed.
 		return x
 	}
 	if params, ok := decoded(v).(map[string]any); ok {
