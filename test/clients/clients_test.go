@@ -91,7 +91,8 @@ var clientApps = []clientApp{
 	{name: "langgraph-agent", node: 20, flow: ragFlow, scorers: agentScorers, agent: true, agentSpan: "LangGraph"},
 	{name: "traceloop-llamaindex", node: 20, flow: ragFlow},
 	{name: "langfuse-openai", node: 20, flow: toolFlow},
-	{name: "genkit-openai", node: 20, flow: toolFlow},
+	// The root generate loop is the agent run.
+	{name: "genkit-openai", node: 20, flow: toolFlow, scorers: agentScorers, agent: true, agentSpan: "generate"},
 }
 
 // scenario is scenario.json, the conversation the apps share.

@@ -129,8 +129,8 @@ func (s *signals) kind(spanName string) Kind {
 	case "tool", "retriever":
 		return KindContext
 	}
-	if s.genkitType == "action" && s.genkitSubtype == "model" {
-		return KindGeneration
+	if k, ok := genkitKind(s.genkitType, s.genkitSubtype); ok {
+		return k
 	}
 	switch s.traceloopKind {
 	case "workflow", "agent":

@@ -15,12 +15,44 @@ const ConventionGenkit = "genkit"
 // genkit:type "util". genkit:input and genkit:output are the action's JSON.
 const (
 	attrGenkitType    = "genkit:type"
+	attrGenkitName    = "genkit:name"
 	attrGenkitSubtype = "genkit:metadata:subtype"
 	attrGenkitInput   = "genkit:input"
 	attrGenkitOutput  = "genkit:output"
 )
 
-// readGenkit reads a Genkit model action: genkit:input is the request
+// genkitKind classifies a Genkit span: a model action is a generation, a
+// tool action a tool execution (context), a flow or the generate loop
+// (genkit:type util) the run around them; other actions (embedders,
+// retrievers without documents read here) are other spans.
+func genkitKind(typ, subtype string) (Kind, bool) {
+	switch {
+	case typ == "action" && subtype == "model":
+		return KindGeneration, true
+	case typ == "action" && subtype == "tool":
+		return KindContext, true
+	case typ == "flow" || typ == "util":
+		return KindAggregate, true
+	}
+	return KindOther, false
+}
+
+// isGenkitTool says whether a span is a Genkit tool action.
+func isGenkitTool(attrs pcommon.Map) bool {
+	return attrString(attrs, attrGenkitType) == "action" && attrString(attrs, attrGenkitSubtype) == "tool"
+}
+
+// isGenkitRun says whether a span is a Genkit flow or generate loop.
+func isGenkitRun(attrs pcommon.Map) bool {
+	switch attrString(attrs, attrGenkitType) {
+	case "flow", "util":
+		return true
+	}
+	return false
+}
+
+// readGenkit reads a Genkit model action or generate loop (its input and
+// output have the same shape): genkit:input is the request
 // ({"messages": [...], "tools": [...], "config": ...}), genkit:output the
 // response ({"message": {...}, "finishReason"}, or "candidates" in older
 // releases). A message is {"role": "system"|"user"|"model"|"tool",
@@ -29,7 +61,8 @@ const (
 // {"reasoning"}. Parts of any other shape are ignored.
 func readGenkit(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionGenkit}
-	if attrString(attrs, attrGenkitType) != "action" || attrString(attrs, attrGenkitSubtype) != "model" {
+	model := attrString(attrs, attrGenkitType) == "action" && attrString(attrs, attrGenkitSubtype) == "model"
+	if !model && attrString(attrs, attrGenkitType) != "util" {
 		return x
 	}
 	if v, ok := attrs.Get(attrGenkitInput); ok {

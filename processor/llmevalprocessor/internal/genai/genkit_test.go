@@ -10,8 +10,8 @@ import (
 
 // TestGenkitCapture reads what Genkit 1.42 sent for a generate call with one
 // tool (test/clients/apps/genkit-openai): two model actions, the second
-// answers; the tool action and the generate utilities around them are not
-// generations.
+// answers; the tool action is a tool step whose result is context, and the
+// root generate loop is the agent run.
 func TestGenkitCapture(t *testing.T) {
 	spans := readClientSpans(t, "genkit-openai")
 	models := spans["appmodel/gpt-4o-mini"]
@@ -35,11 +35,31 @@ func TestGenkitCapture(t *testing.T) {
 		SystemInstructions: []string{clientSystem},
 		ToolResults:        []string{clientResult},
 	}, answered)
-	for _, name := range []string{"generate", "get_order_status"} {
-		for _, s := range spans[name] {
-			assert.NotEqual(t, KindGeneration, Classify(s.resource, s.span), name)
+
+	// The run: the root generate loop is the agent, the tool action a tool
+	// step with its result as context.
+	require.Len(t, spans["get_order_status"], 1)
+	tool := spans["get_order_status"][0]
+	require.Equal(t, KindContext, Classify(tool.resource, tool.span))
+	assert.Equal(t, ContextSource{Role: RoleTool, Texts: []string{clientResult}}, ReadContext(tool.span))
+	st, ok := ReadStep(KindContext, tool.span)
+	require.True(t, ok)
+	assert.Equal(t, Step{Kind: StepTool, Name: "get_order_status", Arguments: `{"orderId":"1042"}`, Result: clientResult}, st)
+
+	var roots int
+	for _, s := range spans["generate"] {
+		require.Equal(t, KindAggregate, Classify(s.resource, s.span))
+		if !s.span.ParentSpanID().IsEmpty() {
+			assert.False(t, IsAgent(s.span), "the inner generate loop is no agent")
+			continue
 		}
+		roots++
+		require.True(t, IsAgent(s.span))
+		g := ReadAgent(s.span)
+		assert.Equal(t, clientQuestion, g.Input)
+		assert.Equal(t, clientAnswer, g.Output)
 	}
+	assert.Equal(t, 1, roots)
 }
 
 // TestGenkitModelActions covers Genkit's message shapes and bad input:
