@@ -58,7 +58,9 @@ func isGenkitRun(attrs pcommon.Map) bool {
 // releases). A message is {"role": "system"|"user"|"model"|"tool",
 // "content": [parts]}, a part one of {"text"}, {"toolRequest": {name, ref,
 // input}}, {"toolResponse": {name, ref, output}}, {"media"},
-// {"reasoning"}. Parts of any other shape are ignored.
+// {"reasoning"}. Parts of any other shape are ignored. Text that opens as
+// JSON but is none is not judged: the span is not scorable ("malformed
+// genkit:output").
 func readGenkit(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionGenkit}
 	model := attrString(attrs, attrGenkitType) == "action" && attrString(attrs, attrGenkitSubtype) == "model"
@@ -67,13 +69,17 @@ func readGenkit(attrs pcommon.Map) extraction {
 	}
 	if v, ok := attrs.Get(attrGenkitInput); ok {
 		x.hasInput = true
-		if req, ok := decoded(v).(map[string]any); ok {
+		if malformedJSON(v, false) {
+			x.malformed = attrGenkitInput
+		} else if req, ok := decoded(v).(map[string]any); ok {
 			x.input = genkitMessages(req["messages"], "user")
 		}
 	}
 	if v, ok := attrs.Get(attrGenkitOutput); ok {
 		x.hasOutput = true
-		if resp, ok := decodedOutput(v).(map[string]any); ok {
+		if malformedJSON(v, true) {
+			x.malformed = attrGenkitOutput
+		} else if resp, ok := decodedOutput(v).(map[string]any); ok {
 			x.output = genkitOutput(resp)
 		}
 	}

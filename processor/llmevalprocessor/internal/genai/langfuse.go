@@ -21,14 +21,26 @@ const (
 // is whatever the application or wrapper recorded. observeOpenAI records
 // the request ({"messages": [...], "tools": [...]}) and the reply's
 // message ({"role", "content", "tool_calls"}); a plain string is one
-// message. The system messages of the input become the instructions.
+// message. The system messages of the input become the instructions. Text
+// that opens as JSON but is none is not judged: the span is not scorable
+// ("malformed langfuse.observation.output").
 func readLangfuse(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionLangfuse}
 	if v, ok := attrs.Get(attrLangfuseInput); ok {
-		x.input, x.hasInput = parseMessages(decoded(v), "user"), true
+		x.hasInput = true
+		if malformedJSON(v, false) {
+			x.malformed = attrLangfuseInput
+		} else {
+			x.input = parseMessages(decoded(v), "user")
+		}
 	}
 	if v, ok := attrs.Get(attrLangfuseOutput); ok {
-		x.output, x.hasOutput = parseMessages(decodedOutput(v), "assistant"), true
+		x.hasOutput = true
+		if malformedJSON(v, true) {
+			x.malformed = attrLangfuseOutput
+		} else {
+			x.output = parseMessages(decodedOutput(v), "assistant")
+		}
 	}
 	return x
 }
