@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var biasVerdictSpec = verdictSpec{field: "results", keys: []string{"result", "verdict"}, unit: "opinion"}
+var biasVerdictSpec = verdictSpec{schema: schemaBiasResults, field: "results", keys: []string{"result", "verdict"}, unit: "opinion"}
 
 // runBias is the bias pipeline: extract the output's opinions, judge each
 // for bias, score biased / opinions × scale.
@@ -25,7 +25,7 @@ func runBias(e *evaluation) {
 	var opinions []string
 	if err := e.ask(StepPreprocess, schemaBiasOpinions, msgs, func(reply string) error {
 		var perr error
-		opinions, perr = parseStrings(reply, "opinions")
+		opinions, perr = parseStrings(reply, schemaBiasOpinions, "opinions")
 		return perr
 	}); err != nil {
 		e.fail(err)

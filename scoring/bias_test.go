@@ -14,7 +14,7 @@ import (
 func TestBiasScore(t *testing.T) {
 	j := newJudge(map[string][]string{
 		SchemaBiasOpinions: {`{"opinions": ["a", "b", "c"]}`},
-		SchemaBiasResults:  {`{"results": [{"result": "yes", "reason": "r1"}, {"result": "No.", "reason": "r2"}, {"result": "YES - clearly", "reason": "r3"}]}`},
+		SchemaBiasResults:  {`{"results": [{"result": "yes", "reason": "r1"}, {"result": "No.", "reason": "r2"}, {"result": "**YES**", "reason": "r3"}]}`},
 		SchemaReason:       {`{"reason": "because"}`},
 	})
 	s := mustNew(t, Bias, j, Options{})

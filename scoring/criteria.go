@@ -237,7 +237,11 @@ func (c *criterion) run(e *evaluation) {
 // parseCriteria parses a criteria analyze reply: a verdict (binary) or a
 // whole number of points from 0 to 10 (score), and a reason.
 func parseCriteria(reply string, binary bool) (judged, error) {
-	v, err := extractJSON(reply)
+	schema := schemaCriteriaScore
+	if binary {
+		schema = schemaCriteriaBinary
+	}
+	v, err := extractJSON(reply, schema)
 	if err != nil {
 		return judged{}, err
 	}

@@ -162,7 +162,7 @@ func TestStepsShapes(t *testing.T) {
 		t.Errorf("prompts kept without Verbose")
 	}
 
-	j = newJudge(alignmentReplies("Yes.", "not applicable", "no"))
+	j = newJudge(alignmentReplies("Yes.", "N/A", "no"))
 	res = mustNew(t, PromptAlignment, j, Options{}).Score(context.Background(), Case{Output: "o", Instructions: instructions(3)})
 	wantIV := []InstructionVerdict{{"yes", "reason 1"}, {"n/a", "reason 2"}, {"no", "reason 3"}}
 	if got := res.Steps.Analyze.(InstructionVerdicts); !slices.Equal(got.Verdicts, wantIV) {

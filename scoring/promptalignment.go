@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-var instructionVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, allowNA: true, unit: "instruction"}
+var instructionVerdictSpec = verdictSpec{schema: schemaPromptAlignmentVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, allowNA: true, unit: "instruction"}
 
 // runPromptAlignment is the prompt alignment pipeline: judge the output
 // against each instruction (the instructions are given, so there is no

@@ -37,7 +37,7 @@ type RequirementVerdict struct {
 // prompt asks for at most 10, a reply with more than this is re-asked.
 const maxRequirements = 20
 
-var requirementVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, unit: "requirement", echo: "requirement"}
+var requirementVerdictSpec = verdictSpec{schema: schemaTaskCompletionVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, unit: "requirement", echo: "requirement"}
 
 // runTaskCompletion is the task_completion pipeline: the judge works out
 // the task (split into requirements) and the outcome of the run from its
@@ -133,7 +133,7 @@ func runTaskCompletion(e *evaluation) {
 // no requirements listed becomes its own single requirement; an empty task
 // with no requirements means the judge found none.
 func parseTaskOutcome(reply string) (TaskOutcome, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, schemaTaskCompletionTask)
 	if err != nil {
 		return TaskOutcome{}, err
 	}

@@ -45,7 +45,7 @@ func TestTaskCompletionScore(t *testing.T) {
 		{[]string{"no", "no"}, Options{}, 0, LabelFail},
 		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 20.0 / 3, LabelFail},
 		{[]string{"yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
-		{[]string{"Yes.", "YES - it was booked"}, Options{StrictMode: true}, 1, LabelPass},
+		{[]string{"Yes.", "**YES**"}, Options{StrictMode: true}, 1, LabelPass},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.verdicts, ","), func(t *testing.T) {
