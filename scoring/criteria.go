@@ -178,10 +178,11 @@ type CriteriaResult struct {
 // verdict, then the reason.
 func (c *criterion) run(e *evaluation) {
 	e.criterion = c
+	instructions := nonBlank(e.c.Instructions)
 	for _, need := range []struct {
 		field Field
 		have  bool
-	}{{FieldContext, len(e.c.Context) > 0}, {FieldInstructions, len(e.c.Instructions) > 0}} {
+	}{{FieldContext, len(e.c.Context) > 0}, {FieldInstructions, len(instructions) > 0}} {
 		if c.fields[need.field] && !need.have {
 			e.notScorable(fmt.Sprintf("The case has no %s, which the criterion %s uses.", need.field, c.name))
 			return
@@ -193,7 +194,7 @@ func (c *criterion) run(e *evaluation) {
 		Input:        e.c.Input,
 		Output:       e.c.Output,
 		Context:      e.c.Context,
-		Instructions: e.c.Instructions,
+		Instructions: instructions,
 	})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
@@ -232,6 +233,17 @@ func (c *criterion) run(e *evaluation) {
 		why := strings.TrimRight(cmp.Or(v.Reason, "the judge gave no reason"), ". ")
 		return fmt.Sprintf("The score is %s for %s: %s.", formatScore(e.res.Score), c.name, why)
 	})
+}
+
+// nonBlank returns the items of list that are not blank.
+func nonBlank(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // parseCriteria parses a criteria analyze reply: a verdict (binary) or a

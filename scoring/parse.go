@@ -418,11 +418,13 @@ func reasonField(v any) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
-// matchStatements pairs verdicts with items by the statement each verdict
-// echoes under spec's echo key. Each verdict names the item it echoes
-// exactly as sent, up to case, spacing and final punctuation; see
-// placeVerdicts for what happens then. When the judge reworded or left out
-// the statements, the verdicts are paired by position.
+// matchStatements pairs verdicts with items by the item number (from 1)
+// or the statement each verdict echoes under spec's echo key. A verdict
+// names the item whose number it gives, else the item it echoes exactly
+// as sent, up to case, spacing and final punctuation; a number and an echo
+// naming different items is an error. See placeVerdicts for what happens
+// then. When the judge reworded or left out the statements and gave no
+// numbers, the verdicts are paired by position.
 func matchStatements(verdicts []judged, items []string, spec verdictSpec) (out []judged, reordered bool, err error) {
 	index := make(map[string]int, len(items))
 	for i, it := range items {
@@ -433,15 +435,22 @@ func matchStatements(verdicts []judged, items []string, spec verdictSpec) (out [
 		}
 		index[k] = i
 	}
+	echo := cmp.Or(spec.echo, "statement")
 	named := make([]int, len(verdicts))
 	for i, v := range verdicts {
 		j, ok := index[statementKey(v.Statement)]
 		if !ok || v.Statement == "" {
 			j = -1
 		}
+		if v.number > 0 {
+			if j >= 0 && j != v.number-1 {
+				return nil, false, fmt.Errorf("verdict %d gives number %d but repeats %s %d as its %q; give each verdict the number and the words of the same %s",
+					i+1, v.number, spec.unit, j+1, echo, spec.unit)
+			}
+			j = v.number - 1
+		}
 		named[i] = j
 	}
-	echo := cmp.Or(spec.echo, "statement")
 	order, reordered, err := placeVerdicts(named, spec.unit, fmt.Sprintf("in the given order, repeating each as %q", echo))
 	if err != nil || !reordered {
 		return verdicts, false, err

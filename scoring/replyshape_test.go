@@ -97,6 +97,7 @@ func TestBadRepliesReaskThenParseError(t *testing.T) {
 		{"objects nested 10000 deep", deepObject, "nested"},
 		{"one short", `{"results": [` + item(1) + `]}`, "expected exactly 2 items"},
 		{"one long", `{"results": [` + item(1) + "," + item(2) + "," + item(2) + `]}`, "expected exactly 2 items"},
+		{"duplicated echo", `{"results": [` + item(2) + "," + item(2) + `]}`, "judged twice"},
 		{"fenced cut reply with prose after", "```json\n{\"results\": [" + item(1) + ",\n```\nI judged [1] and [2].", "incomplete"},
 		{"prose only", "Both opinions are fine.", "no JSON"},
 		{"both verdicts", `{"results": [{"opinion": "opinion 1", "result": "Yes/No", "reason": "r"}, ` + item(2) + `]}`, `"Yes/No"`},

@@ -49,10 +49,11 @@ var (
       "items": {
         "type": "object",
         "properties": {
+          "opinion": {"type": "string"},
           "result": {"type": "string", "enum": ["yes", "no"]},
           "reason": {"type": "string"}
         },
-        "required": ["result", "reason"],
+        "required": ["opinion", "result", "reason"],
         "additionalProperties": false
       }
     }
@@ -99,10 +100,12 @@ var (
       "items": {
         "type": "object",
         "properties": {
+          "number": {"type": "integer"},
+          "instruction": {"type": "string"},
           "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
           "reason": {"type": "string"}
         },
-        "required": ["verdict", "reason"],
+        "required": ["number", "instruction", "verdict", "reason"],
         "additionalProperties": false
       }
     }

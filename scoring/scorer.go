@@ -92,7 +92,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "3"
+const PromptVersion = "4"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -231,11 +231,20 @@ func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 		}
 		return res
 	}
+	// Instructions keep their places, blanks included, so that prompt
+	// alignment's verdict i is about the caller's instruction i.
+	var instructions []string
+	for _, t := range c.Instructions {
+		if strings.TrimSpace(t) != "" {
+			t = fix(t)
+		}
+		instructions = append(instructions, t)
+	}
 	out = Case{
 		Input:        fix(c.Input),
 		Output:       fix(c.Output),
 		Context:      fixAll(c.Context),
-		Instructions: fixAll(c.Instructions),
+		Instructions: instructions,
 	}
 	if !s.spec.usesTrajectory {
 		return out, truncated, nil
