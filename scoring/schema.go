@@ -21,6 +21,7 @@ const (
 	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
 	SchemaCriteriaScore           = "criteria_score"
 	SchemaCriteriaBinary          = "criteria_binary"
+	SchemaCriteriaSteps           = "criteria_steps"
 	SchemaTaskCompletionTask      = "task_completion_task"
 	SchemaTaskCompletionVerdicts  = "task_completion_verdicts"
 	SchemaToolUseVerdicts         = "tool_use_verdicts"
@@ -132,6 +133,15 @@ var (
     "verdict": {"type": "string", "enum": ["yes", "no"]}
   },
   "required": ["reason", "verdict"],
+  "additionalProperties": false
+}`)}
+
+	schemaCriteriaSteps = &Schema{Name: SchemaCriteriaSteps, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "steps": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["steps"],
   "additionalProperties": false
 }`)}
 

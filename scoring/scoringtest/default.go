@@ -24,6 +24,7 @@ import (
 //     (unsupported) when they hold a number missing from the CONTEXT block
 //     or fewer than half of their longer words appear in it; instructions
 //     are "yes" (followed) unless the output is empty.
+//   - criteria_steps: one step per sentence of the CRITERION block.
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
 //   - task_completion_task: the task is the INPUT block, its requirements
@@ -99,6 +100,12 @@ func DefaultReply(c Call) Reply {
 		} else {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
+	case "criteria_steps":
+		steps := []string{}
+		for _, s := range sentences(b.text("CRITERION")) {
+			steps = append(steps, "Check whether the response meets this: "+s)
+		}
+		v = map[string]any{"steps": steps}
 	case "task_completion_task":
 		v = taskOutcome(b)
 	case "task_completion_verdicts":
