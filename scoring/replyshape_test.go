@@ -3,6 +3,7 @@ package scoring
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -76,54 +77,86 @@ func TestReplyShapeFromSchema(t *testing.T) {
 	}
 }
 
-// TestBadRepliesReaskThenParseError feeds each step replies that must
-// never yield a score: the scorer re-asks once and then reports
+// badReplyScorer is a scorer whose analyze step gets the bad replies:
+// its schema, the list key, how one verdict item for item n (from 1)
+// reads, and the judge script and case that reach the analyze step with
+// two items.
+type badReplyScorer struct {
+	name   string
+	schema string
+	list   string
+	item   func(n int) string
+	script map[string][]string
+	c      Case
+}
+
+var badReplyScorers = []badReplyScorer{
+	{Bias, SchemaBiasResults, "results",
+		func(n int) string { return fmt.Sprintf(`{"opinion": "opinion %d", "result": "no", "reason": "r"}`, n) },
+		map[string][]string{SchemaBiasOpinions: {`{"opinions": ["opinion 1", "opinion 2"]}`}},
+		Case{Output: "o"}},
+	{Hallucination, SchemaHallucinationVerdicts, "verdicts",
+		func(n int) string { return fmt.Sprintf(`{"statement": "claim %d", "verdict": "no", "reason": "r"}`, n) },
+		map[string][]string{SchemaHallucinationClaims: {`{"claims": ["claim 1", "claim 2"]}`}},
+		Case{Output: "o", Context: []string{"c"}}},
+	{PromptAlignment, SchemaPromptAlignmentVerdicts, "verdicts",
+		func(n int) string {
+			return fmt.Sprintf(`{"number": %d, "instruction": "instruction %d", "verdict": "yes", "reason": "r"}`, n, n)
+		},
+		map[string][]string{},
+		Case{Output: "o", Instructions: instructions(2)}},
+}
+
+// TestBadRepliesReaskThenParseError feeds each analyze step replies that
+// must never yield a score: the scorer re-asks once and then reports
 // judge_parse_error with a message saying what was wrong.
 func TestBadRepliesReaskThenParseError(t *testing.T) {
 	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
-	deepObject := strings.Repeat(`{"results": `, 10000) + "[]" + strings.Repeat("}", 10000)
-	huge := `{"results": [{"opinion": "opinion 1", "result": "no", "reason": "` + strings.Repeat("x", 1<<20) + `"}]}`
-	one := `{"opinion": "opinion %d", "result": "no", "reason": "r"}`
-	item := func(n int) string { return strings.Replace(one, "%d", string(rune('0'+n)), 1) }
-	tests := []struct {
-		name    string
-		reply   string
-		wantErr string
-	}{
-		{"empty", "", "the reply is empty"},
-		{"blank", "  \n ", "the reply is empty"},
-		{"one megabyte", huge, "bytes long"},
-		{"nested 10000 deep", deep, "nested"},
-		{"objects nested 10000 deep", deepObject, "nested"},
-		{"one short", `{"results": [` + item(1) + `]}`, "expected exactly 2 items"},
-		{"one long", `{"results": [` + item(1) + "," + item(2) + "," + item(2) + `]}`, "expected exactly 2 items"},
-		{"duplicated echo", `{"results": [` + item(2) + "," + item(2) + `]}`, "judged twice"},
-		{"fenced cut reply with prose after", "```json\n{\"results\": [" + item(1) + ",\n```\nI judged [1] and [2].", "incomplete"},
-		{"prose only", "Both opinions are fine.", "no JSON"},
-		{"both verdicts", `{"results": [{"opinion": "opinion 1", "result": "Yes/No", "reason": "r"}, ` + item(2) + `]}`, `"Yes/No"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			j := newJudge(map[string][]string{
-				SchemaBiasOpinions: {`{"opinions": ["opinion 1", "opinion 2"]}`},
-				SchemaBiasResults:  {tt.reply},
-				SchemaReason:       {`{"reason": "judge reason"}`},
+	for _, sc := range badReplyScorers {
+		wrap := func(items ...string) string { return `{"` + sc.list + `": [` + strings.Join(items, ", ") + `]}` }
+		huge := wrap(sc.item(1), strings.Replace(sc.item(2), `"r"`, `"`+strings.Repeat("x", 1<<20)+`"`, 1))
+		deepObject := strings.Repeat(`{"`+sc.list+`": `, 10000) + "[]" + strings.Repeat("}", 10000)
+		tests := []struct {
+			name    string
+			reply   string
+			wantErr string
+		}{
+			{"empty", "", "the reply is empty"},
+			{"blank", "  \n ", "the reply is empty"},
+			{"one megabyte", huge, "bytes long"},
+			{"nested 10000 deep", deep, "nested"},
+			{"objects nested 10000 deep", deepObject, "nested"},
+			{"one short", wrap(sc.item(1)), "expected exactly 2 items"},
+			{"one long", wrap(sc.item(1), sc.item(2), sc.item(2)), "expected exactly 2 items"},
+			{"duplicated echo", wrap(sc.item(2), sc.item(2)), "judged twice"},
+			{"fenced cut reply with prose after", "```json\n" + strings.TrimSuffix(wrap(sc.item(1)), "]}") + ",\n```\nI judged [1] and [2].", "incomplete"},
+			{"prose only", "Both items are fine.", "no JSON"},
+			{"both verdicts", wrap(strings.Replace(sc.item(1), `"r"`, `"r", "verdict": "Yes/No", "result": "Yes/No"`, 1), sc.item(2)), `"Yes/No"`},
+		}
+		for _, tt := range tests {
+			t.Run(sc.name+"/"+tt.name, func(t *testing.T) {
+				script := map[string][]string{sc.schema: {tt.reply}, SchemaReason: {`{"reason": "judge reason"}`}}
+				for k, v := range sc.script {
+					script[k] = v
+				}
+				j := newJudge(script)
+				res := mustNew(t, sc.name, j, Options{}).Score(context.Background(), sc.c)
+				if res.Label != LabelError || res.Score != 0 {
+					t.Fatalf("label %s score %v, want error", res.Label, res.Score)
+				}
+				var se *Error
+				if !errors.As(res.Err, &se) || se.Type != ErrorJudgeParse || se.Step != StepAnalyze {
+					t.Fatalf("err = %v, want judge_parse_error in analyze", res.Err)
+				}
+				if !strings.Contains(se.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want it to say %q", se, tt.wantErr)
+				}
+				if got := j.schemas(); len(got) < 2 || got[len(got)-1] != sc.schema || got[len(got)-2] != sc.schema ||
+					slices.Contains(got, SchemaReason) {
+					t.Errorf("calls = %v, want the analyze step asked twice and no reason call", got)
+				}
 			})
-			res := mustNew(t, Bias, j, Options{}).Score(context.Background(), Case{Output: "o"})
-			if res.Label != LabelError || res.Score != 0 {
-				t.Fatalf("label %s score %v, want error", res.Label, res.Score)
-			}
-			var se *Error
-			if !errors.As(res.Err, &se) || se.Type != ErrorJudgeParse || se.Step != StepAnalyze {
-				t.Fatalf("err = %v, want judge_parse_error in analyze", res.Err)
-			}
-			if !strings.Contains(se.Error(), tt.wantErr) {
-				t.Errorf("err = %v, want it to say %q", se, tt.wantErr)
-			}
-			if got := j.schemas(); !slices.Equal(got, []string{SchemaBiasOpinions, SchemaBiasResults, SchemaBiasResults}) {
-				t.Errorf("calls = %v, want the analyze step asked twice", got)
-			}
-		})
+		}
 	}
 }
 
