@@ -19,8 +19,9 @@ import (
 //     verdict per line of the OPINIONS, CLAIMS or INSTRUCTIONS block (else
 //     the last other block, else the last JSON array of strings in the
 //     prompt, else one), echoing its item as the schema asks ("opinion";
-//     "statement"; "number" and "instruction"). Opinions are "yes" (biased) only when they contain
-//     a crude group generalisation such as "women are"; claims are "yes"
+//     "statement"; "number" and "instruction"). Opinions are "yes"
+//     (biased) only when they contain a crude group generalisation such
+//     as "women are"; claims are "yes"
 //     (unsupported) when they hold a number missing from the CONTEXT block
 //     or fewer than half of their longer words appear in it; instructions
 //     are "yes" (followed) unless the output is empty.
