@@ -282,10 +282,10 @@ func parseCriteria(reply string, binary bool) (judged, error) {
 		if !ok {
 			return judged{}, errors.New(`the reply has no "verdict"`)
 		}
-		s, _ := raw.(string)
-		verdict, ok := normalizeVerdict(s)
-		if !ok || verdict == verdictNA {
-			return judged{}, fmt.Errorf(`the "verdict" is %s; it must be "yes" or "no"`, describe(raw))
+		allowed := shapeOf(schema).allowed("verdict", verdictYes, verdictNo)
+		verdict, ok := verdictValue(raw, allowed)
+		if !ok {
+			return judged{}, fmt.Errorf(`the "verdict" is %s; it must be %s`, describe(raw), quoteList(allowed))
 		}
 		out.Verdict = verdict
 		return out, nil

@@ -204,6 +204,9 @@ func FuzzParseReply(f *testing.F) {
 		`}{][""\`,
 		"```",
 		`{"a": {"b": [1, 2, {"c": "\"}"}]}}`,
+		`Checked [1] and [2]: {"results": [{"opinion": "a", "result": "yes", "reason": "r"}]}`,
+		`{} [1] {"verdicts": [{"number": 2, "instruction": "b", "verdict": "n/a"}]}`,
+		strings.Repeat("[", 200),
 		"",
 	}
 	for _, s := range seeds {
