@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -57,9 +58,9 @@ const (
 // commas (the shared lenient scanner reads them). The first value that
 // decodes and has every key schema requires wins, so bracketed prose
 // ("checked [1] and [2]") or a stray {} before the object is passed over.
-// When no value has those keys, the first value that decodes is returned
-// (the code fence's first, when there is a fence) for the caller to read or
-// reject.
+// When no value has them all, the first with the most of them is
+// returned, else the first value that decodes (the code fence's, when
+// there is a fence), for the caller to read or reject.
 func extractJSON(reply string, schema *Schema) (any, error) {
 	if len(reply) > maxReplyBytes {
 		return nil, fmt.Errorf("the reply is %d bytes long, more than the %d bytes allowed; reply with the JSON object only", len(reply), maxReplyBytes)
@@ -78,8 +79,8 @@ func extractJSON(reply string, schema *Schema) (any, error) {
 		if whole.match {
 			return whole.value, nil
 		}
-		if !found.decoded && found.err == nil { // the fence held no JSON at all
-			found = whole
+		if (!found.decoded && found.err == nil) || whole.keys > found.keys {
+			found = whole // the fence held no JSON at all, or less of the reply
 		}
 	}
 	switch {
@@ -93,9 +94,12 @@ func extractJSON(reply string, schema *Schema) (any, error) {
 
 // scanned is what scanJSON found in a text.
 type scanned struct {
-	value   any  // the matching value, else the first that decoded
-	match   bool // value has the shape's keys
+	// value is the value with the shape's keys; else the first with the
+	// most of them; else the first that decoded.
+	value   any
+	match   bool // value has all the shape's keys
 	decoded bool // some value decoded
+	keys    int  // required keys value has
 	err     error
 }
 
@@ -130,8 +134,8 @@ func scanJSON(text string, shape replyShape) scanned {
 		if shape.fits(v) {
 			return scanned{value: v, match: true, decoded: true}
 		}
-		if !out.decoded {
-			out.value, out.decoded = v, true
+		if k := shape.keysOf(v); !out.decoded || k > out.keys {
+			out.value, out.decoded, out.keys = v, true, k
 		}
 		start = i + max(n, 1)
 	}
@@ -295,19 +299,22 @@ type verdictSpec struct {
 	schema  *Schema  // the reply's schema: its required keys and verdict values
 	field   string   // top-level list: results or verdicts
 	keys    []string // verdict key, then accepted aliases
-	allowNA bool     // without a schema enum: whether n/a is a valid verdict
+	allowNA bool     // whether n/a is a valid verdict, where the schema allows it
 	unit    string   // what each item judges: opinion, claim, instruction
 	echo    string   // key under which the judge repeats the item (default "statement")
 }
 
 // values returns the verdicts the spec allows: the schema's enum for its
-// verdict key, else yes and no (and n/a with allowNA).
+// verdict key (else yes and no, and n/a), without n/a unless allowNA.
+// allowNA narrows the schema for one reply: a schema that allows n/a may
+// allow it only in some cases, such as task_completion's when steps were
+// left out.
 func (spec verdictSpec) values() []string {
-	def := []string{verdictYes, verdictNo}
+	all := shapeOf(spec.schema).allowed(spec.keys[0], verdictYes, verdictNo, verdictNA)
 	if spec.allowNA {
-		def = append(def, verdictNA)
+		return all
 	}
-	return shapeOf(spec.schema).allowed(spec.keys[0], def...)
+	return slices.DeleteFunc(slices.Clone(all), func(v string) bool { return v == verdictNA })
 }
 
 // parseVerdicts parses an analyze reply that must hold exactly want items.

@@ -71,19 +71,23 @@ func asList(v any) []any {
 // has every required key (spelled in any case). A shape with no required
 // keys fits any value.
 func (sh replyShape) fits(v any) bool {
-	if len(sh.required) == 0 {
-		return true
-	}
+	return sh.keysOf(v) == len(sh.required)
+}
+
+// keysOf counts the required keys v has (spelled in any case); 0 for a
+// value that is not an object.
+func (sh replyShape) keysOf(v any) int {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return false
+		return 0
 	}
+	n := 0
 	for _, k := range sh.required {
-		if !hasKey(m, k) {
-			return false
+		if hasKey(m, k) {
+			n++
 		}
 	}
-	return true
+	return n
 }
 
 // allowed returns the values the schema allows for key, or def when the

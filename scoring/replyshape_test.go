@@ -61,7 +61,7 @@ func TestReplyShapeFromSchema(t *testing.T) {
 		{schemaHallucinationVerdicts, []string{"verdicts"}, "verdict", []string{"yes", "no"}},
 		{schemaPromptAlignmentVerdicts, []string{"verdicts"}, "verdict", []string{"yes", "no", "n/a"}},
 		{schemaCriteriaBinary, []string{"reason", "verdict"}, "verdict", []string{"yes", "no"}},
-		{schemaToolUseVerdicts, []string{"verdicts"}, "result_used", []string{"yes", "no", "n/a"}},
+		{schemaToolUseVerdicts, []string{"verdicts", "missing_tools"}, "result_used", []string{"yes", "no", "n/a"}},
 		{schemaReason, []string{"reason"}, "reason", nil},
 	}
 	for _, tt := range tests {
@@ -174,5 +174,21 @@ func TestFencedReplyWithProseAfter(t *testing.T) {
 	}
 	if n := len(j.requests()); n != 3 {
 		t.Errorf("%d calls, want 3 (no re-ask)", n)
+	}
+}
+
+// TestPartialReplyObjectPreferred checks that, when no value has every
+// required key, the one with the most of them is read, not a bracket of
+// prose before it: a judge without structured outputs may leave out an
+// empty list such as tool_use's missing_tools.
+func TestPartialReplyObjectPreferred(t *testing.T) {
+	v, err := extractJSON(`Checked [1] and {"x": 1}: {"verdicts": [{"call": 1}]} [2]`, schemaToolUseVerdicts)
+	m, ok := v.(map[string]any)
+	if err != nil || !ok || !hasKey(m, "verdicts") {
+		t.Errorf("got %v, %v; want the object with verdicts", v, err)
+	}
+	v, err = extractJSON("See [1].\n```json\n[2]\n```\n"+`{"verdicts": []}`, schemaToolUseVerdicts)
+	if m, ok := v.(map[string]any); err != nil || !ok || !hasKey(m, "verdicts") {
+		t.Errorf("got %v, %v; want the object after the fence", v, err)
 	}
 }
