@@ -103,7 +103,7 @@ const truncationMarkerText = "[...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "5"
+const PromptVersion = "6"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
