@@ -67,7 +67,7 @@ type Config struct {
 	SpanFilterConfig `mapstructure:",squash"`
 	// Storage names a storage extension (file_storage) that keeps held
 	// spans, log calls and their finished results across a crash; nil
-	// keeps them in memory only (storage.go).
+	// keeps them in memory only (internal/itemstore).
 	Storage *component.ID `mapstructure:"storage"`
 
 	_ struct{} // prevent unkeyed literals

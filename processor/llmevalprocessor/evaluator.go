@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
@@ -55,7 +56,7 @@ type evaluator struct {
 	scorerSel  scorerFilters          // scorers[].include, exclude
 	agents     bool                   // a scorer targets agent spans
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
-	// storage keeps held items across a crash (storage.go); nil when off.
+	// storage keeps held items across a crash (internal/itemstore); nil when off.
 	storage *itemStorage
 
 	owner *evaluators // forgets the evaluator at its last release
@@ -122,7 +123,8 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		return nil, err
 	}
 	if cfg.Storage != nil {
-		ev.storage = newItemStorage(*cfg.Storage, set.ID, tel, ev.redact)
+		ev.storage = itemstore.New[ScorerConfig](*cfg.Storage, set.ID,
+			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
 	}
 	return ev, nil
 }
@@ -214,7 +216,7 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	}
 	var journal evalstore.Journal[ScorerConfig]
 	if ev.storage != nil {
-		if err := ev.storage.open(ctx, host); err != nil {
+		if err := ev.storage.Open(ctx, host); err != nil {
 			return fmt.Errorf("llm_eval: %w", err)
 		}
 		journal = ev.storage
@@ -277,7 +279,7 @@ func (ev *evaluator) release(ctx context.Context) error {
 	if last {
 		ev.owner.forget(ev)
 		if ev.storage != nil {
-			err = errors.Join(err, ev.storage.close(ctx))
+			err = errors.Join(err, ev.storage.Close(ctx))
 		}
 	}
 	return err
@@ -339,6 +341,9 @@ func (es *evaluators) has(cfg *Config) bool {
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
 type evalStore = evalstore.Store[ScorerConfig]
+
+// itemStorage keeps the items of the store in a storage extension.
+type itemStorage = itemstore.Keeper[ScorerConfig]
 
 // newEvalStore makes the store of cfg, telling tel what it does.
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {

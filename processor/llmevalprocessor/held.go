@@ -246,8 +246,8 @@ func (h *heldSpan) ResultUpFront(sc ScorerConfig) (scoring.Result, bool) {
 	return scoring.Result{Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: h.missing}, true
 }
 
-// record implements storedSubject for a held span.
-func (h *heldSpan) record(admitted time.Time) ([]byte, error) {
+// Record implements itemstore.Stored for a held span.
+func (h *heldSpan) Record(admitted time.Time) ([]byte, error) {
 	return heldrecord.EncodeSpan(h.td, admitted)
 }
 

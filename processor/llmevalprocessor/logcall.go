@@ -103,7 +103,7 @@ func (c *logCall) markAll(ctx context.Context, res scoring.Result, reason string
 	c.Leave(ctx, results)
 }
 
-// record implements storedSubject for a log call.
-func (c *logCall) record(admitted time.Time) ([]byte, error) {
+// Record implements itemstore.Stored for a log call.
+func (c *logCall) Record(admitted time.Time) ([]byte, error) {
 	return heldrecord.EncodeLogCall(c.group.Logs, admitted)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -62,7 +63,7 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 	}
 	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
 	if core.storage != nil {
-		jc.Hold = core.storage.holdJoining // stored before ConsumeLogs returns (storage.go)
+		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/itemstore)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -208,7 +209,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 	}
 	if p.core.storage != nil {
-		p.core.storage.evaluated(groups) // admitted calls to disk; their joining records go
+		p.core.storage.Evaluated(groups) // admitted calls to disk; their joining records go
 	}
 }
 
@@ -232,52 +233,18 @@ func (p *logsProcessor) recoverCalls() {
 		return
 	}
 	joinsSignals := p.core.store.Joining()
-	for _, rec := range st.take(heldrecord.KindLogCall) {
+	for _, rec := range st.Take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
 			pair := p.core.newPair()
 			pair.Join(call)
-			p.core.store.Recover(pair, recovered(rec))
+			p.core.store.Recover(pair, itemstore.ForStore(rec))
 			continue
 		}
-		p.core.store.Recover(call, recovered(rec))
+		p.core.store.Recover(call, itemstore.ForStore(rec))
 	}
-	st.mu.Lock()
-	joining, admitted := st.joining, st.storedCalls
-	st.joining, st.storedCalls = nil, nil
-	st.recovering = true
-	st.mu.Unlock()
-	var groups []logjoin.Group
-	var stale []string
-	staleBytes := 0
-	for _, r := range joining {
-		sl := r.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
-		rec := sl.LogRecords().At(0)
-		key := logjoin.Key{TraceID: rec.TraceID(), SpanID: rec.SpanID()}
-		size := recordBytes(r.Item.Logs)
-		if admitted[key] {
-			stale, staleBytes = append(stale, r.Key), staleBytes+size
-			continue
-		}
-		st.track(key, r.Key, size)
-		groups = append(groups, p.joiner.Add(rec, r.Item.Logs.ResourceLogs().At(0), sl)...)
-		p.core.tel.tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1,
-			metric.WithAttributes(attribute.String("outcome", "rejoined")))
-	}
-	st.mu.Lock()
-	st.recovering = false
-	st.mu.Unlock()
-	_ = st.journal.Release(context.Background(), stale, staleBytes)
+	groups := st.Rejoin(p.joiner.Add)
 	p.evaluate(context.Background(), groups)
-}
-
-// recordBytes is the stored size of a joining record, for StoredBytes.
-func recordBytes(ld plog.Logs) int {
-	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
-	if err != nil {
-		return 0
-	}
-	return len(b)
 }
 
 func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {

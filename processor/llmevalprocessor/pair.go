@@ -85,16 +85,16 @@ func (c *pairedCall) Late(ctx context.Context, r evalResult) {
 	}
 }
 
-// record implements storedSubject for a call in the call table: the
+// Record implements itemstore.Stored for a call in the call table: the
 // halves it has.
-func (c *pairedCall) record(admitted time.Time) ([]byte, error) {
+func (c *pairedCall) Record(admitted time.Time) ([]byte, error) {
 	switch {
 	case c.span != nil && c.events != nil:
 		return heldrecord.EncodePair(c.span.td, c.events.group.Logs, admitted)
 	case c.span != nil:
-		return c.span.record(admitted)
+		return c.span.Record(admitted)
 	}
-	return c.events.record(admitted)
+	return c.events.Record(admitted)
 }
 
 // Call is the call's key, the halves it has, and whether, with one half

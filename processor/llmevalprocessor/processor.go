@@ -17,6 +17,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -70,7 +71,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	if p.storage != nil && taken > 0 {
 		// The admitted spans are on disk before ConsumeTraces returns; a
 		// batch that admitted nothing does not wait for storage.
-		p.storage.commit()
+		p.storage.Commit()
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
@@ -326,12 +327,12 @@ func (p *llmEvalProcessor) recoverSpans() {
 		return
 	}
 	joining := p.store.Joining()
-	for _, rec := range p.storage.take(heldrecord.KindSpan) {
+	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.agent {
 			call := p.newPair()
 			call.Join(h)
-			p.store.Recover(call, recovered(rec))
+			p.store.Recover(call, itemstore.ForStore(rec))
 			continue
 		}
 		if h.missing == "" && h.gen.Missing != "" {
@@ -339,7 +340,7 @@ func (p *llmEvalProcessor) recoverSpans() {
 			// spans and events are no longer joined: nothing to judge.
 			h.missing = h.gen.Missing
 		}
-		p.store.Recover(h, recovered(rec))
+		p.store.Recover(h, itemstore.ForStore(rec))
 	}
 }
 
@@ -352,7 +353,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 	if p.storage == nil {
 		return
 	}
-	for _, rec := range p.storage.take(heldrecord.KindPair) {
+	for _, rec := range p.storage.Take(heldrecord.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
 		call := p.newPair()
 		call.Join(span)
@@ -361,7 +362,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 		} else {
 			span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
-		p.store.Recover(call, recovered(rec))
+		p.store.Recover(call, itemstore.ForStore(rec))
 	}
 }
 

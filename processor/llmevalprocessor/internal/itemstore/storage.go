@@ -1,4 +1,4 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package itemstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -28,20 +29,20 @@ import (
 // store's hooks write through internal/durable, and at start the items
 // found there go back into the store or are forwarded.
 
-// storedSubject is a subject that storage can keep: a held span or a log
+// Stored is a subject that storage can keep: a held span or a log
 // call.
-type storedSubject interface {
-	record(admitted time.Time) ([]byte, error)
+type Stored interface {
+	Record(admitted time.Time) ([]byte, error)
 }
 
-// itemStorage is the evalstore.Journal of one llm_eval component: the
+// Keeper is the evalstore.Journal of one llm_eval component: the
 // admitting ConsumeTraces or ConsumeLogs writes what it queued (commit)
 // before it returns; results are written within durable.ResultDelay. It holds the
 // items found at start until the instance of their signal takes them.
-type itemStorage struct {
+type Keeper[C any] struct {
 	extension component.ID // the storage extension
 	self      component.ID // this processor, naming its storage client
-	tel       *telemetry
+	tel       Counters
 	redact    func(string) string
 	journal   *durable.Journal // set by open
 	opAttrs   map[durable.Op]metric.MeasurementOption
@@ -64,17 +65,19 @@ type heldCall struct {
 	bytes int
 }
 
-func newItemStorage(extension, self component.ID, tel *telemetry, redact func(string) string) *itemStorage {
-	st := &itemStorage{extension: extension, self: self, tel: tel, redact: redact, opAttrs: map[durable.Op]metric.MeasurementOption{}}
+// New returns the storage of the component self in the storage extension
+// extension; Open opens it.
+func New[C any](extension, self component.ID, tel Counters, redact func(string) string) *Keeper[C] {
+	st := &Keeper[C]{extension: extension, self: self, tel: tel, redact: redact, opAttrs: map[durable.Op]metric.MeasurementOption{}}
 	for _, op := range []durable.Op{durable.OpAdmit, durable.OpResult, durable.OpRemove, durable.OpJoin} {
 		st.opAttrs[op] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", string(op))))
 	}
 	return st
 }
 
-// open gets the storage client from the extension and reads what the last
+// Open gets the storage client from the extension and reads what the last
 // run left. Errors name the storage key.
-func (st *itemStorage) open(ctx context.Context, host component.Host) error {
+func (st *Keeper[C]) Open(ctx context.Context, host component.Host) error {
 	ext, ok := host.GetExtensions()[st.extension]
 	if !ok {
 		return fmt.Errorf("storage: extension %q not found: configure it under extensions and list it in service::extensions", st.extension)
@@ -89,8 +92,8 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 		return st.read(ctx, se)
 	})
 	if q != nil {
-		st.tel.tb.ProcessorLlmEvalStorageFilesQuarantined.Add(ctx, 1)
-		st.tel.logger.Error("storage: the storage file could not be opened, so it was moved aside and llm_eval started on a fresh one; "+
+		st.tel.TB.ProcessorLlmEvalStorageFilesQuarantined.Add(ctx, 1)
+		st.tel.Log.Error("storage: the storage file could not be opened, so it was moved aside and llm_eval started on a fresh one; "+
 			"the spans and log calls it held when the collector last stopped are not recovered, and neither are their evaluations; "+
 			"the damaged file is kept for inspection and can be deleted",
 			zap.String("storage", st.extension.String()), zap.String("file", q.Path), zap.String("moved_to", q.MovedTo), zap.String("cause", q.Cause))
@@ -100,7 +103,7 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	j, found, readErr := o.journal, o.found, o.readErr
 	if readErr != nil {
-		st.tel.logger.Error("storage: could not read the records of the last run; starting without them",
+		st.tel.Log.Error("storage: could not read the records of the last run; starting without them",
 			zap.String("extension", st.extension.String()), zap.Error(readErr))
 	}
 	st.journal = j
@@ -115,7 +118,7 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	}
 	st.joining = found.Joining
 	st.held = map[logjoin.Key]*heldCall{}
-	return st.tel.tb.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+	return st.tel.TB.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(j.StoredBytes())
 		return nil
 	})
@@ -131,7 +134,7 @@ type openedStorage struct {
 
 // read gets the storage client from se and reads what the last run left.
 // Errors name the storage key.
-func (st *itemStorage) read(ctx context.Context, se storage.Extension) (openedStorage, error) {
+func (st *Keeper[C]) read(ctx context.Context, se storage.Extension) (openedStorage, error) {
 	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
 	if err != nil {
 		hint := ""
@@ -149,7 +152,7 @@ func (st *itemStorage) read(ctx context.Context, se storage.Extension) (openedSt
 	}()
 	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
 		Written: st.written,
-		Failed:  st.failed,
+		Failed:  st.writeFailed,
 		Skipped: st.skipped,
 	})
 	if err != nil {
@@ -166,8 +169,8 @@ func closeQuietly(ctx context.Context, client storage.Client) {
 	_ = client.Close(ctx)
 }
 
-// take hands over the items of one kind found at start, once.
-func (st *itemStorage) take(kind heldrecord.Kind) []durable.Recovered {
+// Take hands over the items of one kind found at start, once.
+func (st *Keeper[C]) Take(kind heldrecord.Kind) []durable.Recovered {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	recs := st.found[kind]
@@ -175,7 +178,7 @@ func (st *itemStorage) take(kind heldrecord.Kind) []durable.Recovered {
 	return recs
 }
 
-func (st *itemStorage) close(ctx context.Context) error {
+func (st *Keeper[C]) Close(ctx context.Context) error {
 	if st.journal == nil {
 		return nil
 	}
@@ -186,83 +189,83 @@ func (st *itemStorage) close(ctx context.Context) error {
 }
 
 // Admitted implements evalstore.Journal.
-func (st *itemStorage) Admitted(s evalstore.Subject[ScorerConfig], admitted time.Time) uint64 {
-	ss, ok := s.(storedSubject)
+func (st *Keeper[C]) Admitted(s evalstore.Subject[C], admitted time.Time) uint64 {
+	ss, ok := s.(Stored)
 	if !ok {
 		return 0
 	}
-	rec, err := ss.record(admitted)
+	rec, err := ss.Record(admitted)
 	if err != nil { // too large: held in memory only
-		st.failed(durable.OpAdmit, err)
+		st.writeFailed(durable.OpAdmit, err)
 		return 0
 	}
 	return st.journal.Queue(rec)
 }
 
 // Rewritten implements evalstore.Journal.
-func (st *itemStorage) Rewritten(id uint64, s evalstore.Subject[ScorerConfig], admitted time.Time) uint64 {
+func (st *Keeper[C]) Rewritten(id uint64, s evalstore.Subject[C], admitted time.Time) uint64 {
 	if id == 0 {
 		return st.Admitted(s, admitted)
 	}
-	ss, ok := s.(storedSubject)
+	ss, ok := s.(Stored)
 	if !ok {
 		return id
 	}
-	rec, err := ss.record(admitted)
+	rec, err := ss.Record(admitted)
 	if err != nil { // too large: the record before stands for the item
-		st.failed(durable.OpAdmit, err)
+		st.writeFailed(durable.OpAdmit, err)
 		return id
 	}
 	st.journal.Rewrite(id, rec)
 	return id
 }
 
-// commit writes the items admitted so far: ConsumeTraces and the logs
+// Commit writes the items admitted so far: ConsumeTraces and the logs
 // instance's evaluate call it before they return, so that the items of one
 // batch share a transaction.
-func (st *itemStorage) commit() {
+func (st *Keeper[C]) Commit() {
 	_ = st.journal.Commit(context.Background()) // a failure is counted; the items stay in memory
 }
 
 // Finished implements evalstore.Journal.
-func (st *itemStorage) Finished(id uint64, r evalstore.Result) {
+func (st *Keeper[C]) Finished(id uint64, r evalstore.Result) {
 	rec, err := heldrecord.EncodeResult(st.resultRecord(r))
 	if err != nil {
-		st.failed(durable.OpResult, err)
+		st.writeFailed(durable.OpResult, err)
 		return
 	}
 	st.journal.Record(id, r.Scorer, rec)
 }
 
 // Left implements evalstore.Journal.
-func (st *itemStorage) Left(id uint64) {
+func (st *Keeper[C]) Left(id uint64) {
 	_ = st.journal.Remove(context.Background(), id)
 }
 
-func (st *itemStorage) written(op durable.Op, n int) {
+func (st *Keeper[C]) written(op durable.Op, n int) {
 	ctx := context.Background()
-	st.tel.tb.ProcessorLlmEvalStorageWrites.Add(ctx, 1, st.opAttrs[op])
+	st.tel.TB.ProcessorLlmEvalStorageWrites.Add(ctx, 1, st.opAttrs[op])
 	if n > 0 {
-		st.tel.tb.ProcessorLlmEvalStorageWrittenBytes.Add(ctx, int64(n))
+		st.tel.TB.ProcessorLlmEvalStorageWrittenBytes.Add(ctx, int64(n))
 	}
 }
 
-func (st *itemStorage) failed(op durable.Op, err error) {
-	st.tel.tb.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1, st.opAttrs[op])
-	st.tel.logFailure("storage:"+string(op), "storage write failed; the item is kept in memory and evaluated as without storage",
+func (st *Keeper[C]) writeFailed(op durable.Op, err error) {
+	st.tel.TB.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1, st.opAttrs[op])
+	st.tel.LogFailure("storage:"+string(op), "storage write failed; the item is kept in memory and evaluated as without storage",
 		zap.String("op", string(op)), zap.String("extension", st.extension.String()), zap.Error(err))
 }
 
-func (st *itemStorage) skipped(reason durable.SkipReason, key string, err error) {
-	st.tel.tb.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1,
+func (st *Keeper[C]) skipped(reason durable.SkipReason, key string, err error) {
+	st.tel.TB.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1,
 		metric.WithAttributes(attribute.String("reason", string(reason))))
-	st.tel.logFailure("storage-skip:"+string(reason), "storage: record of the last run skipped and deleted",
+	st.tel.LogFailure("storage-skip:"+string(reason), "storage: record of the last run skipped and deleted",
 		zap.String("reason", string(reason)), zap.String("key", key), zap.Error(err))
 }
 
 // resultRecord is what is stored of a result: what leave writes, with the
 // texts already scrubbed of the judge's secrets.
-func (st *itemStorage) resultRecord(r evalstore.Result) heldrecord.Result {
+func (st *Keeper[C]) resultRecord(r evalstore.Result) heldrecord.Result {
 	rec := heldrecord.Result{
 		Scorer: r.Scorer,
 		Label:  string(r.Label()),
@@ -278,10 +281,10 @@ func (st *itemStorage) resultRecord(r evalstore.Result) heldrecord.Result {
 	return rec
 }
 
-// holdJoining writes a log record the joiner keeps for a call still being
+// HoldJoining writes a log record the joiner keeps for a call still being
 // joined (logjoin.Config.Hold). A failed write is counted; the record stays
 // in memory.
-func (st *itemStorage) holdJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
+func (st *Keeper[C]) HoldJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
 	st.mu.Lock()
 	recovering := st.recovering
 	st.mu.Unlock()
@@ -292,7 +295,7 @@ func (st *itemStorage) holdJoining(key logjoin.Key, rec plog.LogRecord, rl plog.
 	rec.CopyTo(recs.AppendEmpty())
 	b, err := heldrecord.EncodeLogCall(ld, time.Now())
 	if err != nil {
-		st.failed(durable.OpJoin, err)
+		st.writeFailed(durable.OpJoin, err)
 		return
 	}
 	k, err := st.journal.Hold(context.Background(), key.TraceID.String()+key.SpanID.String(), b)
@@ -301,7 +304,7 @@ func (st *itemStorage) holdJoining(key logjoin.Key, rec plog.LogRecord, rl plog.
 	}
 }
 
-func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
+func (st *Keeper[C]) track(key logjoin.Key, storageKey string, bytes int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	hc := st.held[key]
@@ -313,15 +316,15 @@ func (st *itemStorage) track(key logjoin.Key, storageKey string, bytes int) {
 	hc.bytes += bytes
 }
 
-// evaluated writes the calls just admitted, then deletes the held records
+// Evaluated writes the calls just admitted, then deletes the held records
 // of the calls that have been read (admitted or refused): from then on
 // their item record, if any, stands for them. Without calls it does not
 // wait for storage.
-func (st *itemStorage) evaluated(groups []logjoin.Group) {
+func (st *Keeper[C]) Evaluated(groups []logjoin.Group) {
 	if len(groups) == 0 {
 		return
 	}
-	st.commit()
+	st.Commit()
 	var keys []string
 	bytes := 0
 	st.mu.Lock()
@@ -363,11 +366,67 @@ func (e storedError) As(target any) bool {
 	return false
 }
 
-// recovered is what the store needs of an item found in storage.
-func recovered(rec durable.Recovered) evalstore.Recovered {
+// ForStore is what the store needs of an item found in storage.
+func ForStore(rec durable.Recovered) evalstore.Recovered {
 	r := evalstore.Recovered{ID: rec.ID, Admitted: rec.Item.Admitted, Results: make([]evalstore.Result, len(rec.Results))}
 	for i, res := range rec.Results {
 		r.Results[i] = recoveredResult(res)
 	}
 	return r
+}
+
+// recordBytes is the stored size of a joining record, for StoredBytes.
+func recordBytes(ld plog.Logs) int {
+	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// Counters is what the storage counts and logs through.
+type Counters struct {
+	TB  *metadata.TelemetryBuilder
+	Log *zap.Logger
+	// LogFailure logs a failure of kind, rate-limited per kind.
+	LogFailure func(kind, msg string, fields ...zap.Field)
+}
+
+// Journal is the journal opened by Open, for tests that stop it as a
+// crash would.
+func (st *Keeper[C]) Journal() *durable.Journal { return st.journal }
+
+// Rejoin gives back the log records found at start waiting for the rest of
+// their call: add hands each to the joiner, which returns the calls it
+// completes. Records of a call stored as an item (a log call or a pair)
+// are stale and deleted; the journal does not write again what it
+// re-adds.
+func (st *Keeper[C]) Rejoin(add func(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) []logjoin.Group) []logjoin.Group {
+	st.mu.Lock()
+	joining, admitted := st.joining, st.storedCalls
+	st.joining, st.storedCalls = nil, nil
+	st.recovering = true
+	st.mu.Unlock()
+	var groups []logjoin.Group
+	var stale []string
+	staleBytes := 0
+	for _, r := range joining {
+		sl := r.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0)
+		rec := sl.LogRecords().At(0)
+		key := logjoin.Key{TraceID: rec.TraceID(), SpanID: rec.SpanID()}
+		size := recordBytes(r.Item.Logs)
+		if admitted[key] {
+			stale, staleBytes = append(stale, r.Key), staleBytes+size
+			continue
+		}
+		st.track(key, r.Key, size)
+		groups = append(groups, add(rec, r.Item.Logs.ResourceLogs().At(0), sl)...)
+		st.tel.TB.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1,
+			metric.WithAttributes(attribute.String("outcome", "rejoined")))
+	}
+	st.mu.Lock()
+	st.recovering = false
+	st.mu.Unlock()
+	_ = st.journal.Release(context.Background(), stale, staleBytes)
+	return groups
 }
