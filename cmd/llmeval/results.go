@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -293,9 +294,14 @@ var errorCauses = map[string]string{
 	"restarted":             "the collector restarted after max_wait had passed",
 }
 
+// typeAndStep matches the error type and pipeline step a judge error's
+// message names ("judge_unavailable in preprocess step: "), also where one
+// error wraps another (an open circuit wraps the failure that opened it).
+var typeAndStep = regexp.MustCompile(`\b(?:judge_[a-z_]+|invalid_case)(?: in [a-z_]+ step)?: `)
+
 // errorCause is an error result's cause once: what its type means, then
-// the detail of its message without the type and pipeline step the
-// message starts with ("judge_unavailable in preprocess step: ...").
+// the detail of its message without the error types and pipeline steps
+// it names ("judge_unavailable in preprocess step: ...").
 func errorCause(errorType, reason string) string {
 	detail := strings.TrimSpace(reason)
 	if rest, ok := strings.CutPrefix(detail, errorType); ok {
@@ -305,6 +311,7 @@ func errorCause(errorType, reason string) string {
 		}
 		detail = strings.TrimSpace(strings.TrimPrefix(detail, ":"))
 	}
+	detail = strings.TrimSpace(typeAndStep.ReplaceAllString(detail, ""))
 	cause, known := errorCauses[errorType]
 	if !known {
 		cause = errorType

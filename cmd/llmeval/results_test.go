@@ -140,6 +140,8 @@ func TestResultsErrorRows(t *testing.T) {
 	}
 	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
 	add("prompt_alignment", "", "judge_circuit_open", "judge_circuit_open")
+	// An open circuit's message wraps the failure that opened it, type and step included.
+	add("task_completion", "", "judge_circuit_open", "judge_circuit_open in analyze step: judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge_unavailable in preprocess step: judge unreachable: dial tcp: lookup api.openai.com: no such host")
 	add("bias", "fail", "", long)
 	path := filepath.Join(t.TempDir(), "traces.jsonl")
 	writeExport(t, path, td)
@@ -155,7 +157,8 @@ func TestResultsErrorRows(t *testing.T) {
 			want: []string{
 				`error         the judge could not be reached: Post "http://127.0.0.1:9/v1/chat/completions": dial tcp 127.0.0.1:9: connect: connection refused`,
 				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker)\n",
-				"2 results are errors because no judge answered",
+				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker): judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge unreachable: dial tcp: lookup api.openai.com: no such host\n",
+				"3 results are errors because no judge answered",
 				"bin/llmeval demo-judge",
 				"…",
 			},
