@@ -358,13 +358,36 @@ func printEvaluationMetrics(w io.Writer, url string) error {
 	fmt.Fprintf(w, "\nPrometheus metrics at %s (gen_ai_evaluation_results_total; gen_ai_evaluation_score_* omitted):\n", url)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	zero := 0
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "gen_ai_evaluation_results_total") {
-			fmt.Fprintln(w, "  "+dropScopeLabels(line))
+		if !strings.HasPrefix(line, "gen_ai_evaluation_results_total") {
+			continue
 		}
+		// Every label set's series start at 0 (so that rate() counts the
+		// first failure); listing them all would bury the counts.
+		if sampleValue(line) == "0" {
+			zero++
+			continue
+		}
+		fmt.Fprintln(w, "  "+dropScopeLabels(line))
+	}
+	if zero > 0 {
+		fmt.Fprintf(w, "  (%d series at 0 not shown: the connector starts every series at 0, so that alerts count its first result)\n", zero)
 	}
 	return sc.Err()
+}
+
+// sampleValue is the value of a Prometheus text-format sample line.
+func sampleValue(line string) string {
+	rest := strings.TrimPrefix(line, "gen_ai_evaluation_results_total")
+	if i := strings.LastIndex(rest, "}"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if f := strings.Fields(rest); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // dropScopeLabels removes the otel_scope_* labels, identical on every line.

@@ -71,6 +71,7 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "# TYPE gen_ai_evaluation_results_total counter")
 		fmt.Fprintln(w, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot",otel_scope_name="x",otel_scope_schema_url="",otel_scope_version=""} 1`)
+		fmt.Fprintln(w, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",gen_ai_evaluation_score_label="fail",job="chatbot"} 0`)
 		fmt.Fprintln(w, `gen_ai_evaluation_score_bucket{le="0"} 0`)
 	}))
 	t.Cleanup(prom.Close)
@@ -87,6 +88,8 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	assert.NotContains(t, out, "GET /health")
 	assert.Contains(t, out, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot"} 1`)
 	assert.NotContains(t, out, "score_bucket")
+	assert.NotContains(t, out, `score_label="fail"`, "series at 0 are counted, not listed")
+	assert.Contains(t, out, "(1 series at 0 not shown")
 }
 
 func TestResultsErrors(t *testing.T) {
