@@ -312,6 +312,10 @@ func errorCause(errorType, reason string) string {
 		detail = strings.TrimSpace(strings.TrimPrefix(detail, ":"))
 	}
 	detail = strings.TrimSpace(typeAndStep.ReplaceAllString(detail, ""))
+	if errorType == "judge_unavailable" {
+		// The cause already says the judge could not be reached.
+		detail = strings.TrimPrefix(detail, "judge unreachable: ")
+	}
 	cause, known := errorCauses[errorType]
 	if !known {
 		cause = errorType

@@ -141,7 +141,7 @@ func TestResultsErrorRows(t *testing.T) {
 		}
 		ev.Attributes().PutStr("gen_ai.evaluation.explanation", reason)
 	}
-	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
+	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: judge unreachable: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
 	add("prompt_alignment", "", "judge_circuit_open", "judge_circuit_open")
 	// An open circuit's message wraps the failure that opened it, type and step included.
 	add("task_completion", "", "judge_circuit_open", "judge_circuit_open in analyze step: judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge_unavailable in preprocess step: judge unreachable: dial tcp: lookup api.openai.com: no such host")
@@ -165,7 +165,7 @@ func TestResultsErrorRows(t *testing.T) {
 				"bin/llmeval demo-judge",
 				"…",
 			},
-			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON"},
+			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON", "could not be reached: judge unreachable"},
 		},
 		{
 			name: "full",
