@@ -1,4 +1,4 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package selection // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 
 import (
 	"math"
@@ -6,31 +6,32 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// traceSampler decides from the trace id alone, so every replica that sees
+// Sampler decides from the trace id alone, so every replica that sees
 // a trace makes the same choice and a trace is scored everywhere or nowhere.
-type traceSampler struct {
+type Sampler struct {
 	all bool
 	// threshold: a trace is sampled when the FNV-1a 64 hash of its id is
 	// below it, so zero samples nothing.
 	threshold uint64
 }
 
-func newTraceSampler(percentage float64) traceSampler {
+// NewSampler samples percentage of the traces.
+func NewSampler(percentage float64) Sampler {
 	switch {
 	case percentage >= 100:
-		return traceSampler{all: true}
+		return Sampler{all: true}
 	case !(percentage > 0):
-		return traceSampler{}
+		return Sampler{}
 	}
 	f := percentage / 100 * math.Exp2(64)
 	if f >= math.Exp2(64) {
-		return traceSampler{all: true}
+		return Sampler{all: true}
 	}
-	return traceSampler{threshold: uint64(f)}
+	return Sampler{threshold: uint64(f)}
 }
 
-// sampled reports whether the trace is in the sample.
-func (s traceSampler) sampled(id pcommon.TraceID) bool {
+// Sampled reports whether the trace is in the sample.
+func (s Sampler) Sampled(id pcommon.TraceID) bool {
 	return s.all || fnv1a64(id) < s.threshold
 }
 

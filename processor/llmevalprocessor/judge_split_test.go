@@ -206,7 +206,7 @@ func TestSplitRunsInTheWorkers(t *testing.T) {
 	other.other(randomTraceID())
 	h.consume(other.td)
 	assert.Equal(t, 1, h.sink.SpanCount(), "the plain span passed while the split hangs")
-	assert.Equal(t, 1, p.store.heldCount(), "the store's lock is free")
+	assert.Equal(t, 1, p.store.HeldCount(), "the store's lock is free")
 	close(release)
 	h.waitSpans(2)
 	h.drain()

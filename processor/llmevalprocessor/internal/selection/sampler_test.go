@@ -1,19 +1,22 @@
-package llmevalprocessor
+package selection
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 func TestSamplingIsDeterministicPerTrace(t *testing.T) {
-	a, b := newTraceSampler(30), newTraceSampler(30) // two replicas
+	a, b := NewSampler(30), NewSampler(30) // two replicas
 	for range 1000 {
 		id := randomTraceID()
-		first := a.sampled(id)
+		first := a.Sampled(id)
 		for range 3 {
-			assert.Equal(t, first, a.sampled(id))
-			assert.Equal(t, first, b.sampled(id))
+			assert.Equal(t, first, a.Sampled(id))
+			assert.Equal(t, first, b.Sampled(id))
 		}
 	}
 }
@@ -21,10 +24,10 @@ func TestSamplingIsDeterministicPerTrace(t *testing.T) {
 func TestSamplingRate(t *testing.T) {
 	const n = 20000
 	for _, pct := range []float64{0, 1, 10, 33.3, 50, 90, 100} {
-		s := newTraceSampler(pct)
+		s := NewSampler(pct)
 		in := 0
 		for range n {
-			if s.sampled(randomTraceID()) {
+			if s.Sampled(randomTraceID()) {
 				in++
 			}
 		}
@@ -42,11 +45,18 @@ func TestSamplingRate(t *testing.T) {
 func TestSamplingNestedAcrossPercentages(t *testing.T) {
 	// A trace in the sample at 10% is also in it at 50%: raising the
 	// percentage only adds traces.
-	low, high := newTraceSampler(10), newTraceSampler(50)
+	low, high := NewSampler(10), NewSampler(50)
 	for range 10000 {
 		id := randomTraceID()
-		if low.sampled(id) {
-			assert.True(t, high.sampled(id))
+		if low.Sampled(id) {
+			assert.True(t, high.Sampled(id))
 		}
 	}
+}
+
+func randomTraceID() pcommon.TraceID {
+	var id pcommon.TraceID
+	binary.BigEndian.PutUint64(id[:8], rand.Uint64())
+	binary.BigEndian.PutUint64(id[8:], rand.Uint64()|1)
+	return id
 }

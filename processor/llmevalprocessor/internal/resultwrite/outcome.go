@@ -1,4 +1,4 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package resultwrite // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 
 import (
 	"errors"
@@ -29,12 +29,12 @@ type outcome struct {
 func newOutcome(scorer string, r scoring.Result, redact func(string) string) outcome {
 	v := outcome{
 		scorer:      scorer,
-		label:       resultLabel(r),
+		label:       Label(r),
 		score:       r.Score,
-		explanation: resultExplanation(r, redact),
+		explanation: Explanation(r, redact),
 	}
 	if v.label == scoring.LabelError {
-		v.errorType = resultErrorType(r)
+		v.errorType = ResultErrorType(r)
 	}
 	return v
 }
@@ -78,8 +78,8 @@ func (v outcome) putFlatAttributes(attrs pcommon.Map) {
 	}
 }
 
-// resultLabel is the result's verdict; anything unknown counts as an error.
-func resultLabel(r scoring.Result) scoring.Label {
+// Label is the result's verdict; anything unknown counts as an error.
+func Label(r scoring.Result) scoring.Label {
 	switch r.Label {
 	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
 		return r.Label
@@ -87,11 +87,11 @@ func resultLabel(r scoring.Result) scoring.Label {
 	return scoring.LabelError
 }
 
-// resultErrorType is the error.type of a failed evaluation.
-func resultErrorType(r scoring.Result) string { return errorType(r.Err) }
+// ResultErrorType is the error.type of a failed evaluation.
+func ResultErrorType(r scoring.Result) string { return ErrorType(r.Err) }
 
-// errorType is the scoring error type of err, or _OTHER.
-func errorType(err error) string {
+// ErrorType is the scoring error type of err, or _OTHER.
+func ErrorType(err error) string {
 	var se *scoring.Error
 	if errors.As(err, &se) && se.Type != "" {
 		return string(se.Type)
@@ -99,9 +99,9 @@ func errorType(err error) string {
 	return otherErrorType
 }
 
-// resultExplanation is the reason of a verdict, or the message of a failure.
-func resultExplanation(r scoring.Result, redact func(string) string) string {
-	if resultLabel(r) != scoring.LabelError {
+// Explanation is the reason of a verdict, or the message of a failure.
+func Explanation(r scoring.Result, redact func(string) string) string {
+	if Label(r) != scoring.LabelError {
 		return redact(r.Reason)
 	}
 	if r.Err != nil {

@@ -1,7 +1,8 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package configcheck // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,9 @@ var keyAliases = map[string]string{
 	"ratio":         "percentage",
 }
 
-// suggestKey returns the known key that key most likely meant: a named
+// SuggestKey returns the known key that key most likely meant: a named
 // alias first, then the nearest by edit distance.
-func suggestKey[V any](key string, known map[string]V) string {
+func SuggestKey[V any](key string, known map[string]V) string {
 	if alias, ok := keyAliases[strings.ToLower(key)]; ok {
 		if _, exists := known[alias]; exists {
 			return alias
@@ -42,9 +43,9 @@ func suggestKey[V any](key string, known map[string]V) string {
 	return closestKey(suggest.Normalize(key), known)
 }
 
-// notOneOf reports a value outside allowed, with the allowed value it most
+// NotOneOf reports a value outside allowed, with the allowed value it most
 // likely meant.
-func notOneOf(value string, allowed ...string) error {
+func NotOneOf(value string, allowed ...string) error {
 	known := make(map[string]struct{}, len(allowed))
 	for _, a := range allowed {
 		known[a] = struct{}{}
@@ -56,9 +57,9 @@ func notOneOf(value string, allowed ...string) error {
 	return fmt.Errorf("%s", msg)
 }
 
-// misspeltScorer returns the built-in scorer that name most likely meant,
+// MisspeltScorer returns the built-in scorer that name most likely meant,
 // or "" when name is far from all of them (a custom criteria scorer).
-func misspeltScorer(name string) string {
+func MisspeltScorer(name string) string {
 	known := map[string]struct{}{scoring.Checks: {}}
 	for _, n := range scoring.Names() {
 		known[n] = struct{}{}
@@ -69,24 +70,24 @@ func misspeltScorer(name string) string {
 	return closestKey(suggest.Normalize(name), known)
 }
 
-// checkMinDuration rejects a duration below lowest. A positive value under
+// CheckMinDuration rejects a duration below lowest. A positive value under
 // a millisecond is almost always a number written without a unit, which
 // decoding reads as nanoseconds; the error then suggests the reading the
 // writer most likely meant: seconds, unless that is longer than likelyMax
 // (30000 as a judge timeout is 30s, not 8h20m).
-func checkMinDuration(d, lowest, likelyMax time.Duration) error {
+func CheckMinDuration(d, lowest, likelyMax time.Duration) error {
 	switch {
 	case d >= lowest:
 		return nil
 	case d > 0 && d < time.Millisecond:
-		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %s)", lowest, d, unitHint(int64(d), lowest, likelyMax))
+		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %s)", lowest, d, UnitHint(int64(d), lowest, likelyMax))
 	default:
 		return fmt.Errorf("must be at least %s, got %s", lowest, d)
 	}
 }
 
-// unitHint spells the number n with the unit it most likely lacked.
-func unitHint(n int64, lowest, likelyMax time.Duration) string {
+// UnitHint spells the number n with the unit it most likely lacked.
+func UnitHint(n int64, lowest, likelyMax time.Duration) string {
 	num := strconv.FormatInt(n, 10)
 	asSeconds := time.Duration(n) * time.Second
 	asMillis := time.Duration(n) * time.Millisecond
@@ -97,4 +98,19 @@ func unitHint(n int64, lowest, likelyMax time.Duration) string {
 		return fmt.Sprintf("%q or %q", strconv.FormatInt(n/1000, 10)+"s", num+"ms")
 	}
 	return strconv.Quote(num + "ms")
+}
+
+// closestKey returns the known key nearest to key, if it is near enough
+// to be a typo (see suggest.Closest).
+func closestKey[V any](key string, known map[string]V) string {
+	return suggest.Closest(key, sortedKeys(known))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,4 +1,4 @@
-package llmevalprocessor
+package resultwrite
 
 import (
 	"errors"
@@ -100,11 +100,11 @@ func TestOutcomeMatchesSpanAnnotation(t *testing.T) {
 	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			span := ptrace.NewSpan()
-			annotateSpan(span, evalResult{scorer: "bias", result: tt.result, at: time.Unix(1, 0)}, "chatcmpl-1", redactTestKey)
+			AnnotateSpan(span, "bias", tt.result, time.Unix(1, 0), "chatcmpl-1", redactTestKey)
 			require.Equal(t, 1, span.Events().Len())
 
 			records := plog.NewLogRecordSlice()
-			rec := appendResultRecord(records, evaluatedSpan{responseID: "chatcmpl-1"}, "bias", tt.result, time.Unix(1, 0), redactTestKey)
+			rec := AppendResultRecord(records, Evaluated{ResponseID: "chatcmpl-1"}, "bias", tt.result, time.Unix(1, 0), redactTestKey)
 			assert.Equal(t, span.Events().At(0).Attributes().AsRaw(), rec.Attributes().AsRaw())
 
 			flat := pcommon.NewMap()
@@ -127,16 +127,16 @@ func TestResultLogs(t *testing.T) {
 	before := plog.NewLogs()
 	in.CopyTo(before)
 
-	of := evaluatedSpan{
-		traceID: pcommon.TraceID{0x5b, 0x8e, 1}, spanID: pcommon.SpanID{0xee, 2},
-		model: "gpt-4o-mini", responseID: "chatcmpl-LOGS1",
+	of := Evaluated{
+		TraceID: pcommon.TraceID{0x5b, 0x8e, 1}, SpanID: pcommon.SpanID{0xee, 2},
+		Model: "gpt-4o-mini", ResponseID: "chatcmpl-LOGS1",
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	ld, records := newResultLogs(rl, sl)
-	appendResultRecord(records, of, "bias", scoring.Result{Label: scoring.LabelPass, Score: 0.2, Reason: "neutral"}, at, redactTestKey)
-	appendResultRecord(records, of, "hallucination", scoring.Result{Label: scoring.LabelError,
+	ld, records := NewResultLogs(rl, sl)
+	AppendResultRecord(records, of, "bias", scoring.Result{Label: scoring.LabelPass, Score: 0.2, Reason: "neutral"}, at, redactTestKey)
+	AppendResultRecord(records, of, "hallucination", scoring.Result{Label: scoring.LabelError,
 		Err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New("deadline")}}, at, redactTestKey)
-	appendResultRecord(records, evaluatedSpan{traceID: of.traceID, spanID: of.spanID}, "toxicity",
+	AppendResultRecord(records, Evaluated{TraceID: of.TraceID, SpanID: of.SpanID}, "toxicity",
 		scoring.Result{Label: scoring.LabelNotScorable, Reason: "no output content"}, at, redactTestKey)
 
 	assert.Equal(t, before, in, "the evaluated logs are not touched")
@@ -166,8 +166,8 @@ func TestResultLogs(t *testing.T) {
 	for i, w := range want {
 		rec := outSL.LogRecords().At(i)
 		assert.Equal(t, evalconv.EventName, rec.EventName())
-		assert.Equal(t, of.traceID, rec.TraceID())
-		assert.Equal(t, of.spanID, rec.SpanID())
+		assert.Equal(t, of.TraceID, rec.TraceID())
+		assert.Equal(t, of.SpanID, rec.SpanID())
 		assert.Equal(t, pcommon.NewTimestampFromTime(at), rec.Timestamp())
 		assert.Equal(t, pcommon.NewTimestampFromTime(at), rec.ObservedTimestamp())
 		assert.Equal(t, w.severity, rec.SeverityNumber())

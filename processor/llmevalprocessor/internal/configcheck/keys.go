@@ -1,4 +1,4 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package configcheck // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 
 import (
 	"encoding"
@@ -10,14 +10,19 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
-
-	"github.com/llm-eval/llm_eval/internal/suggest"
 )
 
-// unknownKeys reports every key of raw that t does not decode, once, by its
+// This package keeps its own check although confmap rejects unknown keys itself: its error
+// (mapstructure's ErrorUnused) names the map holding a stray key
+// ("'judge' has invalid keys: modle"), not the key's whole path in the
+// collector's own "::" form, and suggests nothing. unknownKeys gives the
+// path and the closest known key, so a typo in a deep scorer entry is
+// found without reading the configuration reference.
+
+// UnknownKeys reports every key of raw that t does not decode, once, by its
 // YAML path (segments joined with "::" as the collector does), with the
 // closest known key when one is close enough to be a typo.
-func unknownKeys(raw map[string]any, t reflect.Type) error {
+func UnknownKeys(raw map[string]any, t reflect.Type) error {
 	var errs []error
 	walkKeys("", raw, t, &errs)
 	return errors.Join(errs...)
@@ -112,16 +117,10 @@ func optionalElem(t reflect.Type) (reflect.Type, bool) {
 }
 
 func unknownKeyError(path, key string, known map[string]reflect.Type) error {
-	if best := suggestKey(key, known); best != "" {
+	if best := SuggestKey(key, known); best != "" {
 		return fmt.Errorf("%s: unknown key (did you mean %s?)", path, best)
 	}
 	return fmt.Errorf("%s: unknown key (known keys here: %s)", path, strings.Join(sortedKeys(known), ", "))
-}
-
-// closestKey returns the known key nearest to key, if it is near enough
-// to be a typo (see suggest.Closest).
-func closestKey[V any](key string, known map[string]V) string {
-	return suggest.Closest(key, sortedKeys(known))
 }
 
 func join(path, key string) string {
@@ -129,15 +128,6 @@ func join(path, key string) string {
 		return key
 	}
 	return path + confmap.KeyDelimiter + key
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func withoutKey(m map[string]any, key string) map[string]any {
@@ -151,4 +141,27 @@ func withoutKey(m map[string]any, key string) map[string]any {
 		}
 	}
 	return c
+}
+
+// fieldErrors are the problems one Validate found, printed on one line.
+// The collector prefixes a Validate error with the section's key path
+// once, so on separate lines every line but the first would lose it.
+type fieldErrors []error
+
+func (fe fieldErrors) Error() string {
+	msgs := make([]string, len(fe))
+	for i, err := range fe {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (fe fieldErrors) Unwrap() []error { return fe }
+
+// JoinFields returns nil for no errors, else the errors as one.
+func JoinFields(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return fieldErrors(errs)
 }
