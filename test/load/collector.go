@@ -17,7 +17,8 @@ import (
 	"time"
 )
 
-// collectorConfig is the pipeline under load: otlp -> [llm_eval] -> batch -> otlphttp (the sink).
+// collectorConfig is the pipeline under load: otlp -> [llm_eval] -> batch -> otlphttp (the sink),
+// and with LogsPipeline the same for logs.
 var collectorConfig = template.Must(template.New("config").Funcs(template.FuncMap{
 	"list": func(s ...string) []string { return s },
 }).Parse(`
@@ -44,8 +45,16 @@ processors:
       max_concurrency: {{.MaxConcurrency}}
     sampling:
       percentage: {{.Sampling}}
+{{- if .MaxWait}}
     max_wait: {{.MaxWait}}
+{{- end}}
+{{- if .QueueSize}}
     queue_size: {{.QueueSize}}
+{{- end}}
+{{- if ge .CaptureOffAfter 0}}
+    log_events:
+      content_capture_off_after: {{.CaptureOffAfter}}
+{{- end}}
 {{- if .StorageDir}}
     storage: file_storage
 {{- end}}
@@ -62,7 +71,7 @@ processors:
 {{- end}}
 {{- end}}
     scorers:
-{{- range (list "bias" "hallucination" "prompt_alignment")}}
+{{- range (list "bias" "hallucination" "prompt_alignment")}}{{/* loadScorers */}}
       - name: {{.}}
 {{- if $.ReasonMode}}
         reason_mode: {{$.ReasonMode}}
@@ -101,7 +110,16 @@ service:
       receivers: [otlp]
       processors: [{{if .Judge}}llm_eval, {{end}}batch]
       exporters: [otlphttp]
+{{- if .LogsPipeline}}
+    logs:
+      receivers: [otlp]
+      processors: [llm_eval, batch]
+      exporters: [otlphttp]
+{{- end}}
 `))
+
+// loadScorers is the number of scorers the configuration lists.
+const loadScorers = 3
 
 type configValues struct {
 	Receiver, Sink, Health, Judge string
@@ -111,9 +129,15 @@ type configValues struct {
 	TelemetryPort                 int
 	Sampling                      float64
 	MaxConcurrency, QueueSize     int
-	MaxWait                       time.Duration
-	ReasonMode                    string // scorers' reason_mode; empty leaves the default
-	StorageDir                    string // llm_eval storage on file_storage in this directory; empty: off
+	MaxWait                       time.Duration // 0 leaves the collector's default
+	ReasonMode                    string        // scorers' reason_mode; empty leaves the default
+	StorageDir                    string        // llm_eval storage on file_storage in this directory; empty: off
+	// LogsPipeline puts llm_eval in a logs pipeline too, so spans without
+	// content wait for their GenAI log events (contentless scenario).
+	LogsPipeline bool
+	// CaptureOffAfter is log_events.content_capture_off_after; negative
+	// leaves the collector's default.
+	CaptureOffAfter int
 	// trace_context settings; zero leaves the collector's default.
 	ContextMaxTraces int
 	ContextMaxBytes  int64
@@ -274,3 +298,30 @@ const (
 	metricContextEvictions = "otelcol_processor_llm_eval_trace_context_evictions"
 	metricContextJoins     = "otelcol_processor_llm_eval_context_joins"
 )
+
+// metricBy sums the samples of the named metric by the value of one label.
+func (c *collector) metricBy(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.telemetryPort))
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, label+`="`)
+		if !ok {
+			continue
+		}
+		value, _, _ := strings.Cut(rest, `"`)
+		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+			out[value] += v
+		}
+	}
+	return out
+}

@@ -43,6 +43,15 @@ type options struct {
 	contextMaxTraces int
 	contextMaxBytes  int64
 	contextTTL       time.Duration
+	// contentless scenario: the mix, and log_events.content_capture_off_after
+	// (negative: collector default).
+	contentlessPerMinute int
+	contentPerSecond     int
+	contentlessServices  int
+	captureOffAfter      int
+	// flags given on the command line (the contentless scenario leaves
+	// max_wait and queue_size at the collector's defaults unless given).
+	explicit map[string]bool
 }
 
 // Small trace_context limits of the unfinished scenario, so that the bound
@@ -67,7 +76,11 @@ func main() {
 	flag.DurationVar(&o.maxWait, "max-wait", 10*time.Second, "llm_eval max_wait")
 	flag.StringVar(&o.reasonMode, "reason-mode", "", "llm_eval scorers' reason_mode: llm or summary (empty: the collector's default)")
 	flag.DurationVar(&o.windows, "windows", 0, "llm_eval scenario: send GenAI spans only in every other window of this length (the others carry the same spans unselectable) and report the CPU per evaluated generation measured inside one collector process; 0: off")
-	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished")
+	flag.StringVar(&o.scenarios, "scenarios", "baseline,llm_eval,outage", "comma-separated scenarios to run: baseline, llm_eval, outage, unfinished, contentless")
+	flag.IntVar(&o.contentlessPerMinute, "contentless-per-minute", 100000, "contentless scenario: chat spans without content (and no log events) sent per minute, instead of -rate")
+	flag.IntVar(&o.contentPerSecond, "content-per-second", 10, "contentless scenario: chat spans with content sent per second among them")
+	flag.IntVar(&o.contentlessServices, "contentless-services", 5, "contentless scenario: services the spans without content come from")
+	flag.IntVar(&o.captureOffAfter, "content-capture-off-after", -1, "contentless scenario: llm_eval log_events.content_capture_off_after (negative: the collector's default; 0: never learn, so the waiting area's bounds hold memory)")
 	flag.BoolVar(&o.storage, "storage", false, "llm_eval and unfinished scenarios: keep held spans and results in file_storage (llm_eval storage) in a temporary directory, and report the bytes written per held span")
 	flag.StringVar(&o.shape, "shape", shapeChat, "GenAI traffic shape: chat (a lone chat span) or rag (invoke_agent root with retrieval, execute_tool and chat children); the unfinished scenario always sends its own shape")
 	flag.IntVar(&o.contextMaxTraces, "context-max-traces", 0, fmt.Sprintf("llm_eval trace_context.max_traces (0: collector default; unfinished: %d)", unfinishedMaxTraces))
@@ -76,6 +89,12 @@ func main() {
 	flag.StringVar(&o.pprof, "pprof", "", "serve the collector's pprof on this address (the binary must include pprofextension)")
 	flag.StringVar(&o.windowProfiles, "window-profiles", "", "with -windows and -pprof: write a CPU profile of every window into this directory (window-NN-genai.pprof and window-NN-plain.pprof)")
 	flag.Parse()
+	o.explicit = map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { o.explicit[f.Name] = true })
+	if o.contentlessPerMinute < 0 || o.contentPerSecond < 0 || o.contentlessServices < 1 {
+		fmt.Fprintln(os.Stderr, "load: -contentless-per-minute and -content-per-second must not be negative, -contentless-services must be positive")
+		os.Exit(2)
+	}
 	if o.shape != shapeChat && o.shape != shapeRAG {
 		fmt.Fprintf(os.Stderr, "load: -shape %q is not one of chat, rag\n", o.shape)
 		os.Exit(2)
@@ -132,6 +151,8 @@ type report struct {
 	// -storage: records written, bytes written, and the bbolt file size.
 	storageAdmits, storageBytes float64
 	storageFile                 int64
+	elapsedSending              time.Duration
+	contentless                 *contentlessReport // contentless scenario
 }
 
 func run(ctx context.Context, o options) error {
@@ -140,7 +161,11 @@ func run(ctx context.Context, o options) error {
 	}
 	var reports []report
 	for _, name := range strings.Split(o.scenarios, ",") {
-		fmt.Fprintf(os.Stderr, "load: scenario %s: %d spans/s for %s...\n", name, o.rate, o.duration)
+		if name == "contentless" {
+			fmt.Fprintf(os.Stderr, "load: scenario %s: %d content-less spans/min and %d content spans/s for %s...\n", name, o.contentlessPerMinute, o.contentPerSecond, o.duration)
+		} else {
+			fmt.Fprintf(os.Stderr, "load: scenario %s: %d spans/s for %s...\n", name, o.rate, o.duration)
+		}
 		r, err := runScenario(ctx, o, name)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", name, err)
@@ -151,6 +176,9 @@ func run(ctx context.Context, o options) error {
 	for _, r := range reports {
 		if r.lost > 0 || r.got.Duplicated > 0 {
 			return fmt.Errorf("scenario %s lost %d and duplicated %d spans", r.name, r.lost, r.got.Duplicated)
+		}
+		if c := r.contentless; c != nil && c.contentScored < c.contentSent {
+			return fmt.Errorf("scenario %s: %d of %d content spans not scored by every scorer", r.name, c.contentSent-c.contentScored, c.contentSent)
 		}
 	}
 	return nil
@@ -172,12 +200,15 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 
 	v := configValues{Sink: s.endpoint(), Sampling: o.sampling, MaxConcurrency: o.maxConcurrency,
 		QueueSize: o.queueSize, MaxWait: o.maxWait, ReasonMode: o.reasonMode, Pprof: o.pprof,
-		ContextMaxTraces: o.contextMaxTraces, ContextMaxBytes: o.contextMaxBytes, ContextTTL: o.contextTTL}
+		ContextMaxTraces: o.contextMaxTraces, ContextMaxBytes: o.contextMaxBytes, ContextTTL: o.contextTTL,
+		CaptureOffAfter: -1}
+	drain := o.maxWait
+	var mix *contentlessTraffic
 	switch name {
 	case "baseline":
 	case "outage":
 		v.Judge = "http://" + freeAddr() + "/v1" // nothing listens: connection refused
-	case "llm_eval", "unfinished":
+	case "llm_eval", "unfinished", "contentless":
 		judge, err := startJudge(o.judgeLatency, o.judgeTLS, dir)
 		if err != nil {
 			return r, err
@@ -189,6 +220,20 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 			if err := os.Mkdir(v.StorageDir, 0o700); err != nil {
 				return r, err
 			}
+		}
+		if name == "contentless" {
+			// Every content span is to be scored; the waiting area and
+			// the evaluation queue at the collector's defaults.
+			v.Sampling, r.sampling, r.shape = 100, 100, name
+			v.LogsPipeline, v.CaptureOffAfter = true, o.captureOffAfter
+			if !o.explicit["max-wait"] {
+				v.MaxWait, drain = 0, contentlessDrain
+			}
+			if !o.explicit["queue-size"] {
+				v.QueueSize = 0
+			}
+			mix = &contentlessTraffic{perMinute: o.contentlessPerMinute, perSecond: o.contentPerSecond,
+				services: o.contentlessServices, contentIDs: map[[8]byte]struct{}{}}
 		}
 		if name == "unfinished" {
 			// Every trace is sampled, so every retrieval and tool span goes
@@ -203,7 +248,7 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 			}
 		}
 	default:
-		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage, unfinished)", name)
+		return r, fmt.Errorf("unknown scenario %q (baseline, llm_eval, outage, unfinished, contentless)", name)
 	}
 
 	c, err := startCollector(ctx, o.binary, dir, v)
@@ -219,7 +264,15 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	snd := newSender(c.receiver, o.genAIEvery, r.shape)
 	sendCtx, cancel := context.WithTimeout(ctx, o.duration)
 	done := make(chan struct{})
-	go func() { snd.run(sendCtx, o.rate); close(done) }()
+	go func() {
+		if mix != nil {
+			snd.runContentless(sendCtx, mix)
+		} else {
+			snd.run(sendCtx, o.rate)
+		}
+		close(done)
+	}()
+	var waitingSeries []float64
 	windowsDone := make(chan []window, 1)
 	if o.windows > 0 && name == "llm_eval" {
 		go func() {
@@ -236,13 +289,17 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 			rss, _, _ := c.memory()
 			r.rssSeries = append(r.rssSeries, rss)
 			r.ctxBytesSeries = append(r.ctxBytesSeries, c.metric(metricContextBytes))
+			if mix != nil {
+				waitingSeries = append(waitingSeries, c.metric(metricEventsWaiting))
+			}
 		}
 	}
+	r.elapsedSending = time.Since(start)
 	cancel()
 	r.windows = <-windowsDone
 	// Drained: every accepted span is out and nothing arrived for 2 s, or
 	// max_wait plus a margin passed.
-	deadline := time.Now().Add(o.maxWait + 20*time.Second)
+	deadline := time.Now().Add(drain + 20*time.Second)
 	last, stableSince := -1, time.Now()
 	for time.Now().Before(deadline) {
 		got := s.counts()
@@ -270,6 +327,12 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 	}
 	r.storageAdmits = c.metric("otelcol_processor_llm_eval_storage_writes", `op="admit"`)
 	r.storageBytes = c.metric("otelcol_processor_llm_eval_storage_written_bytes")
+	if mix != nil {
+		r.contentless = &contentlessReport{perMinute: mix.perMinute, perSecond: mix.perSecond, services: mix.services,
+			captureOffAfter: o.captureOffAfter, lessSent: mix.lessN, contentSent: mix.contentN,
+			joins: c.metricBy(metricSignalJoins, "outcome"), captureOff: c.metric(metricCaptureOff),
+			unscored: c.metricBy(metricSpansUnscored, "reason"), waitingSeries: waitingSeries}
+	}
 	r.elapsed = time.Since(start)
 	if err := c.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "load: collector stop: %v (log %s)\n", err, c.logPath)
@@ -282,6 +345,9 @@ func runScenario(ctx context.Context, o options, name string) (report, error) {
 		fmt.Fprintf(os.Stderr, "load: %s: %d spans never arrived, e.g. %v\n", name, r.lost, s.missing(snd.sent, 5))
 	}
 	r.cpu = cpu1 - cpu0
+	if mix != nil {
+		r.contentless.contentScored, r.contentless.contentUnscored = s.scoredSpans(mix.contentIDs, loadScorers)
+	}
 	if v.StorageDir != "" {
 		if fi, err := os.Stat(filepath.Join(v.StorageDir, "processor_llm_eval_")); err == nil {
 			r.storageFile = fi.Size()
@@ -343,6 +409,9 @@ func printReport(o options, reports []report) {
 	}
 	for _, r := range reports {
 		printWindows(r.name, r.windows)
+	}
+	for _, r := range reports {
+		printContentless(r)
 	}
 	for _, r := range reports {
 		var series []string

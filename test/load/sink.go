@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
@@ -24,6 +25,10 @@ type sink struct {
 	lateSpans  int
 	evalEvents int
 	received   int
+	// scored counts, by evaluated span id, the results that carry a score
+	// and no error; unscored lists the error.type of the others.
+	scored   map[[8]byte]int
+	unscored map[[8]byte][]string
 }
 
 func newSink() (*sink, error) {
@@ -31,7 +36,7 @@ func newSink() (*sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{ln: ln, seen: make(map[[8]byte]int, 1<<20)}
+	s := &sink{ln: ln, seen: make(map[[8]byte]int, 1<<20), scored: map[[8]byte]int{}, unscored: map[[8]byte][]string{}}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.handle)}
 	go s.srv.Serve(ln) //nolint:errcheck // ends with Close
 	return s, nil
@@ -45,6 +50,13 @@ func (s *sink) handle(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Path == "/v1/logs" {
+		// The logs pipeline of the contentless scenario: nothing is counted.
+		resp, _ := plogotlp.NewExportResponse().MarshalProto()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(resp)
 		return
 	}
 	req := ptraceotlp.NewExportRequest()
@@ -61,12 +73,32 @@ func (s *sink) handle(w http.ResponseWriter, r *http.Request) {
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				s.received++
+				late := false
+				if op, ok := span.Attributes().Get("gen_ai.operation.name"); ok && op.Str() == "evaluation" {
+					late = true
+				}
+				evaluated := [8]byte(span.SpanID())
+				if late {
+					evaluated = span.ParentSpanID()
+				}
 				for e := 0; e < span.Events().Len(); e++ {
-					if span.Events().At(e).Name() == evalconv.EventName {
-						s.evalEvents++
+					ev := span.Events().At(e)
+					if ev.Name() != evalconv.EventName {
+						continue
+					}
+					s.evalEvents++
+					_, hasScore := ev.Attributes().Get(evalconv.AttrScoreValue)
+					errType, hasErr := ev.Attributes().Get(evalconv.AttrErrorType)
+					switch {
+					case hasScore && !hasErr:
+						s.scored[evaluated]++
+					case hasErr:
+						s.unscored[evaluated] = append(s.unscored[evaluated], errType.Str())
+					default:
+						s.unscored[evaluated] = append(s.unscored[evaluated], "none")
 					}
 				}
-				if op, ok := span.Attributes().Get("gen_ai.operation.name"); ok && op.Str() == "evaluation" {
+				if late {
 					s.lateSpans++
 					continue
 				}
@@ -95,6 +127,23 @@ func (s *sink) counts() counts {
 		}
 	}
 	return c
+}
+
+// scoredSpans counts the spans of ids whose results include at least
+// scorers scores, and tallies the error types of the other results on them.
+func (s *sink) scoredSpans(ids map[[8]byte]struct{}, scorers int) (int, map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, errs := 0, map[string]int{}
+	for id := range ids {
+		if s.scored[id] >= scorers {
+			n++
+		}
+		for _, e := range s.unscored[id] {
+			errs[e]++
+		}
+	}
+	return n, errs
 }
 
 // missing returns up to n span ids that were sent but never received.
