@@ -368,8 +368,13 @@ func printReport(o options, reports []report) {
 	if o.storage {
 		storage = "file_storage"
 	}
-	fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s, storage %s\n\n",
-		o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"), storage)
+	if o.scenarios == "contentless" {
+		fmt.Printf("Load: contentless mix for %s (below), sampling 100%%, judge latency %s over %s, max_concurrency %d, reason_mode %s, storage %s; max_wait, queue_size and log_events at the collector's defaults unless given\n\n",
+			o.duration, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"), storage)
+	} else {
+		fmt.Printf("Load: %d spans/s for %s, shape %s, 1 chat span in %d, sampling %.0f%%, judge latency %s over %s, max_concurrency %d, reason_mode %s, storage %s\n\n",
+			o.rate, o.duration, o.shape, o.genAIEvery, o.sampling, o.judgeLatency, transport, o.maxConcurrency, cmp.Or(o.reasonMode, "default"), storage)
+	}
 	fmt.Println("| scenario | spans sent | rejected | spans out (unique) | lost | duplicated | late result spans | evaluation events | evaluations/s | CPU s | CPU µs/span | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	perSpan := map[string][]float64{}
