@@ -1,9 +1,12 @@
 // Command load runs the built otelcol-llmeval under a steady OTLP load,
 // without and with the llm_eval processor, through a judge outage and under
-// never-finishing agent traces, and reports CPU per span, peak memory, the
-// trace context index's size and whether every span came out.
+// never-finishing agent traces, and with chat spans without content mixed
+// with a few with content (contentless), and reports CPU per span, peak
+// memory, the trace context index's size, whether every span came out and,
+// for contentless, whether every content span was scored.
 //
 //	go run ./test/load -collector bin/otelcol-llmeval -duration 60s
+//	go run ./test/load -collector bin/otelcol-llmeval -duration 10m -scenarios contentless
 package main
 
 import (
