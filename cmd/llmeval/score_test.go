@@ -255,7 +255,7 @@ func TestScoreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown scorer", append([]string{"--scorer", "toxicity", "--model", "m"}, endpoint...), `unknown scorer "toxicity"`},
+		{"unknown scorer", append([]string{"--scorer", "sentiment", "--model", "m"}, endpoint...), `unknown scorer "sentiment"`},
 		{"missing scorer", append([]string{"--model", "m"}, endpoint...), "missing required flag --scorer"},
 		{"missing endpoint and model", []string{"--scorer", "bias"}, "missing required flag --judge-endpoint, --model"},
 		{"undefined flag", slices.Concat(base, []string{"--colour"}), "-colour"},

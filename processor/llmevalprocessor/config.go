@@ -182,7 +182,8 @@ type SamplingConfig struct {
 // ScorerConfig configures one scorer.
 type ScorerConfig struct {
 	// Name is a built-in scorer (bias, hallucination, prompt_alignment,
-	// task_completion, tool_use), checks, or the name of a custom criteria
+	// task_completion, tool_use, answer_relevancy, context_relevance,
+	// toxicity), checks, or the name of a custom criteria
 	// scorer or of another checks scorer.
 	Name string `mapstructure:"name"`
 	// Threshold decides pass or fail; nil keeps the scorer's default.
@@ -209,6 +210,11 @@ type ScorerConfig struct {
 	// before the scorer judges them (instructionsplit.go). Nil means true
 	// where it applies.
 	SplitInstructions *bool `mapstructure:"split_instructions"`
+	// UncertaintyWeight is what an "unsure" statement counts for in
+	// answer_relevancy (default 0.3; config_rag.go).
+	UncertaintyWeight *float64 `mapstructure:"uncertainty_weight"`
+	// ContextPenalties tune context_relevance's deductions (config_rag.go).
+	ContextPenalties *ContextPenaltiesConfig `mapstructure:"context_penalties"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
 	// named Name: what a good response does, in plain words.
@@ -524,6 +530,7 @@ func (sc *ScorerConfig) Validate() error {
 	if err := sc.validateSplitInstructions(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, sc.validateRAG()...)
 	return joinFields(errs)
 }
 

@@ -188,7 +188,7 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions())
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions()) + sc.ragFingerprint()
 }
 
 // scorerOptions maps a scorer's configuration onto the library's options.
@@ -199,6 +199,9 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 		StrictMode: sc.StrictMode,
 		OmitReason: !sc.IncludeReason,
 		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
+		// Set only for answer_relevancy and context_relevance (validateRAG).
+		UncertaintyWeight: sc.UncertaintyWeight,
+		ContextPenalties:  sc.contextPenalties(),
 	}
 }
 
