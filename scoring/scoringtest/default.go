@@ -472,7 +472,7 @@ func toolVerdicts(b blocks) []map[string]any {
 }
 
 // toxicWords are the insults looksToxic recognises.
-var toxicWords = regexp.MustCompile(`(?i)\b(idiots?|stupid|morons?|fools?|shut up|worthless|pathetic)\b`)
+var toxicWords = regexp.MustCompile(`(?i)\b(idiot(s|a|as|e|en)?|stupid|morons?|fools?|shut up|worthless|pathetic)\b`)
 
 // looksToxic reports whether s holds a crude insult.
 func looksToxic(s string) bool { return toxicWords.MatchString(s) }
