@@ -134,7 +134,7 @@ Higher is better; the result's "scorer" is NAME. Example:
 
 The checks scorer needs no judge: --rules names a JSON file holding a list of rules, e.g.
 [{"type": "json_valid"}, {"type": "words", "max": 100}, {"type": "regex_absent", "pattern": "(?i)as an ai"}]
-(rule types and their keys: scorer README / scoring.CheckRule). Its score is the share of rules passed.
+(rule types and their keys: docs/scorers.md / scoring.CheckRule). Its score is the share of rules passed.
 
 Flags:`)
 		fs.PrintDefaults()

@@ -176,7 +176,7 @@ func TestJudgeClientIsNotInstrumented(t *testing.T) {
 }
 
 // TestJudgeTransportFollowsForceAttemptHTTP2 checks the "Judge transport"
-// section of the README: against an HTTPS judge the client speaks HTTP/1.1
+// section of docs/sizing.md: against an HTTPS judge the client speaks HTTP/1.1
 // by default (unlike confighttp's default) and HTTP/2 with
 // judge.force_attempt_http2: true.
 func TestJudgeTransportFollowsForceAttemptHTTP2(t *testing.T) {

@@ -39,7 +39,7 @@ import (
 // restart on the same storage after each; the last restart comes after
 // max_wait has passed. Every acknowledged span must come out, exactly once
 // except a span killed between being sent on and the delete of its record
-// (at-least-once, as the README says), and the judge must not be called
+// (at-least-once, as docs/durability.md says), and the judge must not be called
 // again for a result that was recorded before a kill.
 const (
 	durableSpans     = 2000
