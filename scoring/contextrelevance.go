@@ -113,7 +113,7 @@ func runContextRelevance(e *evaluation) {
 	e.reason(forJudge, func() string {
 		n := len(res.Evaluations)
 		var b strings.Builder
-		fmt.Fprintf(&b, "The score is %s because the %d context %s average %s relevance to the question",
+		fmt.Fprintf(&b, "The score is %s because the %d context %s a mean relevance of %s to the question",
 			formatScore(e.res.Score), n, plural(n, "item has", "items have"), formatScore(base))
 		if len(weak) > 0 {
 			fmt.Fprintf(&b, " (weak: %s)", strings.Join(weak, ", "))
