@@ -109,7 +109,7 @@ func runAnswerRelevancy(e *evaluation) {
 		}
 	}
 	n := len(results.Results)
-	e.setScore(roundHundredths(relevant / float64(n) * e.s.opts.Scale))
+	e.setFraction(relevant / float64(n) * e.s.opts.Scale)
 	e.reason(forJudge, func() string {
 		s := fmt.Sprintf("The score is %s because %d of %d %s %s the question directly and %d %s partly relevant",
 			formatScore(e.res.Score), yes, n, plural(n, "statement", "statements"), plural(yes, "answers", "answer"),

@@ -109,7 +109,7 @@ func runContextRelevance(e *evaluation) {
 	res.MissingPenalty = min(float64(len(res.MissingContext))*p.MissingPerItem, p.MaxMissing)
 	e.res.Steps.Analyze = res
 	base := total / float64(len(res.Evaluations))
-	e.setScore(roundHundredths(max(0, base-res.UsagePenalty-res.MissingPenalty) * e.s.opts.Scale))
+	e.setFraction(max(0, base-res.UsagePenalty-res.MissingPenalty) * e.s.opts.Scale)
 	e.reason(forJudge, func() string {
 		n := len(res.Evaluations)
 		var b strings.Builder

@@ -56,6 +56,10 @@ func TestContextRelevanceScore(t *testing.T) {
 			opts: Options{ContextPenalties: &ContextPenalties{UnusedHighRelevance: 0.2, MissingPerItem: 0.05, MaxMissing: 0.5}}, wantScore: 0.75, wantLabel: LabelPass},
 		{name: "scale 10", evals: []contextEval{hi, med, low}, opts: Options{Scale: 10}, wantScore: 6.67, wantLabel: LabelPass},
 		{name: "strict mode", evals: []contextEval{hi, med}, opts: Options{StrictMode: true}, wantScore: 0, wantLabel: LabelFail},
+		{name: "rounds to the scale", evals: []contextEval{unusedHigh},
+			opts: Options{ContextPenalties: &ContextPenalties{UnusedHighRelevance: 0.004}}, wantScore: 1, wantLabel: LabelPass},
+		{name: "strict mode decides before rounding", evals: []contextEval{unusedHigh},
+			opts: Options{StrictMode: true, ContextPenalties: &ContextPenalties{UnusedHighRelevance: 0.004}}, wantScore: 0, wantLabel: LabelFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

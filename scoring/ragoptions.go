@@ -82,11 +82,24 @@ func (o Options) contextPenalties() ContextPenalties {
 	return DefaultContextPenalties()
 }
 
-// roundHundredths rounds to two decimals the way Mastra's scorers round
-// their final score (half away from zero after adding the float epsilon,
-// so 1.005 gives 1.01).
-// TODO(r28a): replace with the shared scoring rounding helper once merged.
-func roundHundredths(f float64) float64 {
-	const epsilon = 2.220446049250313e-16 // Number.EPSILON
-	return math.Round((f+epsilon)*100) / 100
+// setFraction scores raw, a share of the scale that is not a plain count
+// ratio (answer_relevancy's weighted count, context_relevance's penalised
+// mean): rounded to two decimals as Mastra rounds, then labelled. Strict
+// mode decides on the unrounded value, so 0.999 of the scale, which rounds
+// to the scale, is still not perfect.
+func (e *evaluation) setFraction(raw float64) {
+	scale := e.s.opts.Scale
+	if !e.s.opts.StrictMode {
+		e.setScore(roundScore(raw))
+		return
+	}
+	perfect := raw >= scale
+	if e.s.spec.lowerIsBetter {
+		perfect = raw <= 0
+	}
+	score := 0.0
+	if perfect != e.s.spec.lowerIsBetter {
+		score = scale
+	}
+	e.setScore(score)
 }
