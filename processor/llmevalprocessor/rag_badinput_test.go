@@ -53,7 +53,7 @@ func TestRAGScorersBadInput(t *testing.T) {
 	b.spans.At(b.spans.Len()-1).Attributes().PutStr("gen_ai.retrieval.documents",
 		docs(map[string]any{"museum": "City Museum", "hours": "open 9 to 17", "days": []string{"Tue", "Sun"}}))
 	noQuestion := b.generation(randomTraceID(), "", "The museum is open from 9 to 17.")
-	b.spans.At(b.spans.Len()-1).Attributes().Remove("gen_ai.input.messages")
+	b.spans.At(b.spans.Len() - 1).Attributes().Remove("gen_ai.input.messages")
 	b.spans.At(b.spans.Len()-1).Attributes().PutStr("gen_ai.retrieval.documents", docs("The museum is open from 9 to 17."))
 	many := make([]any, 500)
 	for i := range many {
