@@ -75,6 +75,11 @@ func TestScoreRAGFlags(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out[0].Steps, &steps))
 	require.Len(t, steps.Analyze.Results, 2)
 
+	// In a list, the flags reach the scorer they are for.
+	code, out, stderr = runScoreCLI(t, in, append(judgeFlags(srv, "answer_relevancy,toxicity"), "--uncertainty-weight", "0.5", "--no-reason")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 2)
+
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -83,6 +88,7 @@ func TestScoreRAGFlags(t *testing.T) {
 		{[]string{"--scorer", "answer_relevancy", "--uncertainty-weight", "2"}, "uncertainty weight must be between 0 and 1"},
 		{[]string{"--scorer", "bias", "--penalty-missing", "0.1"}, "--penalty-* flags are for --scorer context_relevance only"},
 		{[]string{"--scorer", "context_relevance", "--penalty-max-missing", "-1"}, "max missing must be between 0 and 1"},
+		{[]string{"--scorer", "bias,toxicity", "--uncertainty-weight", "0.5"}, "--uncertainty-weight is for --scorer answer_relevancy only"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, _, stderr := runScoreCLI(t, in, append(tt.args, "--model", "m", "--judge-endpoint", "http://127.0.0.1:1/v1")...)

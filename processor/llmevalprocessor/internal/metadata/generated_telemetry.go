@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	ProcessorInternalDuration                 metric.Float64Histogram
 	ProcessorLlmEvalCacheHits                 metric.Int64ObservableCounter
 	ProcessorLlmEvalCacheMisses               metric.Int64ObservableCounter
+	ProcessorLlmEvalContentMalformed          metric.Int64Counter
 	ProcessorLlmEvalContextJoins              metric.Int64Counter
 	ProcessorLlmEvalContextWaits              metric.Int64Counter
 	ProcessorLlmEvalEvaluations               metric.Int64Counter
@@ -61,6 +62,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansSkipped              metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored             metric.Int64Counter
 	ProcessorLlmEvalStorageBytes              metric.Int64ObservableGauge
+	ProcessorLlmEvalStorageFilesQuarantined   metric.Int64Counter
 	ProcessorLlmEvalStorageRecordsSkipped     metric.Int64Counter
 	ProcessorLlmEvalStorageRecovered          metric.Int64Counter
 	ProcessorLlmEvalStorageWriteFailures      metric.Int64Counter
@@ -301,6 +303,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalContentMalformed, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_content_malformed",
+		metric.WithDescription("Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged), by attribute. [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContextJoins, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_context_joins",
 		metric.WithDescription("Evaluations by scorers that read context (hallucination, context_relevance, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
@@ -476,6 +484,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_storage_bytes",
 		metric.WithDescription("Bytes of the records stored now for held items and their results (storage). [Development]"),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageFilesQuarantined, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_files_quarantined",
+		metric.WithDescription("Storage files found damaged at start (the storage library could not open or read them), moved aside and kept for inspection; the collector started on a fresh file without their items (storage). [Development]"),
+		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalStorageRecordsSkipped, err = builder.meter.Int64Counter(

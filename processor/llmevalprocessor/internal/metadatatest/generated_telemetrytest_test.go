@@ -66,6 +66,7 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ProcessorIncomingItems.Add(context.Background(), 1)
 	tb.ProcessorInternalDuration.Record(context.Background(), 1)
+	tb.ProcessorLlmEvalContentMalformed.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextWaits.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
@@ -90,6 +91,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSkipped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageFilesQuarantined.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1)
@@ -106,6 +108,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalCacheMisses(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalContentMalformed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalContextJoins(t, testTel,
@@ -193,6 +198,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalStorageBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageFilesQuarantined(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalStorageRecordsSkipped(t, testTel,
