@@ -169,14 +169,12 @@ func parseRelevancyResults(reply string, statements []string) (RelevancyResults,
 	return out, nil
 }
 
-// normalizeRelevancy reads yes, no or unsure as a judge writes them
-// ("Yes.", " UNSURE"). Anything else, n/a included, is rejected.
+// normalizeRelevancy reads a result of "yes", "unsure" or "no", case and
+// surrounding spaces, quotes and punctuation aside ("Yes.", " UNSURE").
+// Anything else, n/a or a sentence included, is rejected for a re-ask.
 func normalizeRelevancy(raw string) (string, bool) {
-	s := strings.ToLower(strings.TrimSpace(raw))
-	s = strings.TrimLeftFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	if end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }); end >= 0 {
-		s = s[:end]
-	}
+	pad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) }
+	s := strings.ToLower(strings.TrimFunc(raw, pad))
 	switch s {
 	case verdictYes, verdictNo, verdictUnsure:
 		return s, true

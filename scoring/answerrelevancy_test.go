@@ -77,6 +77,10 @@ func TestAnswerRelevancyBadReplies(t *testing.T) {
 		wantScore float64
 		wantOrder []string
 	}{
+		{name: "a sentence is not a relevancy result", results: []string{
+			`{"results": [{"statement": "a", "result": "yes, mostly", "reason": "x"}, {"statement": "b", "result": "yes", "reason": "y"}]}`,
+			`{"results": [{"statement": "a", "result": "unsure - partly", "reason": "x"}, {"statement": "b", "result": "yes", "reason": "y"}]}`,
+		}, wantLabel: LabelError},
 		{name: "n/a is not a relevancy result", results: []string{
 			`{"results": [{"statement": "a", "result": "n/a", "reason": "x"}, {"statement": "b", "result": "yes", "reason": "y"}]}`,
 			`{"results": [{"statement": "a", "result": "maybe", "reason": "x"}, {"statement": "b", "result": "yes", "reason": "y"}]}`,
