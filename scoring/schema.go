@@ -140,10 +140,9 @@ var (
   "type": "object",
   "properties": {
     "task": {"type": "string"},
-    "requirements": {"type": "array", "items": {"type": "string"}},
-    "outcome": {"type": "string"}
+    "requirements": {"type": "array", "items": {"type": "string"}}
   },
-  "required": ["task", "requirements", "outcome"],
+  "required": ["task", "requirements"],
   "additionalProperties": false
 }`)}
 
@@ -156,7 +155,7 @@ var (
         "type": "object",
         "properties": {
           "requirement": {"type": "string"},
-          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
           "reason": {"type": "string"}
         },
         "required": ["requirement", "verdict", "reason"],
@@ -185,9 +184,21 @@ var (
         "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
         "additionalProperties": false
       }
+    },
+    "missing_tools": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "tool": {"type": "string"},
+          "reason": {"type": "string"}
+        },
+        "required": ["tool", "reason"],
+        "additionalProperties": false
+      }
     }
   },
-  "required": ["verdicts"],
+  "required": ["verdicts", "missing_tools"],
   "additionalProperties": false
 }`)}
 
