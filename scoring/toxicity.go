@@ -93,7 +93,8 @@ func runToxicity(e *evaluation) {
 }
 
 // parseToxicityVerdicts parses a toxicity analyze reply: any number of
-// verdicts, each yes or no with the statement it judges.
+// verdicts, each yes or no with the statement it judges. The judge finds
+// the statements itself, so the count to check is the reply's own.
 func parseToxicityVerdicts(reply string) ([]judged, error) {
 	v, err := extractJSON(reply)
 	if err != nil {
