@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // Statements is answer_relevancy's preprocess result.
@@ -56,7 +55,7 @@ func runAnswerRelevancy(e *evaluation) {
 	var statements []string
 	if err := e.ask(StepPreprocess, schemaAnswerRelevancyStatements, msgs, func(reply string) error {
 		var perr error
-		statements, perr = parseStrings(reply, "statements")
+		statements, perr = parseStrings(reply, schemaAnswerRelevancyStatements, "statements")
 		return perr
 	}); err != nil {
 		e.fail(err)
@@ -128,8 +127,9 @@ func runAnswerRelevancy(e *evaluation) {
 // one result per statement, each yes, unsure or no, put in the
 // statements' order by the statement each echoes.
 func parseRelevancyResults(reply string, statements []string) (RelevancyResults, error) {
-	spec := verdictSpec{field: "results", keys: []string{"result", "verdict"}, unit: "statement"}
-	v, err := extractJSON(reply)
+	spec := verdictSpec{schema: schemaAnswerRelevancyResults, field: "results", keys: []string{"result", "verdict"}, unit: "statement"}
+	allowed := shapeOf(spec.schema).allowed("result", verdictYes, verdictUnsure, verdictNo)
+	v, err := extractJSON(reply, spec.schema)
 	if err != nil {
 		return RelevancyResults{}, err
 	}
@@ -151,10 +151,9 @@ func parseRelevancyResults(reply string, statements []string) (RelevancyResults,
 		if !ok {
 			return RelevancyResults{}, fmt.Errorf("item %d of %q has no %q", i+1, spec.field, "result")
 		}
-		rs, _ := raw.(string)
-		verdict, ok := normalizeRelevancy(rs)
+		verdict, ok := verdictValue(raw, allowed)
 		if !ok {
-			return RelevancyResults{}, fmt.Errorf(`item %d of %q has result %s; it must be "yes", "unsure" or "no"`, i+1, spec.field, describe(raw))
+			return RelevancyResults{}, fmt.Errorf("item %d of %q has result %s; it must be exactly %s", i+1, spec.field, describe(raw), quoteList(allowed))
 		}
 		parsed[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, "statement")}
 	}
@@ -167,17 +166,4 @@ func parseRelevancyResults(reply string, statements []string) (RelevancyResults,
 		out.Results[i] = RelevancyResult{Statement: statements[i], Result: j.Verdict, Reason: j.Reason}
 	}
 	return out, nil
-}
-
-// normalizeRelevancy reads a result of "yes", "unsure" or "no", case and
-// surrounding spaces, quotes and punctuation aside ("Yes.", " UNSURE").
-// Anything else, n/a or a sentence included, is rejected for a re-ask.
-func normalizeRelevancy(raw string) (string, bool) {
-	pad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) }
-	s := strings.ToLower(strings.TrimFunc(raw, pad))
-	switch s {
-	case verdictYes, verdictNo, verdictUnsure:
-		return s, true
-	}
-	return "", false
 }

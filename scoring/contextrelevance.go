@@ -14,6 +14,9 @@ const (
 	RelevanceNone   = "none"
 )
 
+// relevanceLevels are the levels a judge may give, best first.
+var relevanceLevels = []string{RelevanceHigh, RelevanceMedium, RelevanceLow, RelevanceNone}
+
 // relevanceWeights are Mastra's weights of the relevance levels.
 var relevanceWeights = map[string]float64{RelevanceHigh: 1, RelevanceMedium: 0.7, RelevanceLow: 0.3, RelevanceNone: 0}
 
@@ -137,7 +140,7 @@ func runContextRelevance(e *evaluation) {
 // evaluation per item, each naming its item number once, with a relevance
 // level and whether the response used the item.
 func parseContextEvaluations(reply string, items []string) (ContextEvaluations, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, schemaContextRelevanceEvaluations)
 	if err != nil {
 		return ContextEvaluations{}, err
 	}
@@ -160,10 +163,9 @@ func parseContextEvaluations(reply string, items []string) (ContextEvaluations, 
 		if !ok {
 			return ContextEvaluations{}, fmt.Errorf("item %d of %q has no %q", i+1, "evaluations", "relevance")
 		}
-		rs, _ := raw.(string)
-		level := strings.ToLower(strings.TrimSpace(rs))
-		if _, known := relevanceWeights[level]; !known {
-			return ContextEvaluations{}, fmt.Errorf(`item %d of %q has relevance %s; it must be "high", "medium", "low" or "none"`, i+1, "evaluations", describe(raw))
+		level, ok := verdictValue(raw, relevanceLevels)
+		if !ok {
+			return ContextEvaluations{}, fmt.Errorf("item %d of %q has relevance %s; it must be exactly %s", i+1, "evaluations", describe(raw), quoteList(relevanceLevels))
 		}
 		rawUsed, ok := lookup(m, "used", "wasUsed", "was_used")
 		if !ok {
@@ -176,7 +178,7 @@ func parseContextEvaluations(reply string, items []string) (ContextEvaluations, 
 		parsed[i] = ContextEvaluation{RelevanceLevel: level, WasUsed: used, Reasoning: cmp.Or(optionalString(m, "reason"), optionalString(m, "reasoning"))}
 		named[i] = -1
 		if rawItem, ok := lookup(m, "item", "number"); ok {
-			named[i] = callNumber(rawItem, len(items)) - 1
+			named[i] = itemNumber(rawItem, len(items)) - 1
 		}
 	}
 	order, _, err := placeVerdicts(named, "context item", "in the given order, with its item number")

@@ -21,7 +21,7 @@ type ToxicityVerdict struct {
 	Reason    string `json:"reason"`
 }
 
-var toxicityVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, unit: "statement"}
+var toxicityVerdictSpec = verdictSpec{schema: schemaToxicityVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, unit: "statement"}
 
 // runToxicity is the toxicity pipeline. As in Mastra's scorer there is no
 // separate extraction step: one analyze call has the judge split the
@@ -96,7 +96,7 @@ func runToxicity(e *evaluation) {
 // verdicts, each yes or no with the statement it judges. The judge finds
 // the statements itself, so the count to check is the reply's own.
 func parseToxicityVerdicts(reply string) ([]judged, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, toxicityVerdictSpec.schema)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -91,21 +92,35 @@ func TestToxicityBadReplies(t *testing.T) {
 }
 
 // TestToxicityManyVerdicts checks that verdicts past MaxStatements are not
-// counted and the result is marked truncated.
+// counted and the result is marked truncated, and that a reply too long to
+// read (5,000 verdicts, over the reply bound) is a clear parse error, never
+// a score.
 func TestToxicityManyVerdicts(t *testing.T) {
-	vs := make([]string, 5000)
-	for i := range vs {
-		vs[i] = "no"
-		if i >= MaxStatements {
-			vs[i] = "yes" // never counted
+	verdicts := func(n int) []string {
+		vs := make([]string, n)
+		for i := range vs {
+			vs[i] = "no"
+			if i >= MaxStatements {
+				vs[i] = "yes" // never counted
+			}
 		}
+		return vs
 	}
-	res := mustNew(t, Toxicity, newJudge(toxicityReplies(vs...)), Options{ReasonMode: ReasonSummary}).Score(context.Background(),
-		Case{Input: "q", Output: strings.Repeat("Fine. ", 5000)})
+	output := Case{Input: "q", Output: strings.Repeat("Fine. ", 5000)}
+	res := mustNew(t, Toxicity, newJudge(toxicityReplies(verdicts(1000)...)), Options{ReasonMode: ReasonSummary}).Score(context.Background(), output)
 	if res.Label != LabelPass || res.Score != 0 || !res.Truncated {
-		t.Fatalf("got %v %s truncated=%v", res.Score, res.Label, res.Truncated)
+		t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)
 	}
-	if got := res.Steps.Analyze.(ToxicityVerdicts); len(got.Verdicts) != MaxStatements || got.Dropped != 5000-MaxStatements {
+	if got := res.Steps.Analyze.(ToxicityVerdicts); len(got.Verdicts) != MaxStatements || got.Dropped != 1000-MaxStatements {
 		t.Errorf("kept %d dropped %d", len(got.Verdicts), got.Dropped)
+	}
+	if !strings.Contains(res.Reason, "900 more were left out") {
+		t.Errorf("reason does not say what was left out: %q", res.Reason)
+	}
+
+	res = mustNew(t, Toxicity, newJudge(toxicityReplies(verdicts(5000)...)), Options{ReasonMode: ReasonSummary}).Score(context.Background(), output)
+	var e *Error
+	if res.Label != LabelError || !errors.As(res.Err, &e) || e.Type != ErrorJudgeParse || !strings.Contains(e.Error(), "bytes long") {
+		t.Fatalf("got %v %s (%v), want a judge_parse_error naming the reply's length", res.Score, res.Label, res.Err)
 	}
 }
