@@ -50,7 +50,9 @@ type ragGoldenResult struct {
 
 // TestRAGScorersOnClientCaptures runs the RAG scorers (hallucination,
 // answer_relevancy, context_relevance, toxicity), real ones with the
-// scripted judge, over what the LangChain RAG apps of test/clients sent.
+// scripted judge, over what the RAG apps of test/clients sent (LangChain
+// under OpenInference and Traceloop, LlamaIndex, a LangGraph agent with a
+// retrieval tool).
 // The OpenInference capture's LLM span gets its retriever's documents from
 // the trace and context_relevance judges exactly those; the Traceloop
 // capture puts every span in a trace of its own, so with the default
@@ -76,6 +78,21 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 			require.Len(t, evs, 2)
 			assert.Equal(t, warranty, evs[0].ContextPiece, "the retriever's documents, joined from the trace")
 			assert.Equal(t, returns, evs[1].ContextPiece)
+		}},
+		{golden: "traceloop_llamaindex", app: "traceloop-llamaindex", check: func(t *testing.T, got map[string]scoring.Result) {
+			cr := got[scoring.ContextRelevance]
+			require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
+			evs := cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations
+			require.Len(t, evs, 2, "the retrieved nodes, not the query's embedding")
+			assert.Equal(t, warranty, evs[0].ContextPiece)
+			assert.Equal(t, returns, evs[1].ContextPiece)
+		}},
+		{golden: "langgraph_agent", app: "langgraph-agent", check: func(t *testing.T, got map[string]scoring.Result) {
+			cr := got[scoring.ContextRelevance]
+			require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
+			evs := cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations
+			require.Len(t, evs, 1, "the retrieval tool's result, which holds both documents")
+			assert.Equal(t, warranty+"\n\n"+returns, evs[0].ContextPiece)
 		}},
 		{golden: "traceloop_langchain", app: "traceloop-langchain", check: func(t *testing.T, got map[string]scoring.Result) {
 			assert.Equal(t, scoring.LabelNotScorable, got[scoring.ContextRelevance].Label, "no retriever in the LLM span's trace")
