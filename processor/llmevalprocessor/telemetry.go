@@ -177,10 +177,10 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans go on with judge_auth error results instead of scores", fields...)
 	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
-			"; spans pass through unscored", fields...)
+			"; spans go on with judge_circuit_open error results instead of scores", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
 	default:
@@ -337,7 +337,7 @@ func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
-		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
+		t.logFailure("split:"+o.Fallback, "instruction split failed; prompt_alignment takes the whole system prompt as one instruction",
 			zap.String("error_type", o.Fallback))
 	}
 	if o.Truncated {
