@@ -307,7 +307,7 @@ func (s *scoreRun) execute(stdin io.Reader, stdout, stderr io.Writer, allowError
 
 // tally counts the labels of a run's results.
 type tally struct {
-	cases, pass, fail, notScorable, errors int
+	cases, pass, fail, notScorable, errors int // cases counts results: one per case and scorer
 }
 
 func (t *tally) add(l scoring.Label) {
@@ -325,7 +325,7 @@ func (t *tally) add(l scoring.Label) {
 }
 
 func (t tally) String() string {
-	return fmt.Sprintf("%d cases: %d pass, %d fail, %d not_scorable, %d error", t.cases, t.pass, t.fail, t.notScorable, t.errors)
+	return fmt.Sprintf("%d results: %d pass, %d fail, %d not_scorable, %d error", t.cases, t.pass, t.fail, t.notScorable, t.errors)
 }
 
 // cliScorerNames are the names --scorer takes.
