@@ -60,7 +60,7 @@ type Config struct {
 	// logs pipeline.
 	LogEvents LogEventsConfig `mapstructure:"log_events"`
 	// TraceContext sizes the per-trace index of retrieved documents and
-	// tool results joined into generations' cases (tracejoin.go).
+	// tool results joined into generations' cases (the trace join of the subjects).
 	TraceContext TraceContextConfig `mapstructure:"trace_context"`
 	// SpanFilterConfig (include, exclude) limits which generation spans
 	// are scored, by resource and span attributes (config_context.go).
