@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
@@ -56,7 +57,7 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 		reasonAttrs: map[logjoin.Reason]metric.MeasurementOption{},
 		stop:        make(chan struct{}),
 	}
-	p.out = &subject.LogOut{Sink: &logOutput{next: next, tel: core.tel, itemAttrs: p.itemAttrs}, Tel: core.tel,
+	p.out = &subject.LogOut{Sink: &forward.Logs{Next: next, Count: p.countOutgoing, Failed: core.tel.forwardFailed}, Tel: core.tel,
 		Redact: core.redact, EmitsLate: core.emitsLate, Now: func() time.Time { return core.now() }, Scorers: core.scorers}
 	for _, r := range []logjoin.Reason{logjoin.ReasonAnswered, logjoin.ReasonDetails, logjoin.ReasonAlone,
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
@@ -210,6 +211,11 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	if p.core.storage != nil {
 		p.core.storage.Evaluated(groups) // admitted calls to disk; their joining records go
 	}
+}
+
+// countOutgoing counts result records sent on as the processor's output.
+func (p *logsProcessor) countOutgoing(ctx context.Context, records int) {
+	p.core.tel.tb.ProcessorOutgoingItems.Add(ctx, int64(records), p.itemAttrs)
 }
 
 // countLate records the per-message records the joiner turned away since

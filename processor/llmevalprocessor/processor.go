@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
@@ -31,7 +32,7 @@ import (
 // outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
 	*evaluator                  // shared with the logs instance of the component
-	out        *spanOutput      // the next consumer
+	out        *forward.Spans   // the next consumer
 	subjects   *subject.SpanOut // where held spans go
 	released   atomic.Bool      // Shutdown ran: the evaluator is released once
 }
@@ -39,7 +40,7 @@ type llmEvalProcessor struct {
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
 func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
-	out := &spanOutput{next: next, tel: ev.tel}
+	out := &forward.Spans{Next: next, Count: ev.tel.outgoing, Failed: ev.tel.forwardFailed}
 	return &llmEvalProcessor{
 		evaluator: ev,
 		out:       out,
@@ -82,7 +83,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		p.tel.outgoing(ctx, 0)
 		return nil
 	}
-	return p.out.forward(ctx, td)
+	return p.out.Forward(ctx, td)
 }
 
 // processTraces takes the sampled generation spans the store admits out

@@ -307,6 +307,12 @@ func (t *telemetry) judgeRetry(ctx context.Context) {
 	t.tb.ProcessorLlmEvalJudgeRetries.Add(ctx, 1)
 }
 
+// forwardFailed logs what could not be sent on after its request was
+// answered (internal/forward).
+func (t *telemetry) forwardFailed(msg string, err error) {
+	t.logFailure("forward", msg, zap.Error(err))
+}
+
 // logFailure logs the first failure of each kind at Warn and the rest at
 // Debug, so an unreachable judge does not flood the logs.
 func (t *telemetry) logFailure(kind, msg string, fields ...zap.Field) {
