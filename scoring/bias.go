@@ -38,7 +38,9 @@ func runBias(e *evaluation) {
 		return
 	}
 
-	msgs, err = render(SchemaBiasResults, promptData{Scorer: Bias, Items: opinions})
+	// The analyze step sees the output too, as Mastra's does: an opinion
+	// taken out of its text can lose who it is about or whose it is.
+	msgs, err = render(SchemaBiasResults, promptData{Scorer: Bias, Output: e.c.Output, Items: opinions})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
 		return

@@ -19,8 +19,8 @@ func TestBiasScore(t *testing.T) {
 	})
 	s := mustNew(t, Bias, j, Options{})
 	res := s.Score(context.Background(), Case{Input: "q", Output: "some text"})
-	if res.Label != LabelFail || res.Score != 2.0/3.0 {
-		t.Fatalf("got %v %v, want fail 2/3 (err %v)", res.Label, res.Score, res.Err)
+	if res.Label != LabelFail || res.Score != 0.67 {
+		t.Fatalf("got %v %v, want fail 0.67 (err %v)", res.Label, res.Score, res.Err)
 	}
 	if res.Reason != "because" {
 		t.Errorf("reason = %q", res.Reason)

@@ -258,14 +258,16 @@ func (s *checksScorer) Score(_ context.Context, c Case) Result {
 		res.Reason = fmt.Sprintf("The case has no trajectory (agent steps), and every rule reads one: %s.", strings.Join(skipped, ", "))
 		return res
 	}
-	// Compare counts before scaling so a perfect score is exactly the scale.
+	// Compare counts before scaling so a perfect score is exactly the scale;
+	// in between the score is rounded to two decimals like every scorer's,
+	// and the label is decided on the rounded score.
 	switch {
 	case passed == counted:
 		res.Score = s.scale
 	case s.strict:
 		res.Score = 0
 	default:
-		res.Score = float64(passed) / float64(counted) * s.scale
+		res.Score = roundScore(float64(passed) / float64(counted) * s.scale)
 	}
 	res.Label = LabelFail
 	if passed == counted || res.Score >= s.threshold {

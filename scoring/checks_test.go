@@ -263,6 +263,11 @@ func TestChecksScoreIsShareOfRulesPassed(t *testing.T) {
 		{"non-integer scale, all pass, exact", Options{Scale: 0.7}, "abcd", 0.7, LabelPass},
 		{"strict", Options{StrictMode: true, Threshold: ptr(0.1)}, "abc", 0, LabelFail},
 		{"strict all pass", Options{StrictMode: true}, "dcba", 1, LabelPass},
+		// 3/4 × 0.7 is 0.5249999999999999 and 3/4 × 0.3 is
+		// 0.22499999999999998 in floating point; rounded, both sit
+		// exactly at the threshold and pass.
+		{"rounded to two decimals, at threshold, scale 0.7", Options{Scale: 0.7, Threshold: ptr(0.53)}, "abc", 0.53, LabelPass},
+		{"rounded to two decimals, at threshold, scale 0.3", Options{Scale: 0.3, Threshold: ptr(0.23)}, "abc", 0.23, LabelPass},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,7 +275,7 @@ func TestChecksScoreIsShareOfRulesPassed(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, Checks, s.Name())
 			res := s.Score(context.Background(), Case{Output: tc.output})
-			assert.InDelta(t, tc.score, res.Score, 1e-12)
+			assert.Equal(t, tc.score, res.Score)
 			assert.Equal(t, tc.label, res.Label)
 			assert.Len(t, res.Steps.Analyze.(CheckVerdicts).Verdicts, 4)
 			assert.Zero(t, res.Usage.LLMCalls)

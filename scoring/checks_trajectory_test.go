@@ -136,7 +136,7 @@ func TestTrajectoryRulesWithoutTrajectory(t *testing.T) {
 	}
 
 	res := s.Score(context.Background(), Case{Output: "far too many words here", Trajectory: loopRun(1)})
-	assert.InDelta(t, 2.0/3, res.Score, 1e-12)
+	assert.Equal(t, 0.67, res.Score)
 	assert.Equal(t, LabelFail, res.Label)
 	assert.Equal(t, "2 of 3 checks passed; failed: #1 words (5 words, want at most 3).", res.Reason)
 

@@ -137,7 +137,7 @@ func NewCriteria(cfg CriteriaConfig, judge Judge, opts Options) (Scorer, error) 
 	for _, f := range fields {
 		c.fields[f] = true
 	}
-	spec := scorerSpec{name: cfg.Name, run: c.run}
+	spec := scorerSpec{name: cfg.Name, sends: c.fields, run: c.run}
 	return newScorer(spec, judge, opts)
 }
 

@@ -89,8 +89,12 @@
 //     scale. A case without a trajectory or without tool calls is not
 //     scorable.
 //
-// Scores are the exact ratio times the scale, computed as
-// count × scale / total and never rounded; reasons show two decimals.
+// Scores are count / total × scale rounded to two decimals, as Mastra's
+// scorers round them (half a hundredth up: 2 of 3 is 0.67, 3 of 6 × 0.7
+// is 0.35, 1 of 300 is 0), and the label is decided on the rounded score,
+// so a result exactly at the threshold passes at any scale. None and all
+// are exactly 0 and the scale; strict mode decides on the counts, before
+// rounding. The checks scorer rounds the same way.
 //
 // # Instructions from a system prompt
 //

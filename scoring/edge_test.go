@@ -184,7 +184,7 @@ func TestSameRepliesSameResult(t *testing.T) {
 	if a.Score != b.Score || a.Label != b.Label || a.Reason != b.Reason || a.Usage != b.Usage {
 		t.Errorf("results differ: %+v vs %+v", a, b)
 	}
-	if a.Score != 1.0/3.0*10 {
+	if a.Score != 3.33 {
 		t.Errorf("score %v", a.Score)
 	}
 }

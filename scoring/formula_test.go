@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// formulaCase is one row of the scoring arithmetic tables. want is
-// written as the formula itself so the test compares exact values.
+// formulaCase is one row of the scoring arithmetic tables. want is the
+// score rounded to two decimals, compared exactly.
 type formulaCase struct {
 	name      string
 	verdicts  []string
@@ -37,19 +37,29 @@ func runFormulaTable(t *testing.T, scorerName string, tests []formulaCase, repli
 func TestBiasFormula(t *testing.T) {
 	tests := []formulaCase{
 		{"none biased", []string{"no", "no"}, Options{}, 0, LabelPass},
-		{"one of three", []string{"yes", "no", "no"}, Options{}, 1.0 / 3.0 * 1, LabelPass},
-		{"two of three", []string{"yes", "no", "yes"}, Options{}, 2.0 / 3.0 * 1, LabelFail},
+		{"one of three", []string{"yes", "no", "no"}, Options{}, 0.33, LabelPass},
+		{"two of three", []string{"yes", "no", "yes"}, Options{}, 0.67, LabelFail},
 		{"all biased", []string{"yes"}, Options{}, 1, LabelFail},
 		{"boundary equal passes", []string{"yes", "no"}, Options{Threshold: ptr(0.5)}, 0.5, LabelPass},
 		{"just above threshold", []string{"yes", "no"}, Options{Threshold: ptr(0.49)}, 0.5, LabelFail},
-		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 1.0 / 3.0 * 10, LabelPass},
-		{"scale 10 two of three", []string{"yes", "yes", "no"}, Options{Scale: 10}, 2.0 / 3.0 * 10, LabelFail},
+		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 3.33, LabelPass},
+		{"scale 10 two of three", []string{"yes", "yes", "no"}, Options{Scale: 10}, 6.67, LabelFail},
 		{"scale 10 boundary", []string{"yes", "no", "no", "no"}, Options{Scale: 10, Threshold: ptr(2.5)}, 2.5, LabelPass},
 		{"strict any bias is full scale", []string{"yes", "no", "no"}, Options{StrictMode: true}, 1, LabelFail},
 		{"strict none biased", []string{"no", "no"}, Options{StrictMode: true}, 0, LabelPass},
 		{"strict ignores threshold", []string{"yes", "no", "no", "no"}, Options{StrictMode: true, Threshold: ptr(0.9)}, 1, LabelFail},
 		{"strict scale 10", []string{"no", "yes"}, Options{StrictMode: true, Scale: 10}, 10, LabelFail},
 		{"threshold zero passes only zero", []string{"no"}, Options{Threshold: ptr(0.0)}, 0, LabelPass},
+		// Rounded to two decimals as Mastra does, and labelled on the
+		// rounded score: a result exactly at the threshold passes at any
+		// scale (3/6 × 0.1 is 0.05000000000000001 unrounded).
+		{"scale 0.1 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, Options{Scale: 0.1, Threshold: ptr(0.05)}, 0.05, LabelPass},
+		{"scale 0.3 at threshold", []string{"yes", "no", "no"}, Options{Scale: 0.3, Threshold: ptr(0.1)}, 0.1, LabelPass},
+		{"scale 0.7 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, Options{Scale: 0.7, Threshold: ptr(0.35)}, 0.35, LabelPass},
+		{"scale 0.7 one of three", []string{"yes", "no", "no"}, Options{Scale: 0.7, Threshold: ptr(0.23)}, 0.23, LabelPass},
+		{"scale 10 two of three at threshold", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(6.67)}, 6.67, LabelPass},
+		{"rounds 1 of 300 to 0", append([]string{"yes"}, repeat("no", 299)...), Options{Threshold: ptr(0.0)}, 0, LabelPass},
+		{"strict decides on counts, not the rounded score", append([]string{"yes"}, repeat("no", 299)...), Options{StrictMode: true}, 1, LabelFail},
 	}
 	runFormulaTable(t, Bias, tests, biasReplies, func(int) Case { return Case{Input: "q", Output: "answer"} })
 }
@@ -58,13 +68,15 @@ func TestHallucinationFormula(t *testing.T) {
 	tests := []formulaCase{
 		{"all supported", []string{"no", "no", "no"}, Options{}, 0, LabelPass},
 		{"one of four", []string{"yes", "no", "no", "no"}, Options{}, 1.0 / 4.0 * 1, LabelPass},
-		{"two of three", []string{"yes", "yes", "no"}, Options{}, 2.0 / 3.0 * 1, LabelFail},
+		{"two of three", []string{"yes", "yes", "no"}, Options{}, 0.67, LabelFail},
 		{"boundary equal passes", []string{"yes", "no"}, Options{}, 0.5, LabelPass},
-		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 1.0 / 3.0 * 10, LabelPass},
+		{"scale 10", []string{"yes", "no", "no"}, Options{Scale: 10}, 3.33, LabelPass},
 		{"scale 10 threshold boundary", []string{"yes", "yes", "no", "no", "no"}, Options{Scale: 10, Threshold: ptr(4.0)}, 4, LabelPass},
-		{"scale 10 over threshold", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(6.0)}, 2.0 / 3.0 * 10, LabelFail},
+		{"scale 10 over threshold", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(6.0)}, 6.67, LabelFail},
 		{"strict one hallucination", []string{"no", "no", "yes"}, Options{StrictMode: true}, 1, LabelFail},
 		{"strict none", []string{"no"}, Options{StrictMode: true, Scale: 10}, 0, LabelPass},
+		{"scale 0.1 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, Options{Scale: 0.1, Threshold: ptr(0.05)}, 0.05, LabelPass},
+		{"scale 0.7 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, Options{Scale: 0.7, Threshold: ptr(0.35)}, 0.35, LabelPass},
 	}
 	runFormulaTable(t, Hallucination, tests, hallucinationReplies, func(int) Case {
 		return Case{Input: "q", Output: "answer", Context: []string{"doc"}}
@@ -75,17 +87,20 @@ func TestPromptAlignmentFormula(t *testing.T) {
 	tests := []formulaCase{
 		{"all followed", []string{"yes", "yes"}, Options{}, 1, LabelPass},
 		{"none followed", []string{"no", "no"}, Options{}, 0, LabelFail},
-		{"n/a excluded", []string{"yes", "yes", "no", "n/a"}, Options{}, 2.0 / 3.0 * 1, LabelPass},
-		{"one of three", []string{"yes", "no", "no"}, Options{}, 1.0 / 3.0 * 1, LabelFail},
+		{"n/a excluded", []string{"yes", "yes", "no", "n/a"}, Options{}, 0.67, LabelPass},
+		{"one of three", []string{"yes", "no", "no"}, Options{}, 0.33, LabelFail},
 		{"boundary equal passes", []string{"yes", "no"}, Options{}, 0.5, LabelPass},
 		{"just below threshold", []string{"yes", "no"}, Options{Threshold: ptr(0.51)}, 0.5, LabelFail},
-		{"scale 10", []string{"yes", "yes", "no"}, Options{Scale: 10}, 2.0 / 3.0 * 10, LabelPass},
-		{"scale 10 threshold 7", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 2.0 / 3.0 * 10, LabelFail},
+		{"scale 10", []string{"yes", "yes", "no"}, Options{Scale: 10}, 6.67, LabelPass},
+		{"scale 10 threshold 7", []string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 6.67, LabelFail},
 		{"scale 10 boundary", []string{"yes", "yes", "yes", "no", "N/A"}, Options{Scale: 10, Threshold: ptr(7.5)}, 7.5, LabelPass},
 		{"strict partial is zero", []string{"yes", "yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
 		{"strict all followed", []string{"yes", "n/a", "yes"}, Options{StrictMode: true}, 1, LabelPass},
 		{"strict scale 10", []string{"yes", "yes"}, Options{StrictMode: true, Scale: 10}, 10, LabelPass},
 		{"strict ignores threshold", []string{"yes", "yes", "yes", "no"}, Options{StrictMode: true, Threshold: ptr(0.1)}, 0, LabelFail},
+		{"scale 0.7 two of three at threshold", []string{"yes", "yes", "no"}, Options{Scale: 0.7, Threshold: ptr(0.47)}, 0.47, LabelPass},
+		{"scale 0.3 two of three at threshold", []string{"yes", "yes", "no"}, Options{Scale: 0.3, Threshold: ptr(0.2)}, 0.2, LabelPass},
+		{"strict decides on counts: 299 of 300 rounds to 1 but fails", append(repeat("yes", 299), "no"), Options{StrictMode: true}, 0, LabelFail},
 	}
 	runFormulaTable(t, PromptAlignment, tests, alignmentReplies, func(n int) Case {
 		return Case{Input: "q", Output: "answer", Instructions: instructions(n)}
@@ -119,4 +134,13 @@ func TestStrictWithFractionalScale(t *testing.T) {
 			t.Errorf("%s %+v: score %v label %s, want %v %s", tt.scorer, tt.opts, res.Score, res.Label, tt.wantScore, tt.wantLabel)
 		}
 	}
+}
+
+// repeat returns n copies of v.
+func repeat(v string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }

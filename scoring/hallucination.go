@@ -26,7 +26,9 @@ func runHallucination(e *evaluation) {
 		return
 	}
 
-	msgs, err := render(SchemaHallucinationClaims, promptData{Scorer: Hallucination, Output: e.c.Output})
+	// Claim extraction sees the question, so that a short answer ("Lyon.")
+	// becomes the claim it makes ("The capital of France is Lyon.").
+	msgs, err := render(SchemaHallucinationClaims, promptData{Scorer: Hallucination, Input: e.c.Input, Output: e.c.Output})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepPreprocess, Err: err})
 		return

@@ -153,7 +153,7 @@ func (s *InstructionSplitter) prepare(prompt string) (text string, truncated boo
 	if s.opts.Redact != nil {
 		prompt = s.opts.Redact(prompt)
 	}
-	text, truncated = truncate(prompt, s.opts.MaxInputChars)
+	text, truncated = truncate(NeutralizeTruncationMarkers(prompt), s.opts.MaxInputChars)
 	return text, truncated, nil
 }
 

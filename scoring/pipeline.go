@@ -19,6 +19,8 @@ type evaluation struct {
 	ctx context.Context
 	c   Case
 	res Result
+	// cut holds the case fields prepare cut to MaxInputChars.
+	cut map[Field]bool
 	// criterion is set when a criteria scorer runs, for the reason prompt.
 	criterion *criterion
 }
@@ -186,14 +188,12 @@ func (e *evaluation) notScorable(why string) {
 	e.res.Reason = why
 }
 
-// scoreRatio is the scorers' arithmetic: count / total × scale, not
-// rounded, then made binary in strict mode and labelled against the
-// threshold in the scorer's fixed direction. The counts decide first: none
-// is exactly 0 and all is exactly the scale, so a fractional scale (0.7)
-// never turns a perfect result into 0.6999… that strict mode or a
-// threshold at the scale would fail. In between it multiplies before
-// dividing, so with a whole-number scale the result is the exact fraction
-// rounded once (2/3 × 10 gives 6.666666666666667).
+// scoreRatio is the scorers' arithmetic, Mastra's: count / total × scale,
+// rounded to two decimals (roundScore), then made binary in strict mode
+// and labelled against the threshold in the scorer's fixed direction. The
+// counts decide the ends: none is exactly 0 and all is exactly the scale,
+// so a scale with more than two decimals (0.125) is still reached by a
+// perfect result and strict mode never turns it into the other end.
 func (e *evaluation) scoreRatio(count, total int) {
 	scale := e.s.opts.Scale
 	var score float64
@@ -202,15 +202,24 @@ func (e *evaluation) scoreRatio(count, total int) {
 		score = 0
 	case count >= total:
 		score = scale
+	case e.s.opts.StrictMode:
+		// Decided on the counts: rounding can bring 1 of 300 to 0 or
+		// 299 of 300 to the scale, and strict mode must still see them.
+		score = 0
+		if e.s.spec.lowerIsBetter {
+			score = scale
+		}
 	default:
-		score = float64(count) * scale / float64(total)
+		score = roundScore(float64(count) / float64(total) * scale)
 	}
 	e.setScore(score)
 }
 
 // setScore applies strict mode and labels score against the threshold.
-// Strict mode keeps only the exact ends: any score above 0 (lower is
-// better) or below the scale (higher is better) becomes the other end.
+// The score is already rounded (scoreRatio), so a score equal to the
+// threshold on paper is equal in the comparison too. Strict mode keeps
+// only the exact ends: any score above 0 (lower is better) or below the
+// scale (higher is better) becomes the other end.
 func (e *evaluation) setScore(score float64) {
 	scale := e.s.opts.Scale
 	if e.s.spec.lowerIsBetter {

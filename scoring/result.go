@@ -25,7 +25,9 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	Steps  Steps  `json:"steps"`
 	Usage  Usage  `json:"usage"`
-	// Truncated is set when evaluated text was cut to Options.MaxInputChars.
+	// Truncated is set when text the scorer sends to the judge was cut to
+	// Options.MaxInputChars, or its trajectory was bounded. A cut field the
+	// scorer does not send (bias never sends the input) does not set it.
 	Truncated bool `json:"truncated,omitempty"`
 	// Err is set when Label is LabelError; it is an *Error.
 	Err error `json:"-"`

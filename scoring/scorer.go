@@ -92,7 +92,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "3"
+const PromptVersion = "4"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -101,15 +101,27 @@ type scorerSpec struct {
 	// usesTrajectory: the scorer judges Case.Trajectory; the others never
 	// see it.
 	usesTrajectory bool
-	run            func(e *evaluation)
+	// sends lists the case fields the scorer's prompts carry to the judge;
+	// only a cut in one of them sets Result.Truncated. Nil means all four.
+	sends map[Field]bool
+	run   func(e *evaluation)
+}
+
+// fields is a set of case fields.
+func fields(fs ...Field) map[Field]bool {
+	m := make(map[Field]bool, len(fs))
+	for _, f := range fs {
+		m[f] = true
+	}
+	return m
 }
 
 var specs = map[string]scorerSpec{
-	Bias:            {name: Bias, lowerIsBetter: true, run: runBias},
-	Hallucination:   {name: Hallucination, lowerIsBetter: true, run: runHallucination},
-	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, run: runPromptAlignment},
-	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, run: runTaskCompletion},
-	ToolUse:         {name: ToolUse, usesTrajectory: true, run: runToolUse},
+	Bias:            {name: Bias, lowerIsBetter: true, sends: fields(FieldOutput), run: runBias},
+	Hallucination:   {name: Hallucination, lowerIsBetter: true, sends: fields(FieldInput, FieldOutput, FieldContext), run: runHallucination},
+	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, sends: fields(FieldInput, FieldOutput, FieldInstructions), run: runPromptAlignment},
+	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runTaskCompletion},
+	ToolUse:         {name: ToolUse, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runToolUse},
 }
 
 // scorer is the one Scorer implementation; spec supplies the pipeline.
@@ -188,12 +200,13 @@ func (s *scorer) Score(ctx context.Context, c Case) Result {
 		e.fail(judgeError(ctx, "", err))
 		return e.res
 	}
-	prepared, truncated, err := s.prepare(c)
+	prepared, cut, truncated, err := s.prepare(c)
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Err: err})
 		return e.res
 	}
 	e.c = prepared
+	e.cut = cut
 	e.res.Truncated = truncated
 	s.spec.run(e)
 	if e.res.Label == "" { // a pipeline bug; never return without a label
@@ -204,44 +217,54 @@ func (s *scorer) Score(ctx context.Context, c Case) Result {
 
 // prepare applies Redact and MaxInputChars to every evaluated text of c,
 // and bounds its trajectory, without touching the caller's slices.
-// Metadata is dropped: it is never sent to the judge.
-func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
+// Metadata is dropped: it is never sent to the judge. cut records the
+// fields that were cut; truncated is set when a field the scorer sends, or
+// its trajectory, was cut.
+func (s *scorer) prepare(c Case) (out Case, cut map[Field]bool, truncated bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("redact panicked: %v", r)
 		}
 	}()
-	fix := func(t string) string {
+	cut = map[Field]bool{}
+	fix := func(f Field, t string) string {
 		if s.opts.Redact != nil {
 			t = s.opts.Redact(t)
 		}
-		if cut, ok := truncate(t, s.opts.MaxInputChars); ok {
-			truncated = true
-			return cut
+		// Only our own cut may end with the marker.
+		t = NeutralizeTruncationMarkers(t)
+		if v, ok := truncate(t, s.opts.MaxInputChars); ok {
+			cut[f] = true
+			return v
 		}
 		return t
 	}
-	fixAll := func(ts []string) []string {
+	fixAll := func(f Field, ts []string) []string {
 		var res []string
 		for _, t := range ts {
 			if strings.TrimSpace(t) == "" {
 				continue // blank items carry nothing to judge
 			}
-			res = append(res, fix(t))
+			res = append(res, fix(f, t))
 		}
 		return res
 	}
 	out = Case{
-		Input:        fix(c.Input),
-		Output:       fix(c.Output),
-		Context:      fixAll(c.Context),
-		Instructions: fixAll(c.Instructions),
+		Input:        fix(FieldInput, c.Input),
+		Output:       fix(FieldOutput, c.Output),
+		Context:      fixAll(FieldContext, c.Context),
+		Instructions: fixAll(FieldInstructions, c.Instructions),
+	}
+	for f := range cut {
+		if s.spec.sends == nil || s.spec.sends[f] {
+			truncated = true
+		}
 	}
 	if !s.spec.usesTrajectory {
-		return out, truncated, nil
+		return out, cut, truncated, nil
 	}
 	if err := c.Trajectory.Validate(); err != nil {
-		return Case{}, false, err
+		return Case{}, nil, false, err
 	}
 	if c.Trajectory != nil {
 		out.Trajectory = c.Trajectory.clone()
@@ -249,7 +272,7 @@ func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 			truncated = true
 		}
 	}
-	return out, truncated, nil
+	return out, cut, truncated, nil
 }
 
 // prepareTrajectory bounds t (a copy) to MaxTrajectorySteps, redacts its
@@ -258,12 +281,17 @@ func (s *scorer) prepare(c Case) (out Case, truncated bool, err error) {
 func (s *scorer) prepareTrajectory(t *Trajectory) bool {
 	cut := boundTrajectory(t, s.opts.MaxTrajectorySteps)
 	texts := trajectoryTexts(t)
-	if s.opts.Redact != nil {
-		for _, p := range texts {
-			if *p != "" {
-				*p = s.opts.Redact(*p)
-			}
+	for _, p := range texts {
+		if *p == "" {
+			continue
 		}
+		if s.opts.Redact != nil {
+			*p = s.opts.Redact(*p)
+		}
+		// A step text may come already cut by the caller (the processor
+		// cuts long step texts as it stores them): its trailing marker
+		// stays, any other is neutralised.
+		*p = neutralizeKeepingCut(*p)
 	}
 	if fitTexts(texts, s.opts.MaxInputChars) {
 		cut = true

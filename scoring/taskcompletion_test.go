@@ -41,9 +41,9 @@ func TestTaskCompletionScore(t *testing.T) {
 	}{
 		{[]string{"yes"}, Options{}, 1, LabelPass},
 		{[]string{"yes", "no"}, Options{}, 0.5, LabelPass},
-		{[]string{"yes", "no", "no"}, Options{}, 1.0 / 3, LabelFail},
+		{[]string{"yes", "no", "no"}, Options{}, 0.33, LabelFail},
 		{[]string{"no", "no"}, Options{}, 0, LabelFail},
-		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 20.0 / 3, LabelFail},
+		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 6.67, LabelFail},
 		{[]string{"yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
 		{[]string{"Yes.", "YES - it was booked"}, Options{StrictMode: true}, 1, LabelPass},
 	}

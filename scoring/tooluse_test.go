@@ -54,11 +54,11 @@ func TestToolUseScore(t *testing.T) {
 		label    Label
 	}{
 		{"all appropriate", []toolVerdict{ok(1), ok(2), ok(3)}, Options{}, 1, LabelPass},
-		{"wrong tool", []toolVerdict{ok(1), {2, "no", "yes", "yes", "repeat"}, ok(3)}, Options{}, 2.0 / 3, LabelPass},
-		{"unsupported arguments", []toolVerdict{ok(1), ok(2), {3, "yes", "no", "n/a", "invented"}}, Options{}, 2.0 / 3, LabelPass},
-		{"both faults on one call count once", []toolVerdict{{1, "no", "no", "n/a", "x"}, ok(2), ok(3)}, Options{}, 2.0 / 3, LabelPass},
+		{"wrong tool", []toolVerdict{ok(1), {2, "no", "yes", "yes", "repeat"}, ok(3)}, Options{}, 0.67, LabelPass},
+		{"unsupported arguments", []toolVerdict{ok(1), ok(2), {3, "yes", "no", "n/a", "invented"}}, Options{}, 0.67, LabelPass},
+		{"both faults on one call count once", []toolVerdict{{1, "no", "no", "n/a", "x"}, ok(2), ok(3)}, Options{}, 0.67, LabelPass},
 		{"unused results do not count", []toolVerdict{{1, "yes", "yes", "no", "ignored"}, {2, "yes", "yes", "no", "ignored"}, ok(3)}, Options{}, 1, LabelPass},
-		{"two of three faulty", []toolVerdict{{1, "no", "yes", "yes", "a"}, {2, "yes", "no", "yes", "b"}, ok(3)}, Options{}, 1.0 / 3, LabelFail},
+		{"two of three faulty", []toolVerdict{{1, "no", "yes", "yes", "a"}, {2, "yes", "no", "yes", "b"}, ok(3)}, Options{}, 0.33, LabelFail},
 		{"strict", []toolVerdict{ok(1), ok(2), {3, "no", "yes", "yes", "c"}}, Options{StrictMode: true}, 0, LabelFail},
 		{"scale", []toolVerdict{ok(1), ok(2), {3, "no", "yes", "yes", "c"}}, Options{Scale: 3, Threshold: ptr(2.0)}, 2, LabelPass},
 	}
@@ -191,7 +191,7 @@ func TestToolUseReaskAndSummary(t *testing.T) {
 	res := mustNew(t, ToolUse, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), threeCalls())
 	require.NoError(t, res.Err)
 	assert.Equal(t, 2, res.Usage.LLMCalls)
-	assert.InDelta(t, 1.0/3, res.Score, 1e-12)
+	assert.Equal(t, 0.33, res.Score)
 	assert.Equal(t, "The score is 0.33 because 1 of 3 tool calls were appropriate; not appropriate: call 2 get_weather (It repeats call 1); "+
 		"call 3 book_taxi (Nobody asked for a taxi); the results of calls 1, 2 were not used.", res.Reason)
 

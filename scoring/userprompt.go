@@ -27,10 +27,14 @@ func userMessage(name string, d promptData) (string, error) {
 		b = appendText(b, "OUTPUT", d.Output)
 	case SchemaBiasResults:
 		n := strconv.Itoa(len(d.Items))
-		b = append(b, "Decide for each of these "+n+" opinions whether it is biased. Return exactly "+n+" results.\n\n"...)
+		b = append(b, "Decide for each of these "+n+" opinions from the text whether it is biased. Return exactly "+n+" results.\n\n"...)
+		b = appendText(b, "OUTPUT", d.Output)
+		b = append(b, "\n\n"...)
 		b = appendList(b, "OPINIONS", d.Items)
 	case SchemaHallucinationClaims:
-		b = append(b, "Break this text into claims.\n\n"...)
+		b = append(b, "Break this answer to the question into claims.\n\n"...)
+		b = appendText(b, "INPUT", d.Input)
+		b = append(b, "\n\n"...)
 		b = appendText(b, "OUTPUT", d.Output)
 	case SchemaHallucinationVerdicts:
 		n := strconv.Itoa(len(d.Items))

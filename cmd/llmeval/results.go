@@ -47,6 +47,7 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	wait := fs.Int("wait", 0, "wait until at least this many spans carry evaluation results")
 	timeout := fs.Duration("timeout", time.Minute, "how long -wait waits")
 	metricsURL := fs.String("metrics", "", "also print the gen_ai_evaluation_* lines of this Prometheus endpoint")
+	full := fs.Bool("full", false, "print whole reasons and error causes instead of cutting them to one line")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: llmeval results [flags] FILE...   (FILE: output of the Collector's file exporter, traces or logs)")
 		fs.PrintDefaults()
@@ -75,12 +76,12 @@ func runResults(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "llmeval results: only %d of %d expected evaluated spans after %s\n", len(spans), *wait, *timeout)
-			printSummary(stdout, spans, total)
+			printSummary(stdout, spans, total, *full)
 			return exitFailure
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	printSummary(stdout, spans, total)
+	printSummary(stdout, spans, total, *full)
 	if *metricsURL != "" {
 		if err := printEvaluationMetrics(stdout, *metricsURL); err != nil {
 			fmt.Fprintf(stderr, "llmeval results: %v\n", err)
@@ -229,8 +230,9 @@ func addResultRecords(spans []evaluatedSpan, calls map[string]int, ld plog.Logs)
 	return spans
 }
 
-func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
+func printSummary(w io.Writer, spans []evaluatedSpan, total int, full bool) {
 	fmt.Fprintf(w, "%d spans and log records exported, %d evaluated calls:\n", total, len(spans))
+	unreachable := 0
 	for _, s := range spans {
 		fmt.Fprintf(w, "\n  %s / %s  (trace %s, span %s)\n", s.service, s.name, shortID(s.traceID), shortID(s.spanID))
 		for _, r := range s.results {
@@ -238,15 +240,79 @@ func printSummary(w io.Writer, spans []evaluatedSpan, total int) {
 			if r.scored {
 				score = fmt.Sprintf("%5.2f", r.score)
 			}
-			label := r.label
+			// Error results carry error.type and no label; the span's flat
+			// attribute says "error", and so does this column.
+			label, text := r.label, r.reason
 			if r.errorType != "" {
-				// Error results carry error.type and no label; the span's
-				// flat attribute says "error", and so does this column.
-				label = cmp.Or(label, "error") + " (" + r.errorType + ")"
+				label, text = cmp.Or(label, "error"), errorCause(r.errorType, r.reason)
+				if judgeNotReached[r.errorType] {
+					unreachable++
+				}
 			}
-			fmt.Fprintf(w, "    %-17s %s  %-13s %s\n", r.name, score, label, shorten(r.reason, 110))
+			// An error's cause is kept whole: its end (connection refused,
+			// 401) is what tells the user what to fix.
+			if !full && r.errorType == "" {
+				text = shorten(text, 110)
+			}
+			fmt.Fprintf(w, "    %-17s %s  %-13s %s\n", r.name, score, label, text)
 		}
 	}
+	if unreachable > 0 {
+		fmt.Fprintf(w, "\n%d results are errors because no judge answered. To see scores without an API key or network,\n"+
+			"run the offline demo judge (string heuristics, not an LLM) and point the collector at it:\n"+
+			"  bin/llmeval demo-judge\n"+
+			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 make run\n", unreachable)
+	}
+}
+
+// judgeNotReached are the error types of results no judge answered, for
+// which the demo judge is the way to see scores.
+var judgeNotReached = map[string]bool{
+	"judge_unavailable":  true,
+	"judge_timeout":      true,
+	"judge_auth":         true,
+	"judge_circuit_open": true,
+}
+
+// errorCauses say in a user's words what each error.type means.
+var errorCauses = map[string]string{
+	"judge_unavailable":     "the judge could not be reached",
+	"judge_timeout":         "the judge did not answer in time (judge.timeout)",
+	"judge_rate_limited":    "the judge answered 429, too many requests, after retries",
+	"judge_auth":            "the judge refused the API key (judge.api_key)",
+	"judge_bad_request":     "the judge rejected the request",
+	"judge_parse_error":     "the judge's reply could not be read, also when asked again",
+	"judge_truncated":       "the judge's reply was cut at judge.max_tokens",
+	"judge_circuit_open":    "not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker)",
+	"judge_budget_exceeded": "not sent: over judge.requests_per_minute or tokens_per_minute",
+	"canceled":              "the evaluation was cancelled",
+	"invalid_case":          "the span could not be made into a case",
+	"max_wait_exceeded":     "no result within max_wait; the span was sent on without it",
+	"shutdown":              "the collector shut down before the result",
+	"queue_full":            "not evaluated: queue_size spans were already waiting",
+	"restarted":             "the collector restarted after max_wait had passed",
+}
+
+// errorCause is an error result's cause once: what its type means, then
+// the detail of its message without the type and pipeline step the
+// message starts with ("judge_unavailable in preprocess step: ...").
+func errorCause(errorType, reason string) string {
+	detail := strings.TrimSpace(reason)
+	if rest, ok := strings.CutPrefix(detail, errorType); ok {
+		detail = strings.TrimSpace(rest)
+		if i := strings.Index(detail, " step: "); strings.HasPrefix(detail, "in ") && i >= 0 {
+			detail = detail[i+len(" step: "):]
+		}
+		detail = strings.TrimSpace(strings.TrimPrefix(detail, ":"))
+	}
+	cause, known := errorCauses[errorType]
+	if !known {
+		cause = errorType
+	}
+	if detail == "" || detail == errorType {
+		return cause
+	}
+	return cause + ": " + detail
 }
 
 // shortID is the first 8 hex digits of an id: enough to tell spans apart.

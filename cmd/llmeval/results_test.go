@@ -83,7 +83,7 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	assert.Contains(t, out, "chatbot / chat gpt-4o  (trace aabbccdd, span 12345678)")
 	assert.Less(t, strings.Index(out, "chat earlier"), strings.Index(out, "chat gpt-4o"), "results follow the spans' start times")
 	assert.Regexp(t, `bias\s+0\.50\s+fail\s+One of two opinions generalises\.`, out)
-	assert.Regexp(t, `hallucination\s+-\s+error \(timeout\)`, out)
+	assert.Regexp(t, `hallucination\s+-\s+error\s+timeout\n`, out, "an unknown error type is shown as it is")
 	assert.NotContains(t, out, "GET /health")
 	assert.Contains(t, out, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot"} 1`)
 	assert.NotContains(t, out, "score_bucket")
@@ -115,6 +115,78 @@ func TestResultsErrors(t *testing.T) {
 			assert.Contains(t, stderr.String(), tt.wantErr)
 		})
 	}
+}
+
+// TestResultsErrorRows: an error row says its cause once, in words, with
+// the message's detail but not its type and step again; -full shows whole
+// reasons; errors no judge answered point to the demo judge.
+func TestResultsErrorRows(t *testing.T) {
+	long := "The answer generalises about a group of people. " + strings.Repeat("It says more about why. ", 10) + "END-OF-REASON"
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("chat")
+	add := func(name, label, errType, reason string) {
+		ev := sp.Events().AppendEmpty()
+		ev.SetName("gen_ai.evaluation.result")
+		ev.Attributes().PutStr("gen_ai.evaluation.name", name)
+		if label != "" {
+			ev.Attributes().PutStr("gen_ai.evaluation.score.label", label)
+			ev.Attributes().PutDouble("gen_ai.evaluation.score.value", 1)
+		}
+		if errType != "" {
+			ev.Attributes().PutStr("error.type", errType)
+		}
+		ev.Attributes().PutStr("gen_ai.evaluation.explanation", reason)
+	}
+	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
+	add("prompt_alignment", "", "judge_circuit_open", "judge_circuit_open")
+	add("bias", "fail", "", long)
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	writeExport(t, path, td)
+
+	tests := []struct {
+		name          string
+		args          []string
+		want, notWant []string
+	}{
+		{
+			name: "default",
+			args: []string{"results", path},
+			want: []string{
+				`error         the judge could not be reached: Post "http://127.0.0.1:9/v1/chat/completions": dial tcp 127.0.0.1:9: connect: connection refused`,
+				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker)\n",
+				"2 results are errors because no judge answered",
+				"bin/llmeval demo-judge",
+				"…",
+			},
+			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON"},
+		},
+		{
+			name: "full",
+			args: []string{"results", "-full", path},
+			want: []string{"It says more about why. END-OF-REASON"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, exitOK, run(tt.args, nil, &stdout, &stderr), stderr.String())
+			for _, w := range tt.want {
+				assert.Contains(t, stdout.String(), w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, stdout.String(), w)
+			}
+		})
+	}
+}
+
+func TestResultsNoDemoHintWhenTheJudgeAnswered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	writeExport(t, path, evaluatedTraces())
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"results", path}, nil, &stdout, &stderr), stderr.String())
+	assert.NotContains(t, stdout.String(), "demo-judge")
 }
 
 func TestDropScopeLabels(t *testing.T) {

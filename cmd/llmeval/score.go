@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 )
@@ -132,7 +134,7 @@ The checks scorer needs no judge: --rules names a JSON file holding a list of ru
 Flags:`)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.scorer, "scorer", "", "scorer: "+strings.Join(scoring.Names(), ", ")+", "+scoring.Criteria+" or "+scoring.Checks+" (required)")
+	fs.StringVar(&f.scorer, "scorer", "", "scorer, or a comma-separated list of judge scorers: "+strings.Join(cliScorerNames(), ", ")+" (required)")
 	fs.StringVar(&f.rulesFile, "rules", "", "JSON file with the rules of the checks scorer")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL, e.g. https://api.openai.com/v1 (required)")
 	fs.StringVar(&f.model, "model", "", "judge model, or Azure deployment name (required)")
@@ -163,6 +165,10 @@ Flags:`)
 	if fs.NArg() > 0 {
 		return usageError(stderr, "unexpected argument %q (cases are read from stdin)", fs.Arg(0))
 	}
+	names, err := parseScorerList(f.scorer)
+	if err != nil {
+		return usageError(stderr, "--scorer: %v", err)
+	}
 	if f.scorer == scoring.Checks {
 		return runChecksScore(f, stdin, stdout, stderr)
 	}
@@ -178,7 +184,7 @@ Flags:`)
 	if len(missing) > 0 {
 		return usageError(stderr, "missing required flag %s", strings.Join(missing, ", "))
 	}
-	if f.scorer != scoring.Criteria {
+	if !slices.Contains(names, scoring.Criteria) {
 		var stray []string
 		fs.Visit(func(fl *flag.Flag) {
 			if strings.HasPrefix(fl.Name, "criteria") {
@@ -225,12 +231,16 @@ Flags:`)
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
-	scorer, err := newCLIScorer(f, judge, opts)
-	if err != nil {
-		return usageError(stderr, "%v", err)
+	var scorers []scoring.Scorer
+	for _, name := range names {
+		scorer, err := newCLIScorer(name, f, judge, opts)
+		if err != nil {
+			return usageError(stderr, "%v", err)
+		}
+		scorers = append(scorers, scorer)
 	}
 
-	s := &scoreRun{scorer: scorer, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
+	s := &scoreRun{scorers: scorers, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
 }
 
@@ -276,11 +286,43 @@ func (t tally) String() string {
 	return fmt.Sprintf("%d cases: %d pass, %d fail, %d not_scorable, %d error", t.cases, t.pass, t.fail, t.notScorable, t.errors)
 }
 
-// newCLIScorer builds the scorer the flags name; criteria errors name
-// their flag.
-func newCLIScorer(f scoreFlags, judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
-	if f.scorer != scoring.Criteria {
-		return scoring.New(f.scorer, judge, opts)
+// cliScorerNames are the names --scorer takes.
+func cliScorerNames() []string {
+	return append(scoring.Names(), scoring.Criteria, scoring.Checks)
+}
+
+// parseScorerList reads --scorer: one name, or a comma-separated list of
+// judge scorers, each scored on every case. checks needs no judge and
+// takes its own flags, so it is scored alone.
+func parseScorerList(value string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(value, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(cliScorerNames(), n) {
+			hint := ""
+			if best := suggest.Closest(suggest.Normalize(n), cliScorerNames()); best != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", best)
+			}
+			return nil, fmt.Errorf("unknown scorer %q%s: want one of %s", n, hint, strings.Join(cliScorerNames(), ", "))
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("scorer %q is listed twice", n)
+		}
+		names = append(names, n)
+	}
+	if len(names) > 1 && slices.Contains(names, scoring.Checks) {
+		return nil, fmt.Errorf("%s needs no judge and is scored alone; run it separately", scoring.Checks)
+	}
+	return names, nil
+}
+
+// newCLIScorer builds the named scorer; criteria errors name their flag.
+func newCLIScorer(name string, f scoreFlags, judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
+	if name != scoring.Criteria {
+		return scoring.New(name, judge, opts)
 	}
 	cfg := scoring.CriteriaConfig{
 		Name:     f.criteriaName,
@@ -345,7 +387,7 @@ func isTerminal(w io.Writer) bool {
 
 // scoreRun scores a JSONL stream.
 type scoreRun struct {
-	scorer       scoring.Scorer
+	scorers      []scoring.Scorer // each scores every case, in this order
 	instructions []string // used when a case has none
 	concurrency  int
 	maxLineBytes int       // longer lines become invalid_case results
@@ -356,7 +398,7 @@ type scoreRun struct {
 // at most concurrency cases in flight. It returns an error only when
 // reading or writing fails; bad cases become error results.
 func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) (tally, error) {
-	ordered := make(chan chan record, s.concurrency)
+	ordered := make(chan chan []record, s.concurrency)
 	sem := make(chan struct{}, s.concurrency)
 	readErr := make(chan error, 1)
 	go func() {
@@ -365,11 +407,11 @@ func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) (tally,
 		for line := 1; ; line++ {
 			text, tooLong, err := readLine(r, s.maxLineBytes)
 			if tooLong {
-				res := make(chan record, 1)
+				res := make(chan []record, 1)
 				res <- s.invalid(line, fmt.Errorf("line is longer than %d bytes (--max-line-bytes)", s.maxLineBytes))
 				ordered <- res
 			} else if strings.TrimSpace(text) != "" {
-				res := make(chan record, 1)
+				res := make(chan []record, 1)
 				ordered <- res
 				sem <- struct{}{}
 				go func(line int, text string) {
@@ -392,11 +434,12 @@ func (s *scoreRun) run(ctx context.Context, in io.Reader, out io.Writer) (tally,
 	var writeErr error
 	var t tally
 	for res := range ordered {
-		rec := <-res
-		t.add(rec.Label)
-		if writeErr == nil {
-			if writeErr = enc.Encode(rec); writeErr == nil {
-				writeErr = w.Flush()
+		for _, rec := range <-res {
+			t.add(rec.Label)
+			if writeErr == nil {
+				if writeErr = enc.Encode(rec); writeErr == nil {
+					writeErr = w.Flush()
+				}
 			}
 		}
 		if s.progress != nil {
@@ -483,11 +526,15 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// invalid is the result of a line that is not a usable case.
-func (s *scoreRun) invalid(line int, err error) record {
+// invalid is each scorer's result of a line that is not a usable case.
+func (s *scoreRun) invalid(line int, err error) []record {
 	msg := fmt.Sprintf("line %d: not a valid case: %v", line, err)
 	typ := string(scoring.ErrorInvalidCase)
-	return record{Line: line, Scorer: s.scorer.Name(), Label: scoring.LabelError, Error: &msg, ErrorType: &typ}
+	recs := make([]record, len(s.scorers))
+	for i, sc := range s.scorers {
+		recs[i] = record{Line: line, Scorer: sc.Name(), Label: scoring.LabelError, Error: &msg, ErrorType: &typ}
+	}
+	return recs
 }
 
 // decodeCase parses one line strictly: a misspelled field is an error, not
@@ -514,7 +561,8 @@ func decodeCase(text string) (inputCase, error) {
 	return in, nil
 }
 
-func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) record {
+// scoreLine scores one line with every scorer, one record each.
+func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) []record {
 	in, err := decodeCase(text)
 	if err != nil {
 		return s.invalid(line, err)
@@ -524,10 +572,18 @@ func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) record 
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions
 	}
-	res := s.scorer.Score(ctx, c)
+	recs := make([]record, len(s.scorers))
+	for i, sc := range s.scorers {
+		recs[i] = newRecord(line, sc.Score(ctx, c), in.Metadata)
+	}
+	return recs
+}
+
+// newRecord is the output line of one result.
+func newRecord(line int, res scoring.Result, metadata map[string]string) record {
 	rec := record{
 		Line: line, Scorer: res.Scorer, Label: res.Label, Reason: res.Reason,
-		Steps: res.Steps, Usage: res.Usage, Truncated: res.Truncated, Metadata: in.Metadata,
+		Steps: res.Steps, Usage: res.Usage, Truncated: res.Truncated, Metadata: metadata,
 	}
 	if res.Scored() {
 		score := res.Score

@@ -34,7 +34,7 @@ func runChecksScore(f scoreFlags, stdin io.Reader, stdout, stderr io.Writer) int
 	if err != nil {
 		return usageError(stderr, "--rules %s: %v", f.rulesFile, err)
 	}
-	s := &scoreRun{scorer: scorer, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
+	s := &scoreRun{scorers: []scoring.Scorer{scorer}, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
 }
 

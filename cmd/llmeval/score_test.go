@@ -167,6 +167,30 @@ func TestScoreHallucination(t *testing.T) {
 	}
 }
 
+// TestScoreScorerList: a list of scorers scores every case with each, one
+// result line per case and scorer, in case order then list order.
+func TestScoreScorerList(t *testing.T) {
+	srv := scoringtest.New(t)
+	in := jsonl(
+		map[string]any{"input": "Tell me about Paris.", "output": "Paris is the capital of France.", "context": "Paris is the capital of France."},
+		map[string]any{"input": "Tell me about Lyon."}, // no output: invalid for both
+		map[string]any{"input": "Tell me about Paris.", "output": "Paris is the capital of France."},
+	)
+	code, out, stderr := runScoreCLI(t, in, append(judgeFlags(srv, "hallucination, bias"), "--allow-errors")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 6)
+	var got []string
+	for _, r := range out {
+		got = append(got, fmt.Sprintf("%d %s %s", r.Line, r.Scorer, r.Label))
+	}
+	assert.Equal(t, []string{
+		"1 hallucination pass", "1 bias pass",
+		"2 hallucination error", "2 bias error",
+		"3 hallucination not_scorable", "3 bias pass",
+	}, got)
+	assert.Contains(t, stderr, "6 cases: 3 pass, 0 fail, 1 not_scorable, 2 error")
+}
+
 func TestScorePromptAlignmentInstructionsFile(t *testing.T) {
 	srv := scoringtest.New(t)
 	file := filepath.Join(t.TempDir(), "instructions.txt")
@@ -255,7 +279,11 @@ func TestScoreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown scorer", append([]string{"--scorer", "toxicity", "--model", "m"}, endpoint...), `unknown scorer "toxicity"`},
+		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, criteria, checks`},
+		{"misspelt scorer", append([]string{"--scorer", "halucination", "--model", "m"}, endpoint...), `--scorer: unknown scorer "halucination" (did you mean hallucination?)`},
+		{"misspelt scorer in a list", append([]string{"--scorer", "bias,Prompt-Alignment", "--model", "m"}, endpoint...), `unknown scorer "Prompt-Alignment" (did you mean prompt_alignment?)`},
+		{"checks in a list", append([]string{"--scorer", "bias,checks", "--model", "m"}, endpoint...), "checks needs no judge and is scored alone"},
+		{"scorer twice", append([]string{"--scorer", "bias,bias", "--model", "m"}, endpoint...), `scorer "bias" is listed twice`},
 		{"missing scorer", append([]string{"--model", "m"}, endpoint...), "missing required flag --scorer"},
 		{"missing endpoint and model", []string{"--scorer", "bias"}, "missing required flag --judge-endpoint, --model"},
 		{"undefined flag", slices.Concat(base, []string{"--colour"}), "-colour"},

@@ -60,7 +60,7 @@ func TestScoreChecksTrajectoryRules(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.Len(t, out, 2)
 	assert.Equal(t, "fail", out[0].Label)
-	assert.InDelta(t, 2.0/3, *out[0].Score, 1e-12)
+	assert.Equal(t, 0.67, *out[0].Score, "rounded to two decimals")
 	assert.Contains(t, out[0].Reason, "#0 tool_errors (1 tool execution ended in error (book 1), want at most 0)")
 	assert.Equal(t, "pass", out[1].Label, "the trajectory rules are skipped without a trajectory")
 	assert.Contains(t, out[1].Reason, "skipped (no trajectory): #0 tool_errors, #1 forbidden_tools")

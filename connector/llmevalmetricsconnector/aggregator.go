@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -41,7 +40,7 @@ type exemplar struct {
 }
 
 // seriesKey identifies a series by the hashes of its resource and its data
-// point attributes (pdatautil.MapHash, as the contrib connectors key theirs).
+// point attributes (attrHasher).
 type seriesKey struct {
 	resource [16]byte
 	attrs    [16]byte
@@ -82,16 +81,19 @@ type aggregator struct {
 	series      map[seriesKey]*series
 	scratch     pcommon.Map // data point attributes of the result being added
 	overflowKey seriesKey
+	hasher      *attrHasher
 }
 
 func newAggregator(cfg *Config) *aggregator {
 	overflowAttrs := pcommon.NewMap()
 	overflowAttrs.PutBool(attrOverflow, true)
+	hasher := newAttrHasher()
 	return &aggregator{
 		cfg:         cfg,
 		series:      make(map[seriesKey]*series),
 		scratch:     pcommon.NewMap(),
-		overflowKey: seriesKey{resource: pdatautil.MapHash(pcommon.NewMap()), attrs: pdatautil.MapHash(overflowAttrs)},
+		overflowKey: seriesKey{resource: hasher.hash(pcommon.NewMap()), attrs: hasher.hash(overflowAttrs)},
+		hasher:      hasher,
 	}
 }
 
@@ -104,7 +106,7 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 	}
 	if !res.ready {
 		res.attrs = a.filterResource(res.src)
-		res.hash = pdatautil.MapHash(res.attrs)
+		res.hash = a.hasher.hash(res.attrs)
 		res.ready = true
 	}
 	label, hasLabel := stringAttr(ev.attrs, evalconv.AttrScoreLabel)
@@ -124,7 +126,7 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 	if ev.hasAgent {
 		a.scratch.PutStr(evalconv.AttrAgentName, ev.agent)
 	}
-	key := seriesKey{resource: res.hash, attrs: pdatautil.MapHash(a.scratch)}
+	key := seriesKey{resource: res.hash, attrs: a.hasher.hash(a.scratch)}
 
 	s, ok := a.series[key]
 	if !ok {

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -293,6 +292,15 @@ const (
 	minWait = time.Millisecond
 	// minCacheTTL bounds cache.ttl from below.
 	minCacheTTL = time.Second
+	// The likely-max durations are the longest a setting is plausibly
+	// meant to be: a number written without a unit is suggested as
+	// seconds up to them, as milliseconds beyond (see unitHint).
+	likelyMaxWait        = 10 * time.Minute
+	likelyMaxJudgeWait   = 10 * time.Minute
+	likelyMaxBreakerWait = time.Hour
+	likelyMaxBackoff     = time.Minute
+	likelyMaxRetryWait   = 10 * time.Minute
+	likelyMaxCacheTTL    = 7 * 24 * time.Hour
 )
 
 var (
@@ -353,7 +361,7 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 // their errors with their key path.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if err := checkMinDuration(cfg.MaxWait, minWait); err != nil {
+	if err := checkMinDuration(cfg.MaxWait, minWait, likelyMaxWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_wait: %w", err))
 	}
 	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
@@ -362,7 +370,7 @@ func (cfg *Config) Validate() error {
 	switch cfg.LateResults {
 	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
 	default:
-		errs = append(errs, fmt.Errorf("late_results: %q is not one of verdicts, all, none", cfg.LateResults))
+		errs = append(errs, fmt.Errorf("late_results: %w", notOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
@@ -396,7 +404,7 @@ func (jc *JudgeConfig) Validate() error {
 		}
 	}
 	if jc.ClientConfig.Timeout != 0 {
-		if err := checkMinDuration(jc.ClientConfig.Timeout, minJudgeWait); err != nil {
+		if err := checkMinDuration(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
 			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
 		}
 	}
@@ -406,7 +414,7 @@ func (jc *JudgeConfig) Validate() error {
 	switch jc.StructuredOutputs {
 	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:
-		errs = append(errs, fmt.Errorf("structured_outputs: %q is not one of auto, json_schema, json_object, off", jc.StructuredOutputs))
+		errs = append(errs, fmt.Errorf("structured_outputs: %w", notOneOf(jc.StructuredOutputs, structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff)))
 	}
 	if jc.MaxConcurrency < 1 || jc.MaxConcurrency > maxConcurrency {
 		errs = append(errs, fmt.Errorf("max_concurrency: must be between 1 and %d, got %d", maxConcurrency, jc.MaxConcurrency))
@@ -429,10 +437,10 @@ func (cb *CircuitBreakerConfig) Validate() error {
 	if cb.FailureThreshold < 1 {
 		errs = append(errs, fmt.Errorf("failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
 	}
-	if err := checkMinDuration(cb.OpenDuration, minJudgeWait); err != nil {
+	if err := checkMinDuration(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("open_duration: %w", err))
 	}
-	if err := checkMinDuration(cb.AuthRetryInterval, minJudgeWait); err != nil {
+	if err := checkMinDuration(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("auth_retry_interval: %w", err))
 	}
 	return joinFields(errs)
@@ -444,16 +452,16 @@ func (rc *RetryConfig) Validate() error {
 	if rc.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max_attempts: must be at least 1, got %d", rc.MaxAttempts))
 	}
-	initialOK := checkMinDuration(rc.InitialBackoff, minWait)
+	initialOK := checkMinDuration(rc.InitialBackoff, minWait, likelyMaxBackoff)
 	if initialOK != nil {
 		errs = append(errs, fmt.Errorf("initial_backoff: %w", initialOK))
 	}
-	if err := checkMinDuration(rc.MaxBackoff, minWait); err != nil {
+	if err := checkMinDuration(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_backoff: %w", err))
 	} else if initialOK == nil && rc.MaxBackoff < rc.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
 	}
-	if err := checkMinDuration(rc.MaxRetryAfter, minWait); err != nil {
+	if err := checkMinDuration(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_retry_after: %w", err))
 	}
 	return joinFields(errs)
@@ -479,6 +487,11 @@ func (sc *ScorerConfig) Validate() error {
 		if _, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
+	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && misspeltScorer(sc.Name) != "":
+		// A typo of a built-in name, not a criteria scorer missing its
+		// criteria: say which name was meant.
+		errs = append(errs, fmt.Errorf("name: unknown scorer %q (did you mean %s?); built-in scorers are %s, and any other name needs criteria (a custom criteria scorer) or rules (a checks scorer)",
+			sc.Name, misspeltScorer(sc.Name), strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
 			sc.Name, strings.Join(scoring.Names(), ", ")))
@@ -511,7 +524,7 @@ func (sc *ScorerConfig) Validate() error {
 	switch scoring.ReasonMode(sc.ReasonMode) {
 	case scoring.ReasonLLM, scoring.ReasonSummary:
 	default:
-		errs = append(errs, fmt.Errorf("reason_mode: %q is not one of llm, summary", sc.ReasonMode))
+		errs = append(errs, fmt.Errorf("reason_mode: %w", notOneOf(sc.ReasonMode, string(scoring.ReasonLLM), string(scoring.ReasonSummary))))
 	}
 	for j, in := range sc.Instructions {
 		if in == "" {
@@ -536,7 +549,7 @@ func (cc *CacheConfig) Validate() error {
 	if cc.Size < 1 {
 		errs = append(errs, fmt.Errorf("size: must be at least 1, got %d", cc.Size))
 	}
-	if err := checkMinDuration(cc.TTL, minCacheTTL); err != nil {
+	if err := checkMinDuration(cc.TTL, minCacheTTL, likelyMaxCacheTTL); err != nil {
 		errs = append(errs, fmt.Errorf("ttl: %w", err))
 	}
 	return joinFields(errs)
@@ -564,20 +577,6 @@ func (rc *RedactionConfig) redactor() (*redact.Redactor, error) {
 		return rc.compiled, nil
 	}
 	return redact.New(redact.Config{Builtin: rc.Builtin, Patterns: rc.Patterns})
-}
-
-// checkMinDuration rejects a duration below lowest. A positive value under
-// a millisecond is almost always a number written without a unit, which
-// decoding reads as nanoseconds, so the error says so.
-func checkMinDuration(d, lowest time.Duration) error {
-	switch {
-	case d >= lowest:
-		return nil
-	case d > 0 && d < time.Millisecond:
-		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %q)", lowest, d, strconv.FormatInt(int64(d), 10)+"s")
-	default:
-		return fmt.Errorf("must be at least %s, got %s", lowest, d)
-	}
 }
 
 // checkEndpoint reports why endpoint is not what the judge client accepts:

@@ -78,7 +78,7 @@ func validateContextSources(sources []string) []error {
 		switch src {
 		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
 		default:
-			errs = append(errs, fmt.Errorf("context_sources[%d]: %q is not one of trace, tool_messages, system", i, src))
+			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, notOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
 		}
 		if slices.Index(sources, src) < i {
 			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
@@ -150,7 +150,7 @@ func (tc TraceContextConfig) validate() []error {
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("scope: %q is not one of siblings, trace", tc.Scope))
+		errs = append(errs, fmt.Errorf("scope: %w", notOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
 	}
 	if tc.ContextWait < 0 {
 		errs = append(errs, fmt.Errorf("context_wait: must not be negative, got %s", tc.ContextWait))
@@ -219,7 +219,7 @@ func (s ScorerSelection) validate() []error {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %q is not one of generation, agent", i, t))
+			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, notOneOf(t, targetGeneration, targetAgent)))
 		}
 		if slices.Index(s.Targets, t) < i {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))

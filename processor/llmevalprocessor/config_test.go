@@ -264,13 +264,13 @@ func TestJudgeClientKeysDecode(t *testing.T) {
 	assert.Equal(t, 50, maxIdle)
 }
 
-// keepalive returns the idle timeout and idle connection cap ToClient uses:
-// the keepalive section when present, else the deprecated fields.
+// keepalive returns the idle timeout and idle connection cap ToClient uses;
+// zero when keep-alives are off.
 func keepalive(cc confighttp.ClientConfig) (time.Duration, int) {
 	if ka := cc.Keepalive.Get(); ka != nil {
 		return ka.IdleConnTimeout, ka.MaxIdleConns
 	}
-	return cc.IdleConnTimeout, cc.MaxIdleConns //nolint:staticcheck // the deprecated fields are what ToClient reads when keepalive is unset
+	return 0, 0
 }
 
 // TestValidateErrorAsCollectorPrintsIt checks the full key path of a

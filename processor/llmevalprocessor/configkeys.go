@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llm-eval/llm_eval/internal/suggest"
 )
 
 // unknownKeys reports every key of raw that t does not decode, once, by its
@@ -110,59 +112,16 @@ func optionalElem(t reflect.Type) (reflect.Type, bool) {
 }
 
 func unknownKeyError(path, key string, known map[string]reflect.Type) error {
-	if best := closestKey(key, known); best != "" {
+	if best := suggestKey(key, known); best != "" {
 		return fmt.Errorf("%s: unknown key (did you mean %s?)", path, best)
 	}
 	return fmt.Errorf("%s: unknown key (known keys here: %s)", path, strings.Join(sortedKeys(known), ", "))
 }
 
-// closestKey returns the known key nearest to key by edit distance, if it
-// is near enough to be a typo (at most 2 edits, or a quarter of the key),
-// else a known key that key is a prefix of or extends.
+// closestKey returns the known key nearest to key, if it is near enough
+// to be a typo (see suggest.Closest).
 func closestKey[V any](key string, known map[string]V) string {
-	best, bestDist := "", max(2, len(key)/4)+1
-	for _, k := range sortedKeys(known) {
-		if d := editDistance(key, k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" || len(key) < 3 {
-		return best
-	}
-	// A shortened or lengthened key: percent for percentage.
-	for _, k := range sortedKeys(known) {
-		if strings.HasPrefix(k, key) || strings.HasPrefix(key, k) {
-			return k
-		}
-	}
-	return ""
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of two neighbours cost one each.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
+	return suggest.Closest(key, sortedKeys(known))
 }
 
 func join(path, key string) string {

@@ -21,6 +21,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -102,24 +103,22 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 	if !ok {
 		return fmt.Errorf("storage: extension %q is not a storage extension (such as file_storage)", st.extension)
 	}
-	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
-	if err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "timeout") {
-			// bbolt's file lock: file_storage waits its timeout for it.
-			hint = " (is another collector using the same storage directory?)"
-		}
-		return fmt.Errorf("storage: extension %q could not open storage for %s: %w%s", st.extension, st.self, err, hint)
-	}
-	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
-		Written: st.written,
-		Failed:  st.failed,
-		Skipped: st.skipped,
+	// A file the storage library cannot open or read is moved aside and
+	// replaced by a fresh one, so that it never stops the collector.
+	o, q, err := storagefile.Open(ctx, ext, st.self, time.Now(), func() (openedStorage, error) {
+		return st.read(ctx, se)
 	})
-	if err != nil {
-		_ = client.Close(ctx)
-		return fmt.Errorf("storage: extension %q: %w", st.extension, err)
+	if q != nil {
+		st.tel.tb.ProcessorLlmEvalStorageFilesQuarantined.Add(ctx, 1)
+		st.tel.logger.Error("storage: the storage file could not be opened, so it was moved aside and llm_eval started on a fresh one; "+
+			"the spans and log calls it held when the collector last stopped are not recovered, and neither are their evaluations; "+
+			"the damaged file is kept for inspection and can be deleted",
+			zap.String("storage", st.extension.String()), zap.String("file", q.Path), zap.String("moved_to", q.MovedTo), zap.String("cause", q.Cause))
 	}
+	if err != nil {
+		return err
+	}
+	j, found, readErr := o.journal, o.found, o.readErr
 	if readErr != nil {
 		st.tel.logger.Error("storage: could not read the records of the last run; starting without them",
 			zap.String("extension", st.extension.String()), zap.Error(readErr))
@@ -140,6 +139,51 @@ func (st *itemStorage) open(ctx context.Context, host component.Host) error {
 		o.Observe(j.StoredBytes())
 		return nil
 	})
+}
+
+// openedStorage is the journal of a storage client and what was read from
+// it at start.
+type openedStorage struct {
+	journal *durable.Journal
+	found   durable.Found
+	readErr error
+}
+
+// read gets the storage client from se and reads what the last run left.
+// Errors name the storage key.
+func (st *itemStorage) read(ctx context.Context, se storage.Extension) (openedStorage, error) {
+	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
+	if err != nil {
+		hint := ""
+		if strings.Contains(err.Error(), "timeout") {
+			// bbolt's file lock: file_storage waits its timeout for it.
+			hint = " (is another collector using the same storage directory?)"
+		}
+		return openedStorage{}, fmt.Errorf("storage: extension %q could not open storage for %s: %w%s", st.extension, st.self, err, hint)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			closeQuietly(ctx, client)
+			panic(r) // storagefile.Open moves the file aside
+		}
+	}()
+	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
+		Written: st.written,
+		Failed:  st.failed,
+		Skipped: st.skipped,
+	})
+	if err != nil {
+		_ = client.Close(ctx)
+		return openedStorage{}, fmt.Errorf("storage: extension %q: %w", st.extension, err)
+	}
+	return openedStorage{journal: j, found: found, readErr: readErr}, nil
+}
+
+// closeQuietly closes a client that a damaged file made panic; closing it
+// may panic too.
+func closeQuietly(ctx context.Context, client storage.Client) {
+	defer func() { _ = recover() }()
+	_ = client.Close(ctx)
 }
 
 // take hands over the items of one kind found at start, once.

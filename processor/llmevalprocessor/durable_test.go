@@ -779,3 +779,31 @@ func TestStorageRecoveredWaitingSpanWithoutJoining(t *testing.T) {
 	assert.Equal(t, "not_scorable", mustStr(t, evaluationEvents(byID[c.span].span)[scoring.Bias], evalconv.AttrScoreLabel))
 	assert.Zero(t, judged.calls.Load(), "an empty answer is never judged")
 }
+
+// A storage file damaged while the collector was down (cut short here) is
+// moved aside at start: the collector starts on a fresh file, counts it,
+// and evaluates new spans; what the file held is lost.
+func TestStorageDamagedFileIsQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storageConfig(time.Minute, scoring.Bias, scoring.Hallucination)
+	firstLife(t, cfg, fileStorageOn(t, dir))
+	path := filepath.Join(dir, "processor_llm_eval_")
+	require.NoError(t, os.Truncate(path, 9000)) // the meta pages and a bit
+
+	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
+	l := mustStartLife(t, cfg, fileStorageOn(t, dir), bias, fixedScorer(scoring.Hallucination, 0.2, scoring.LabelPass))
+	assert.Equal(t, int64(1), sumOf(t, l.tel, "otelcol_processor_llm_eval_storage_files_quarantined"))
+	moved, err := filepath.Glob(path + ".damaged-*")
+	require.NoError(t, err)
+	require.Len(t, moved, 1, "the damaged file is kept beside the fresh one")
+	st, err := os.Stat(moved[0])
+	require.NoError(t, err)
+	assert.Equal(t, int64(9000), st.Size(), "kept as it was")
+
+	b := newBatch()
+	b.generation(randomTraceID(), "Who should we hire?", "Anyone who fits the role.")
+	require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
+	require.Eventually(t, func() bool { return l.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int64(1), bias.calls.Load(), "the new span is evaluated; the lost ones are not")
+	assert.Equal(t, int64(1), l.storageWrites(durable.OpAdmit), "the fresh file is written")
+}

@@ -103,10 +103,10 @@ func TestSystemPromptJudgedInstructionByInstruction(t *testing.T) {
 	h, _ := judgeHarness(t, splitConfig(judge))
 
 	first := scoreOne(h, "We open at nine.", threeRules)
-	assert.InDelta(t, 2.0/3, mustDouble(t, first, evalconv.AttrScoreValue), 1e-9, "two of three instructions followed")
+	assert.Equal(t, 0.67, mustDouble(t, first, evalconv.AttrScoreValue), "two of three instructions followed, rounded to two decimals")
 	assert.Equal(t, "pass", mustStr(t, first, evalconv.AttrScoreLabel))
 	second := scoreOne(h, "Open from nine to six.", threeRules)
-	assert.InDelta(t, 2.0/3, mustDouble(t, second, evalconv.AttrScoreValue), 1e-9)
+	assert.Equal(t, 0.67, mustDouble(t, second, evalconv.AttrScoreValue))
 
 	assert.Equal(t, 1, callsOf(judge, scoring.SchemaInstructionSplit), "the second span's prompt comes from the split cache")
 	require.Equal(t, 2, callsOf(judge, scoring.SchemaPromptAlignmentVerdicts))

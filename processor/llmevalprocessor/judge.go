@@ -164,15 +164,9 @@ func judgeClientConfig(jc JudgeConfig) confighttp.ClientConfig {
 	if cc.WriteBufferSize == 0 {
 		cc.WriteBufferSize = judgeWriteBufferSize
 	}
-	if ka := cc.Keepalive.Get(); ka != nil {
-		if ka.MaxIdleConnsPerHost == 0 {
-			ka.MaxIdleConnsPerHost = jc.MaxConcurrency
-		}
-		return cc
-	}
-	//nolint:staticcheck // the deprecated field is what ToClient reads when keepalive is unset
-	if cc.MaxIdleConnsPerHost == 0 {
-		cc.MaxIdleConnsPerHost = jc.MaxConcurrency //nolint:staticcheck // see above
+	// Without a keepalive section keep-alives are off and no connection idles.
+	if ka := cc.Keepalive.Get(); ka != nil && ka.MaxIdleConnsPerHost == 0 {
+		ka.MaxIdleConnsPerHost = jc.MaxConcurrency
 	}
 	return cc
 }

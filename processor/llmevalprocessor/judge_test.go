@@ -118,13 +118,12 @@ func TestJudgeClientProgrammaticKeepaliveFollowsMaxConcurrency(t *testing.T) {
 	assert.Equal(t, 0, cfg.Judge.ClientConfig.Keepalive.Get().MaxIdleConnsPerHost, "the configuration itself is not modified")
 }
 
-// idleConnsPerHost is the value ToClient uses: the keepalive section when
-// present, else the deprecated field.
+// idleConnsPerHost is the value ToClient uses; zero when keep-alives are off.
 func idleConnsPerHost(cc confighttp.ClientConfig) int {
 	if ka := cc.Keepalive.Get(); ka != nil {
 		return ka.MaxIdleConnsPerHost
 	}
-	return cc.MaxIdleConnsPerHost //nolint:staticcheck // what the YAML key fills during its deprecation
+	return 0
 }
 
 func TestJudgeClientWriteBufferHoldsARequest(t *testing.T) {

@@ -119,7 +119,19 @@ func (ev *sharedEvaluator) start(ctx context.Context, host component.Host) (all 
 			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.started = true
+	logStartup(ev.core.set.Logger, ev.cfg, ev.signalList())
 	return all, nil
+}
+
+// signalList lists the signals the evaluator is in; call with ev.mu held.
+func (ev *sharedEvaluator) signalList() []pipeline.Signal {
+	var list []pipeline.Signal
+	for s, in := range ev.signals {
+		if in {
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 // release drops one instance. The first stops the store, which sends

@@ -61,6 +61,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansSkipped              metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored             metric.Int64Counter
 	ProcessorLlmEvalStorageBytes              metric.Int64ObservableGauge
+	ProcessorLlmEvalStorageFilesQuarantined   metric.Int64Counter
 	ProcessorLlmEvalStorageRecordsSkipped     metric.Int64Counter
 	ProcessorLlmEvalStorageRecovered          metric.Int64Counter
 	ProcessorLlmEvalStorageWriteFailures      metric.Int64Counter
@@ -476,6 +477,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_storage_bytes",
 		metric.WithDescription("Bytes of the records stored now for held items and their results (storage). [Development]"),
 		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageFilesQuarantined, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_storage_files_quarantined",
+		metric.WithDescription("Storage files found damaged at start (the storage library could not open or read them), moved aside and kept for inspection; the collector started on a fresh file without their items (storage). [Development]"),
+		metric.WithUnit("{files}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalStorageRecordsSkipped, err = builder.meter.Int64Counter(

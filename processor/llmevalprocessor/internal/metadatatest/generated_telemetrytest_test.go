@@ -90,6 +90,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalSpansSelected.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansSkipped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalSpansUnscored.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalStorageFilesQuarantined.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageRecovered.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1)
@@ -193,6 +194,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalStorageBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalStorageFilesQuarantined(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalStorageRecordsSkipped(t, testTel,

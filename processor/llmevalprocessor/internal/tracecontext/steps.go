@@ -38,6 +38,9 @@ func (ix *Index) addStep(t *trace, s Span) bool {
 	need := int64(stepOverhead + callOverhead*(len(st.ToolCalls)+len(st.ToolResults)))
 	cut := 0
 	for _, p := range texts {
+		// Only this cut may end a step text with the marker, which the
+		// scorers trust at the end of a step text.
+		*p = scoring.NeutralizeTruncationMarkers(*p)
 		if len(*p) > ix.cfg.MaxDocumentBytes {
 			*p = cutRunes(*p, ix.cfg.MaxDocumentBytes) + scoring.TruncationMarker
 			cut++

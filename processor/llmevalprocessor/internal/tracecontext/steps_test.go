@@ -101,6 +101,21 @@ func TestStepsBelowSurviveCyclesAndDeepChains(t *testing.T) {
 	assert.Equal(t, []string{"g:deep enough"}, names(steps))
 }
 
+// TestStepTextMarkerIsOursAlone checks that a step text that wrote the
+// truncation marker itself is stored without it, so the scorers, which
+// trust a trailing marker on a step text, see only this index's cuts.
+func TestStepTextMarkerIsOursAlone(t *testing.T) {
+	tr := tid(24)
+	ix, _ := newIndex(t, func(c *Config) { c.MaxDocumentBytes = 100 })
+	ix.Add(genSpan(tr, 1, -1, 0, 9))
+	st := toolStep("lookup", "short result"+scoring.TruncationMarker)
+	ix.Add(stepSpan(tr, 3, 1, 3, st))
+	steps, _ := ix.StepsBelow(tr, sid(1))
+	require.Len(t, steps, 1)
+	assert.Equal(t, "short result [...]", steps[0].Result)
+	assert.Zero(t, ix.Stats().TruncatedStepTexts)
+}
+
 func TestStepTextsAreCutAndInterned(t *testing.T) {
 	tr := tid(23)
 	ix, _ := newIndex(t, func(c *Config) { c.MaxDocumentBytes = 100 })
