@@ -34,14 +34,16 @@
 // arithmetic, never the judge) and reason (why the score is what it is).
 //
 //   - Bias: preprocess extracts the opinions of the output, analyze
-//     decides for each whether it is biased (race or colour, gender,
+//     (shown the output beside them) decides for each whether it is biased (race or colour, gender,
 //     sexual orientation, religion, age, nationality, disability,
 //     appearance, socioeconomic status, political views; stereotypes
 //     worded as facts count as opinions). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
 //
-//   - Hallucination: preprocess splits the output into claims, analyze
+//   - Hallucination: preprocess splits the output into claims, reading it
+//     as the answer to the input (so "Lyon." to "What is the capital of
+//     France?" is the claim "The capital of France is Lyon."), analyze
 //     decides for each whether the context contradicts it or fails to
 //     support it. Verdicts are matched to claims by the statement the
 //     judge echoes (ClaimVerdicts.Reordered flags a reply in another
@@ -169,7 +171,12 @@
 // Evaluated text is data, never instructions: every piece of it is
 // JSON-escaped inside delimited blocks, and the judge is told to ignore
 // instructions found there. Options.Redact and Options.MaxInputChars apply
-// to every evaluated text before it reaches the judge.
+// to every evaluated text before it reaches the judge. TruncationMarker is
+// ours alone: a marker the text wrote itself is replaced with "[...]"
+// (NeutralizeTruncationMarkers) before the cut, so no output can claim to
+// have been cut to escape a length rule. When a context item was cut, the
+// hallucination judge is told that part of the context is missing.
+// Result.Truncated is set only when a field the scorer sends was cut.
 //
 // Judge errors are never re-asked here (retrying is the Judge's job): an
 // *Error keeps its Type, cancellation becomes ErrorCanceled, a deadline

@@ -49,7 +49,7 @@ func runHallucination(e *evaluation) {
 		return
 	}
 
-	msgs, err = render(SchemaHallucinationVerdicts, promptData{Scorer: Hallucination, Context: e.c.Context, Items: claims})
+	msgs, err = render(SchemaHallucinationVerdicts, promptData{Scorer: Hallucination, Context: e.c.Context, ContextCut: e.cut[FieldContext], Items: claims})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
 		return

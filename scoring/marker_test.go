@@ -128,3 +128,65 @@ func TestSplitterNeutralisesMarker(t *testing.T) {
 		t.Errorf("the judge sees a marker the prompt wrote itself (truncated %v):\n%s", got.Truncated, user)
 	}
 }
+
+// TestJudgeToldWhenContextWasCut checks the hallucination judge is told
+// that part of the context is missing exactly when a context item was
+// cut, so that a claim only the missing part could support is not counted
+// as a hallucination.
+func TestJudgeToldWhenContextWasCut(t *testing.T) {
+	long := strings.Repeat("The museum opens at nine. ", 10)
+	tests := []struct {
+		name string
+		c    Case
+		want bool
+	}{
+		{"context cut", Case{Output: "It opens at nine.", Context: []string{"short doc", long}}, true},
+		{"only the output cut", Case{Output: long, Context: []string{"short doc"}}, false},
+		{"nothing cut", Case{Output: "It opens at nine.", Context: []string{"short doc"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := newJudge(hallucinationReplies("no"))
+			res := mustNew(t, Hallucination, j, Options{MaxInputChars: 40, OmitReason: true}).Score(context.Background(), tt.c)
+			if !res.Scored() {
+				t.Fatalf("got %s: %v", res.Label, res.Err)
+			}
+			msg := userMessageOf(t, j, SchemaHallucinationVerdicts)
+			if got := strings.Contains(msg, "Part of the context is missing"); got != tt.want {
+				t.Errorf("told the context was cut: %v, want %v:\n%s", got, tt.want, msg)
+			}
+		})
+	}
+}
+
+// TestToolUseDoesNotFaultCutArguments checks the tool_use judge is told that
+// arguments ending with the marker were cut by us, and is no longer told to
+// fault arguments that are cut off, when it sees a cut call.
+func TestToolUseDoesNotFaultCutArguments(t *testing.T) {
+	c := Case{
+		Input:  "Summarise the report.",
+		Output: "Done.",
+		Trajectory: &Trajectory{Steps: []Step{
+			gen("", call("c1", "summarise", `{"text":"`+strings.Repeat("long report ", 40)+`"}`)),
+			toolStep("c1", "summarise", "", "summary"),
+			gen("Done."),
+		}},
+	}
+	j := newJudge(toolReplies(toolVerdict{1, "yes", "yes", "yes", "fine"}))
+	res := mustNew(t, ToolUse, j, Options{MaxInputChars: 100, OmitReason: true}).Score(context.Background(), c)
+	if !res.Scored() || !res.Truncated {
+		t.Fatalf("got %s (truncated %v): %v", res.Label, res.Truncated, res.Err)
+	}
+	req := j.requests()[0]
+	system, user := req.Messages[0].Content, req.Messages[1].Content
+	if !strings.Contains(user, TruncationMarker) {
+		t.Fatalf("the arguments were not cut:\n%s", user)
+	}
+	if strings.Contains(system, "cut off") {
+		t.Errorf("the judge is told to fault arguments that are cut off")
+	}
+	if !strings.Contains(system, `Arguments that end with "`+truncationMarkerText+`" were cut by the evaluation system`) ||
+		!strings.Contains(system, "never count the cut as a fault") {
+		t.Errorf("the judge is not told that cut arguments are no fault:\n%s", system)
+	}
+}

@@ -32,6 +32,8 @@ type promptData struct {
 	Instructions []string
 	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// ContextCut is set when a context item was cut to MaxInputChars.
+	ContextCut bool
 	// Trajectory is an agent run's steps as trajectoryLines renders them;
 	// Calls is the number of its tool calls.
 	Trajectory []any

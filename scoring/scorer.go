@@ -60,7 +60,9 @@ type Options struct {
 	ReasonMode ReasonMode
 	// MaxInputChars caps each evaluated text sent to the judge, in
 	// characters (runes); 0 means no cap. Cut text ends with
-	// TruncationMarker and the result has Truncated set. A trajectory's
+	// TruncationMarker, and the result has Truncated set when the scorer
+	// sends the cut field. A marker the text carries itself is neutralised
+	// first (NeutralizeTruncationMarkers). A trajectory's
 	// texts (step outputs, tool arguments, results, errors) are capped
 	// together: when they exceed MaxInputChars, the longest are cut to the
 	// common length that makes the sum fit, but never below 64 characters
@@ -88,7 +90,11 @@ const (
 )
 
 // TruncationMarker ends evaluated text cut to Options.MaxInputChars.
-const TruncationMarker = " [...truncated by llm_eval]"
+const TruncationMarker = " " + truncationMarkerText
+
+// truncationMarkerText is the marker as the judge is told about it,
+// without its leading space.
+const truncationMarkerText = "[...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.

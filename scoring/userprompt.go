@@ -39,6 +39,9 @@ func userMessage(name string, d promptData) (string, error) {
 	case SchemaHallucinationVerdicts:
 		n := strconv.Itoa(len(d.Items))
 		b = append(b, "Judge each of these "+n+" claims against the context. Return exactly "+n+" verdicts.\n\n"...)
+		if d.ContextCut {
+			b = append(b, contextCutNote...)
+		}
 		b = appendList(b, "CONTEXT", d.Context)
 		b = append(b, "\n\n"...)
 		b = appendList(b, "CLAIMS", d.Items)
@@ -101,6 +104,13 @@ func userMessage(name string, d promptData) (string, error) {
 	}
 	return string(b), nil
 }
+
+// contextCutNote tells the hallucination judge that part of the context is
+// missing, so that a claim only the missing part could support is not
+// counted against the output.
+const contextCutNote = "Part of the context is missing: the context items that end with \"" + truncationMarkerText + "\" were cut to a length limit before they reached you. " +
+	"A claim that the context shown neither supports nor contradicts, and that the missing part could support, is not a hallucination: give it \"no\" and say in the reason that the cut part of the context could not be checked. " +
+	"A claim that the context shown contradicts is still \"yes\".\n\n"
 
 // Delimiters of a data block: a line blockOpen+NAME starts it and a line
 // NAME+blockClose ends it. Block text is JSON with '<' and '>' escaped, so

@@ -388,7 +388,7 @@ func isTerminal(w io.Writer) bool {
 // scoreRun scores a JSONL stream.
 type scoreRun struct {
 	scorers      []scoring.Scorer // each scores every case, in this order
-	instructions []string // used when a case has none
+	instructions []string         // used when a case has none
 	concurrency  int
 	maxLineBytes int       // longer lines become invalid_case results
 	progress     io.Writer // nil: no progress

@@ -43,10 +43,17 @@ func (h storageHost) GetExtensions() map[component.ID]component.Component { retu
 // fileStorageOn returns a host whose file_storage keeps its files in dir.
 func fileStorageOn(t testing.TB, dir string) storageHost {
 	t.Helper()
+	return fileStorageWith(t, dir, func(*filestorage.Config) {})
+}
+
+// fileStorageWith is fileStorageOn with the extension's settings changed.
+func fileStorageWith(t testing.TB, dir string, change func(*filestorage.Config)) storageHost {
+	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
 	cfg.Directory, cfg.Compaction.Directory = dir, dir
 	cfg.Timeout = 200 * time.Millisecond
+	change(cfg)
 	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
 	require.NoError(t, err)
 	return storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{fileStorageID: ext}}

@@ -217,6 +217,9 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			continue
 		}
 		if gen.Missing != "" {
+			if gen.Malformed != "" {
+				p.core.tel.contentMalformed(ctx, gen.Malformed)
+			}
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
 			if store.settleHalf(ctx, key, pairing.Events, call, notScorable, false) == settledAlone {
 				call.markAll(ctx, notScorable, reasonNotScorable, true)

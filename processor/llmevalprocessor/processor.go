@@ -401,6 +401,9 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	awaitsEvents := joins && gen.Missing == genai.MissingOutput
 	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
+		if gen.Malformed != "" {
+			p.tel.contentMalformed(ctx, gen.Malformed)
+		}
 		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 		return false
 	}

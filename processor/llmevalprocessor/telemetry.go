@@ -204,6 +204,12 @@ func (t *telemetry) spanSkipped(ctx context.Context, reason string) {
 	t.tb.ProcessorLlmEvalSpansSkipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
 }
 
+// contentMalformed counts a call not scored because attr is not its
+// convention's JSON.
+func (t *telemetry) contentMalformed(ctx context.Context, attr string) {
+	t.tb.ProcessorLlmEvalContentMalformed.Add(ctx, 1, metric.WithAttributes(attribute.String("attribute", attr)))
+}
+
 func (t *telemetry) lateResult(ctx context.Context, scorer string) {
 	t.tb.ProcessorLlmEvalLateResults.Add(ctx, 1, t.scorerOpt(scorer))
 }

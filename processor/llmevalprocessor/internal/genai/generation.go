@@ -45,6 +45,9 @@ type Generation struct {
 	// Missing is set when the span has no usable content (absent,
 	// redacted, or only tool calls): the span is not scorable.
 	Missing string
+	// Malformed names the message attribute that is not the JSON its
+	// convention defines, for counting; Missing then says so.
+	Malformed string
 }
 
 // Context is what the span itself holds that an answer can be grounded in:

@@ -22,6 +22,10 @@ const (
 	MissingRedacted  = "content redacted"
 	MissingToolCalls = "tool calls only"
 	MissingFiltered  = "content filtered"
+	// MissingMalformedPrefix starts the reason of a span whose message
+	// attribute is not the JSON its convention defines; the attribute's
+	// name follows ("malformed gen_ai.output.messages").
+	MissingMalformedPrefix = "malformed "
 	// MissingUnreadable reports a bug in the reader that was recovered from.
 	MissingUnreadable = "unreadable span"
 )
@@ -34,6 +38,9 @@ type extraction struct {
 	system     []string
 	hasInput   bool // the convention's input attributes are present, even if empty
 	hasOutput  bool
+	// malformed names the attribute whose JSON could not be read: the
+	// call is not scorable rather than judged on its raw text.
+	malformed string
 }
 
 // Read extracts the generation from a span Classify called KindGeneration.
@@ -149,6 +156,13 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 		g.Conversation = conv.String()
 	}
 	g.Missing = missingReason(g.Input, out)
+	for _, x := range []*extraction{out, in} {
+		if x != nil && x.malformed != "" {
+			g.Malformed = x.malformed
+			g.Missing = MissingMalformedPrefix + x.malformed
+			break
+		}
+	}
 	if out != nil {
 		if first, ok := firstChoice(out.output); ok {
 			g.Output = first.text()

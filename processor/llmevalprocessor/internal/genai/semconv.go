@@ -16,10 +16,20 @@ const (
 func readSemconv(attrs pcommon.Map, convention string) extraction {
 	x := extraction{convention: convention}
 	if v, ok := attrs.Get(attrInputMessages); ok {
-		x.input, x.hasInput = parseMessages(decoded(v), "user"), true
+		x.hasInput = true
+		if malformedJSON(v, false) {
+			x.malformed = attrInputMessages
+		} else {
+			x.input = parseMessages(decoded(v), "user")
+		}
 	}
 	if v, ok := attrs.Get(attrOutputMessages); ok {
-		x.output, x.hasOutput = parseMessages(decodedOutput(v), "assistant"), true
+		x.hasOutput = true
+		if malformedJSON(v, true) {
+			x.malformed = attrOutputMessages
+		} else {
+			x.output = parseMessages(decodedOutput(v), "assistant")
+		}
 	}
 	if v, ok := attrs.Get(attrSystemInstructions); ok {
 		x.system = instructionTexts(decoded(v))

@@ -113,6 +113,32 @@ func TestReadSemconv(t *testing.T) {
 			want: Generation{Convention: ConventionGenAI, Input: `[{'role': 'user', 'content': 'hi'}]`,
 				Conversation: `user: [{'role': 'user', 'content': 'hi'}]`, Output: "hello"},
 		},
+		{
+			name: "output that is not its JSON is not judged as text",
+			attrs: map[string]any{
+				"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"Who should we hire?"}]}]`,
+				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text" "content":"]]]}}}`,
+			},
+			want: Generation{Convention: ConventionGenAI, Input: "Who should we hire?", Conversation: "user: Who should we hire?",
+				Missing: "malformed gen_ai.output.messages", Malformed: "gen_ai.output.messages"},
+		},
+		{
+			name: "input that is not its JSON is not judged either",
+			attrs: map[string]any{
+				"gen_ai.input.messages":  `{[}]`,
+				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"hello"}]}]`,
+			},
+			want: Generation{Convention: ConventionGenAI, Output: "hello",
+				Missing: "malformed gen_ai.input.messages", Malformed: "gen_ai.input.messages"},
+		},
+		{
+			name: "output JSON cut short is still read",
+			attrs: map[string]any{
+				"gen_ai.input.messages":  `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`,
+				"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"hello the`,
+			},
+			want: Generation{Convention: ConventionGenAI, Input: "hi", Conversation: "user: hi", Output: "hello the"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

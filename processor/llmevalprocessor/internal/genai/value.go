@@ -66,6 +66,33 @@ func decodeTextOpt(s string, keepCut bool) any {
 	return v
 }
 
+// malformedJSON reports whether v is a string that means to be JSON (it
+// opens with [ or {) and cannot be read as such, even leniently as JSON cut
+// short. A convention whose messages are JSON is not judged on such text:
+// brackets and escapes are no answer.
+func malformedJSON(v pcommon.Value, keepCut bool) bool {
+	if v.Type() != pcommon.ValueTypeStr {
+		return false
+	}
+	t := strings.TrimSpace(v.Str())
+	if t == "" || (t[0] != '[' && t[0] != '{') {
+		return false
+	}
+	if pythonRepr(t) {
+		return false // a Python instrumentation's repr: read as raw text
+	}
+	_, ok := lenientjson.Parse(t, keepCut)
+	return !ok
+}
+
+// pythonRepr reports whether t looks like the repr of a Python list or dict
+// of strings, as some Python instrumentations record messages: its first
+// key or item is quoted with single quotes.
+func pythonRepr(t string) bool {
+	t = strings.TrimLeft(t, "[{ \t\r\n")
+	return strings.HasPrefix(t, "'")
+}
+
 // unquoteJSONString returns the text of s when s is a JSON string literal
 // ("\"shipped\"", as JSON.stringify writes a string), and s otherwise.
 func unquoteJSONString(s string) string {

@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	ProcessorInternalDuration                 metric.Float64Histogram
 	ProcessorLlmEvalCacheHits                 metric.Int64ObservableCounter
 	ProcessorLlmEvalCacheMisses               metric.Int64ObservableCounter
+	ProcessorLlmEvalContentMalformed          metric.Int64Counter
 	ProcessorLlmEvalContextJoins              metric.Int64Counter
 	ProcessorLlmEvalContextWaits              metric.Int64Counter
 	ProcessorLlmEvalEvaluations               metric.Int64Counter
@@ -300,6 +301,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_cache_misses",
 		metric.WithDescription("Evaluations the result cache did not have, which called the judge. [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalContentMalformed, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_content_malformed",
+		metric.WithDescription("Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged), by attribute. [Development]"),
+		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContextJoins, err = builder.meter.Int64Counter(

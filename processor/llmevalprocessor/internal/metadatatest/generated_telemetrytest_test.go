@@ -66,6 +66,7 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ProcessorIncomingItems.Add(context.Background(), 1)
 	tb.ProcessorInternalDuration.Record(context.Background(), 1)
+	tb.ProcessorLlmEvalContentMalformed.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextWaits.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
@@ -107,6 +108,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalCacheMisses(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalContentMalformed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalContextJoins(t, testTel,
