@@ -10,7 +10,7 @@ LLMEVAL := bin/llmeval
 # Every non-test Go source and module file the binaries depend on.
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
 
-.PHONY: all build tools promtool generate run test version-check unit-test bench-smoke rules-test e2e clients-install e2e-clients clients-samples mastra-reference demo load clean
+.PHONY: all build tools promtool prometheus-server generate run test version-check unit-test bench-smoke rules-test e2e e2e-prometheus clients-install e2e-clients clients-samples mastra-reference demo load clean
 
 all: build
 
@@ -29,16 +29,29 @@ $(LLMEVAL): $(GO_SOURCES)
 	@mkdir -p bin
 	$(GO) build -o $@ ./cmd/llmeval
 
+# promtool and the prometheus server come from Debian's prometheus package;
+# installed when missing and root on a Debian-like system, else explained.
+PROMETHEUS_HELP := install Prometheus (Debian/Ubuntu: sudo apt-get install prometheus; other systems: the release archive from https://prometheus.io/download/, with promtool and prometheus on PATH; LLMEVAL_PROMETHEUS may name the server binary) and retry
+
 promtool:
 	@if ! command -v promtool >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; \
 	  else \
-	    echo "promtool not found: install Prometheus (Debian/Ubuntu: sudo apt-get install prometheus) and retry" >&2; exit 1; \
+	    echo "promtool not found: $(PROMETHEUS_HELP)" >&2; exit 1; \
 	  fi; \
 	fi
 
-tools: $(OCB) promtool
+prometheus-server:
+	@if [ -z "$${LLMEVAL_PROMETHEUS:-}" ] && ! command -v prometheus >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; \
+	  else \
+	    echo "prometheus not found: $(PROMETHEUS_HELP)" >&2; exit 1; \
+	  fi; \
+	fi
+
+tools: $(OCB) promtool prometheus-server
 
 # Regenerate mdatagen output (mdatagen pinned at v0.159.0 in tools/: the module
 # proxy refuses every later version, so it stays behind the Collector line).
@@ -58,7 +71,7 @@ run: $(COLLECTOR) $(LLMEVAL)
 	fi
 	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
-test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-clients
+test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-prometheus e2e-clients
 
 # go.mod, builder-config.yaml and OCB_VERSION on one Collector release line.
 version-check:
@@ -78,6 +91,13 @@ rules-test: promtool
 
 e2e: $(COLLECTOR)
 	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -race -tags e2e -count=1 -timeout 10m ./test/e2e/...
+
+# examples/alerts.yaml in a real Prometheus server scraping the built
+# collector: a burst of bad answers fires the bias and hallucination alerts,
+# good traffic resolves them; every Grafana dashboard query returns data.
+# Prints the alerts' pending, firing and resolved times.
+e2e-prometheus: $(COLLECTOR) prometheus-server
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -race -tags e2e,prometheus -count=1 -v -timeout 5m -run '^TestAlertsInRealPrometheus$$' ./test/e2e/
 
 # Real instrumentation libraries (Node apps in test/clients/apps, one package
 # and package-lock.json each, plus node@22 in test/clients) against the built

@@ -69,14 +69,20 @@
 //     Several may run side by side: each reports its configured name.
 //
 //   - TaskCompletion (agent runs, modelled on deepeval's task completion,
-//     reference-free): preprocess reads the request, the trajectory and
-//     the final answer and returns the task, split into requirements (the
-//     judge is asked for 1 to 10; more than 20 is re-asked), and a
-//     factual account of the outcome (what tool
-//     results confirm, what failed, what was only claimed); analyze
-//     decides for each requirement whether the outcome accomplishes it.
-//     Score = accomplished / requirements × scale. A case without a
-//     trajectory, or whose run shows no task, is not scorable.
+//     reference-free): preprocess reads the request alone and returns the
+//     task, split into requirements (the judge is asked for 1 to 10, the
+//     main one first; more than 20 is re-asked), through
+//     Options.Requirements when set (guard.RequirementCache keeps them by
+//     the request's hash), so every run of a request is measured against
+//     the same list; analyze reads the request, the requirements, the
+//     trajectory and the final answer and decides for each requirement
+//     "yes", "no" or, only when steps were left out to bound the run and
+//     only they could decide it, "n/a". The main requirement weighs as
+//     much as the other judged ones together plus one: score = met weight
+//     / total weight × scale, so a run whose main requirement failed
+//     scores below half the scale. "n/a" requirements are not counted. A
+//     case without a trajectory, without a request, or whose request asks
+//     for nothing, is not scorable.
 //
 //   - ToolUse (agent runs, modelled on Phoenix's tool-calling and Mastra's
 //     tool-call accuracy evals): no preprocess; analyze answers three
@@ -84,12 +90,16 @@
 //     tool served the request at that point of the run and the call was
 //     not a pointless repeat), arguments_supported (every argument comes
 //     from the request or an earlier step, or is an evident default) and
-//     result_used ("n/a" when there was nothing to use). A call is
-//     appropriate when right_tool and arguments_supported are both "yes";
-//     result_used is reported but does not count, because an unused result
-//     is the answer's fault, not the call's. Score = appropriate / calls ×
-//     scale. A case without a trajectory or without tool calls is not
-//     scorable.
+//     result_used ("n/a" when there was nothing to use), and lists the
+//     tools of Trajectory.Tools the request needed and the run never
+//     called (missing_tools). A call is appropriate when right_tool and
+//     arguments_supported are both "yes"; result_used is reported but does
+//     not count, because an unused result is the answer's fault, not the
+//     call's. Score = appropriate / (calls + missing tools) × scale;
+//     missing tools do not count when steps were left out. A run without
+//     tool calls is judged when its tools are known (full scale when it
+//     needed none). A case without a trajectory, or without tool calls and
+//     tools, is not scorable.
 //
 // Scores are count / total × scale rounded to two decimals, as Mastra's
 // scorers round them (half a hundredth up: 2 of 3 is 0.67, 3 of 6 × 0.7

@@ -28,8 +28,7 @@ func rescheduleRun() scoring.Case {
 func ExampleNew_taskCompletion() {
 	judge := cannedJudge{
 		scoring.SchemaTaskCompletionTask: `{"task": "Move the dentist appointment to next Tuesday.",
-			"requirements": ["the appointment is moved", "to next Tuesday"],
-			"outcome": "The appointment was found; rescheduling it failed (no free slots on Tuesday), yet the answer claims it was moved."}`,
+			"requirements": ["the appointment is moved", "to next Tuesday"]}`,
 		scoring.SchemaTaskCompletionVerdicts: `{"verdicts": [
 			{"requirement": "the appointment is moved", "verdict": "no", "reason": "The reschedule call failed."},
 			{"requirement": "to next Tuesday", "verdict": "no", "reason": "No Tuesday slot was booked."}]}`,
@@ -48,7 +47,7 @@ func ExampleNew_taskCompletion() {
 	fmt.Println(res.Label, res.Usage.LLMCalls)
 	// Output:
 	// 0 fail 2
-	// The score is 0 because the run accomplished 0 of 2 requirements of the task: The reschedule call failed; No Tuesday slot was booked.
+	// The score is 0 because the run did not accomplish the task's main requirement (the appointment is moved), and 0 of 2 judged requirements in all: The reschedule call failed; No Tuesday slot was booked.
 	// not_scorable 0
 }
 
@@ -69,6 +68,39 @@ func ExampleNew_toolUse() {
 	// Output:
 	// 1 pass
 	// The score is 1 because all 2 tool calls were appropriate; the result of call 2 was not used.
+}
+
+// ExampleNew_toolUseMissingTool: the trajectory lists the tools the agent
+// had, and the judge names one the request needed that the run never
+// called; it counts as a wrong decision.
+func ExampleNew_toolUseMissingTool() {
+	judge := cannedJudge{
+		scoring.SchemaToolUseVerdicts: `{"verdicts": [
+			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": ""}],
+			"missing_tools": [{"tool": "cancel_order", "reason": "The user asked for a cancellation."}]}`,
+	}
+	s, err := scoring.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := s.Score(context.Background(), scoring.Case{
+		Input:  "Cancel my order 5512.",
+		Output: "Your order 5512 has been cancelled.",
+		Trajectory: &scoring.Trajectory{
+			Steps: []scoring.Step{
+				{Kind: scoring.StepGeneration, ToolCalls: []scoring.ToolCall{{ID: "c1", Name: "get_order", Arguments: `{"id": "5512"}`}}},
+				{Kind: scoring.StepTool, Tool: "get_order", CallID: "c1", Result: `{"status": "processing"}`},
+				{Kind: scoring.StepGeneration, Output: "Your order 5512 has been cancelled."},
+			},
+			Tools: []scoring.ToolDefinition{{Name: "get_order"}, {Name: "cancel_order", Description: "Cancels an order."}},
+		},
+	})
+	fmt.Println(res.Score, res.Label)
+	fmt.Println(res.Reason)
+	// Output:
+	// 0.5 pass
+	// The score is 0.5 because all 1 tool call was appropriate; needed but never called: cancel_order (The user asked for a cancellation).
 }
 
 func ExampleNewChecks_trajectory() {

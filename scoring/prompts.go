@@ -38,9 +38,11 @@ type promptData struct {
 	// Calls is the number of its tool calls.
 	Trajectory []any
 	Calls      int
-	// Task and Outcome are what task_completion's preprocess step found.
-	Task    string
-	Outcome string
+	// Tools are the tools the agent had as toolLines renders them, nil
+	// when unknown.
+	Tools []any
+	// Omissions says that steps of the trajectory were left out.
+	Omissions bool
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string

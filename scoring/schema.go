@@ -136,10 +136,9 @@ var (
   "type": "object",
   "properties": {
     "task": {"type": "string"},
-    "requirements": {"type": "array", "items": {"type": "string"}},
-    "outcome": {"type": "string"}
+    "requirements": {"type": "array", "items": {"type": "string"}}
   },
-  "required": ["task", "requirements", "outcome"],
+  "required": ["task", "requirements"],
   "additionalProperties": false
 }`)}
 
@@ -152,7 +151,7 @@ var (
         "type": "object",
         "properties": {
           "requirement": {"type": "string"},
-          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
           "reason": {"type": "string"}
         },
         "required": ["requirement", "verdict", "reason"],
@@ -181,9 +180,21 @@ var (
         "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
         "additionalProperties": false
       }
+    },
+    "missing_tools": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "tool": {"type": "string"},
+          "reason": {"type": "string"}
+        },
+        "required": ["tool", "reason"],
+        "additionalProperties": false
+      }
     }
   },
-  "required": ["verdicts"],
+  "required": ["verdicts", "missing_tools"],
   "additionalProperties": false
 }`)}
 

@@ -78,6 +78,11 @@ type Options struct {
 	// each context item and instruction) before it is sent to the judge.
 	// It runs before MaxInputChars is applied.
 	Redact func(string) string
+	// Requirements, when set, gives task_completion the requirements of a
+	// request (guard.RequirementCache keeps them by the request's hash, so
+	// a request repeated across runs is split by the judge once); nil asks
+	// the scorer's judge every time. It gets the request redacted and cut.
+	Requirements RequirementLister
 }
 
 // ReasonMode selects how a result's reason is produced.
@@ -98,7 +103,7 @@ const truncationMarkerText = "[...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "4"
+const PromptVersion = "5"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -107,6 +112,9 @@ type scorerSpec struct {
 	// usesTrajectory: the scorer judges Case.Trajectory; the others never
 	// see it.
 	usesTrajectory bool
+	// usesTools: the scorer judges Trajectory.Tools; the other trajectory
+	// scorers never see them.
+	usesTools bool
 	// sends lists the case fields the scorer's prompts carry to the judge;
 	// only a cut in one of them sets Result.Truncated. Nil means all four.
 	sends map[Field]bool
@@ -127,7 +135,7 @@ var specs = map[string]scorerSpec{
 	Hallucination:   {name: Hallucination, lowerIsBetter: true, sends: fields(FieldInput, FieldOutput, FieldContext), run: runHallucination},
 	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, sends: fields(FieldInput, FieldOutput, FieldInstructions), run: runPromptAlignment},
 	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runTaskCompletion},
-	ToolUse:         {name: ToolUse, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runToolUse},
+	ToolUse:         {name: ToolUse, usesTrajectory: true, usesTools: true, sends: fields(FieldInput, FieldOutput), run: runToolUse},
 }
 
 // scorer is the one Scorer implementation; spec supplies the pipeline.
@@ -276,6 +284,13 @@ func (s *scorer) prepare(c Case) (out Case, cut map[Field]bool, truncated bool, 
 		out.Trajectory = c.Trajectory.clone()
 		if s.prepareTrajectory(out.Trajectory) {
 			truncated = true
+		}
+		out.Trajectory.Tools = nil
+		if s.spec.usesTools {
+			var toolsCut bool
+			if out.Trajectory.Tools, toolsCut = prepareTools(c.Trajectory.Tools, s.opts.Redact); toolsCut {
+				truncated = true
+			}
 		}
 	}
 	return out, cut, truncated, nil

@@ -22,7 +22,7 @@ func taskReplies(verdicts ...string) map[string][]string {
 		vs = append(vs, map[string]string{"requirement": r, "verdict": v, "reason": fmt.Sprintf("reason %d", i+1)})
 	}
 	return map[string][]string{
-		SchemaTaskCompletionTask:     {mustJSON(map[string]any{"task": "the task", "requirements": reqs, "outcome": "the outcome"})},
+		SchemaTaskCompletionTask:     {mustJSON(map[string]any{"task": "the task", "requirements": reqs})},
 		SchemaTaskCompletionVerdicts: {mustJSON(map[string]any{"verdicts": vs})},
 		SchemaReason:                 {`{"reason": "judge reason"}`},
 	}
@@ -40,12 +40,19 @@ func TestTaskCompletionScore(t *testing.T) {
 		label    Label
 	}{
 		{[]string{"yes"}, Options{}, 1, LabelPass},
-		{[]string{"yes", "no"}, Options{}, 0.5, LabelPass},
-		{[]string{"yes", "no", "no"}, Options{}, 0.33, LabelFail},
+		// The main requirement (the first) weighs as much as the others
+		// together plus one: 2 of 3 weights, 3 of 5, 4 of 5.
+		{[]string{"yes", "no"}, Options{}, 0.67, LabelPass},
+		{[]string{"yes", "no", "no"}, Options{}, 0.6, LabelPass},
 		{[]string{"no", "no"}, Options{}, 0, LabelFail},
-		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 6.67, LabelFail},
+		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 8, LabelPass},
 		{[]string{"yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
 		{[]string{"Yes.", "YES - it was booked"}, Options{StrictMode: true}, 1, LabelPass},
+		// The main requirement failed: below half the scale however many
+		// minor ones were met (it passed at 0.5 when all counted alike).
+		{[]string{"no", "yes"}, Options{}, 0.33, LabelFail},
+		{[]string{"no", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes"}, Options{}, 0.47, LabelFail},
+		{[]string{"no", "yes", "yes", "yes"}, Options{Scale: 10}, 4.29, LabelFail},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.verdicts, ","), func(t *testing.T) {
@@ -57,7 +64,7 @@ func TestTaskCompletionScore(t *testing.T) {
 			assert.Equal(t, []string{SchemaTaskCompletionTask, SchemaTaskCompletionVerdicts, SchemaReason}, j.schemas())
 			assert.Equal(t, 3, res.Usage.LLMCalls)
 			assert.Equal(t, "judge reason", res.Reason)
-			task := res.Steps.Preprocess.(TaskOutcome)
+			task := res.Steps.Preprocess.(TaskRequirements)
 			assert.Equal(t, "the task", task.Task)
 			assert.Len(t, res.Steps.Analyze.(RequirementVerdicts).Verdicts, len(tc.verdicts))
 		})
@@ -71,25 +78,28 @@ func TestTaskCompletionPrompts(t *testing.T) {
 	reqs := j.requests()
 	require.Len(t, reqs, 3)
 	pre := reqs[0].Messages[1].Content
+	assert.Equal(t, "Work out what this request asks the agent to do.\n\n<<<INPUT\n\"What's the weather in Lyon tomorrow?\"\nINPUT>>>", pre,
+		"the requirements come from the request alone")
+	analyze := reqs[1].Messages[1].Content
 	for _, want := range []string{
+		"Return exactly 2 verdicts.",
+		"<<<REQUIREMENTS\n1. \"requirement 1\"\n2. \"requirement 2\"\nREQUIREMENTS>>>",
 		"<<<INPUT\n\"What's the weather in Lyon tomorrow?\"\nINPUT>>>",
 		`{"step":1,"kind":"generation","tool_calls":[{"call":1,"tool":"get_weather","arguments":"{\"city\": \"Lyon\"}"}]}`,
 		`{"step":2,"kind":"tool","call":1,"tool":"get_weather","result":"rain, 14°C"}`,
 		"<<<OUTPUT\n\"Tomorrow Lyon will be rainy, 14°C.\"\nOUTPUT>>>",
 	} {
-		assert.Contains(t, pre, want)
+		assert.Contains(t, analyze, want)
 	}
-	analyze := reqs[1].Messages[1].Content
-	assert.Contains(t, analyze, "Return exactly 2 verdicts.")
-	assert.Contains(t, analyze, "<<<TASK\n\"the task\"\nTASK>>>")
-	assert.Contains(t, analyze, "<<<REQUIREMENTS\n1. \"requirement 1\"\n2. \"requirement 2\"\nREQUIREMENTS>>>")
-	assert.Contains(t, analyze, "<<<OUTCOME\n\"the outcome\"\nOUTCOME>>>")
-	assert.NotContains(t, analyze, "TRAJECTORY", "the verdict step judges the outcome, not the raw run")
+	assert.NotContains(t, analyze, "OUTCOME", "the verdict step sees the run, not a summary of it")
+	assert.NotContains(t, analyze, `"n/a"`, "n/a is offered only when steps were left out")
+	assert.Contains(t, reqs[1].Messages[0].Content, "How an agent run is given:")
 	reason := reqs[2].Messages[1].Content
-	assert.Contains(t, reason, `{"task":"the task","outcome":"the outcome"}`)
+	assert.Contains(t, reason, `{"requirement":"requirement 1","main":true,"verdict":"yes","reason":"reason 1"}`)
 	assert.Contains(t, reqs[2].Messages[0].Content, "task completion score")
-	assert.Contains(t, res.Steps.PreprocessPrompt, "TRAJECTORY")
-	assert.Contains(t, res.Steps.AnalyzePrompt, "REQUIREMENTS")
+	assert.Contains(t, res.Steps.PreprocessPrompt, "<<<INPUT")
+	assert.NotContains(t, res.Steps.PreprocessPrompt, "TRAJECTORY")
+	assert.Contains(t, res.Steps.AnalyzePrompt, "TRAJECTORY")
 }
 
 func TestTaskCompletionNotScorable(t *testing.T) {
@@ -104,8 +114,9 @@ func TestTaskCompletionNotScorable(t *testing.T) {
 		{"trajectory without steps", Case{Input: "q", Output: "a", Trajectory: &Trajectory{}}, nil, 0, "has no trajectory"},
 		{"only omitted steps", Case{Input: "q", Output: "a", Trajectory: &Trajectory{Steps: []Step{{Kind: StepOmitted, Count: 9}}}}, nil, 0, "has no trajectory"},
 		{"judge finds no task", agentCase(), map[string][]string{
-			SchemaTaskCompletionTask: {`{"task": "", "requirements": [], "outcome": "The agent greeted the user."}`},
+			SchemaTaskCompletionTask: {`{"task": "", "requirements": []}`},
 		}, 1, "found no task"},
+		{"no request", Case{Output: "a", Trajectory: weatherRun()}, nil, 0, "has no request"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +138,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		})
 		res := mustNew(t, TaskCompletion, j, Options{OmitReason: true}).Score(context.Background(), agentCase())
 		require.NoError(t, res.Err)
-		assert.Equal(t, []string{"Book a table"}, res.Steps.Preprocess.(TaskOutcome).Requirements)
+		assert.Equal(t, []string{"Book a table"}, res.Steps.Preprocess.(TaskRequirements).Requirements)
 		assert.Equal(t, 1.0, res.Score)
 	})
 	t.Run("verdicts in another order are matched by requirement", func(t *testing.T) {
@@ -142,7 +153,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		assert.True(t, v.Reordered)
 		assert.Equal(t, "yes", v.Verdicts[0].Verdict)
 		assert.Equal(t, "for two people", v.Verdicts[1].Requirement)
-		assert.Equal(t, "The score is 0.5 because the run accomplished 1 of 2 requirements of the task: for four.", res.Reason)
+		assert.Equal(t, "The score is 0.67 because the run accomplished the main requirement and 1 of 2 judged requirements in all: for four.", res.Reason)
 	})
 	t.Run("wrong verdict count is re-asked once", func(t *testing.T) {
 		j := newJudge(taskReplies("yes", "yes"))
@@ -168,7 +179,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		})
 		res := mustNew(t, TaskCompletion, j, Options{OmitReason: true}).Score(context.Background(), agentCase())
 		require.NoError(t, res.Err)
-		assert.Equal(t, 0.5, res.Score)
+		assert.InDelta(t, 0.67, res.Score, 1e-12)
 		reqs := j.requests()
 		require.Len(t, reqs, 3)
 		reask := reqs[2].Messages[len(reqs[2].Messages)-1].Content
@@ -191,7 +202,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		for i := range many {
 			many[i] = fmt.Sprintf("r%d", i)
 		}
-		_, err := parseTaskOutcome(mustJSON(map[string]any{"task": "t", "requirements": many, "outcome": "o"}))
+		_, err := parseTaskRequirements(mustJSON(map[string]any{"task": "t", "requirements": many}))
 		assert.ErrorContains(t, err, "list at most 10")
 	})
 }
@@ -200,7 +211,7 @@ func TestTaskCompletionSummaryReason(t *testing.T) {
 	j := newJudge(taskReplies("yes", "yes"))
 	res := mustNew(t, TaskCompletion, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), agentCase())
 	require.NoError(t, res.Err)
-	assert.Equal(t, "The score is 1 because the run accomplished all 2 requirements of the task.", res.Reason)
+	assert.Equal(t, "The score is 1 because the run accomplished all 2 judged requirements of the task.", res.Reason)
 	assert.Equal(t, 2, res.Usage.LLMCalls)
 
 	j = newJudge(taskReplies("yes", "no"))
@@ -208,7 +219,7 @@ func TestTaskCompletionSummaryReason(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.Empty(t, res.Reason, "include_reason: false")
 	assert.Equal(t, []string{SchemaTaskCompletionTask, SchemaTaskCompletionVerdicts}, j.schemas())
-	assert.Equal(t, 0.5, res.Score)
+	assert.InDelta(t, 0.67, res.Score, 1e-12)
 
 	j = newJudge(toolReplies(toolVerdict{1, "yes", "yes", "yes", ""}, toolVerdict{2, "yes", "yes", "yes", ""}, toolVerdict{3, "yes", "yes", "yes", ""}))
 	res = mustNew(t, ToolUse, j, Options{OmitReason: true, Verbose: true}).Score(context.Background(), threeCalls())
@@ -228,11 +239,11 @@ func TestTrajectoryIsBoundedBeforeTheJudge(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.True(t, res.Truncated)
 	assert.Equal(t, orig, c.Trajectory, "the caller's trajectory is not changed")
-	prompt := j.requests()[0].Messages[1].Content
+	prompt := j.requests()[1].Messages[1].Content
 	assert.Contains(t, prompt, `{"kind":"omitted","omitted_steps":`)
 	assert.Less(t, len(prompt), 20_000, "the prompt stays small")
 	assert.Contains(t, prompt, strings.TrimSpace(TruncationMarker))
-	assert.Contains(t, j.requests()[0].Messages[0].Content, "An \"omitted\" step stands for")
+	assert.Contains(t, j.requests()[1].Messages[0].Content, "An \"omitted\" step stands for")
 }
 
 func TestTrajectoryRedactedAndNamesCapped(t *testing.T) {
@@ -245,7 +256,7 @@ func TestTrajectoryRedactedAndNamesCapped(t *testing.T) {
 	j := newJudge(taskReplies("yes"))
 	res := mustNew(t, TaskCompletion, j, Options{Redact: redact}).Score(context.Background(), Case{Input: "mail bob", Output: "done", Trajectory: tr})
 	require.NoError(t, res.Err)
-	prompt := j.requests()[0].Messages[1].Content
+	prompt := j.requests()[1].Messages[1].Content
 	assert.NotContains(t, prompt, "bob@example.com")
 	assert.Equal(t, 4, strings.Count(prompt, "[REDACTED:email]"))
 	assert.NotContains(t, prompt, strings.Repeat("n", maxToolNameChars+1))

@@ -9,12 +9,27 @@ import (
 )
 
 // ToolCallVerdicts is the tool_use scorer's analyze result: one entry per
-// tool call of the trajectory, in call order.
+// tool call of the trajectory, in call order, and the tools the request
+// needed that the run never called.
 type ToolCallVerdicts struct {
 	Verdicts []ToolCallVerdict `json:"verdicts"`
+	// Missing are the available tools the request needed and the run
+	// never called, each counting as one inappropriate decision.
+	Missing []MissingTool `json:"missing_tools,omitempty"`
+	// MissingNotCounted is set when steps of the run were left out to
+	// bound it: a tool listed as missing may have been called in them, so
+	// Missing does not count towards the score.
+	MissingNotCounted bool `json:"missing_not_counted,omitempty"`
 	// Reordered is set when the judge returned the verdicts in another
 	// order than the calls; they were put in order by their call numbers.
 	Reordered bool `json:"reordered,omitempty"`
+}
+
+// MissingTool is a tool the agent had, that the request needed and that
+// the run never called.
+type MissingTool struct {
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
 }
 
 // ToolCallVerdict judges one tool call. RightTool says whether calling
@@ -34,18 +49,32 @@ type ToolCallVerdict struct {
 }
 
 // runToolUse is the tool_use pipeline: no preprocess (the calls are read
-// from the trajectory), one analyze call judging every tool call, score
-// appropriate / calls × scale. A case without a trajectory or without tool
-// calls is not scorable.
+// from the trajectory), one analyze call judging every tool call and
+// naming the available tools the request needed that the run never
+// called. Score = appropriate calls / (calls + missing tools) × scale. A
+// run without tool calls is judged when its tools are known: it scores
+// the full scale when it needed none and 0 when it missed one. A case
+// without a trajectory, or without tool calls and without known tools, is
+// not scorable.
 func runToolUse(e *evaluation) {
 	if e.c.Trajectory.empty() {
 		e.notScorable("The case has no trajectory: tool_use judges the tool calls of an agent run, and this case records none.")
 		return
 	}
 	calls, _ := trajectoryCalls(e.c.Trajectory)
-	if len(calls) == 0 {
-		e.notScorable("The agent made no tool calls in the steps recorded, so there is no tool use to judge.")
+	tools := e.c.Trajectory.Tools
+	omissions := e.c.Trajectory.hasOmissions()
+	if len(calls) == 0 && (len(tools) == 0 || omissions) {
+		if omissions {
+			e.notScorable("The agent made no tool calls in the steps shown and steps were left out, so there is no tool use to judge.")
+			return
+		}
+		e.notScorable("The agent made no tool calls in the steps recorded and the trace does not say which tools it had, so there is no tool use to judge.")
 		return
+	}
+	var shown []any
+	if len(tools) > 0 {
+		shown = toolLines(tools)
 	}
 	msgs, err := render(SchemaToolUseVerdicts, promptData{
 		Scorer:     ToolUse,
@@ -53,6 +82,8 @@ func runToolUse(e *evaluation) {
 		Output:     e.c.Output,
 		Trajectory: trajectoryLines(e.c.Trajectory),
 		Calls:      len(calls),
+		Tools:      shown,
+		Omissions:  omissions,
 	})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
@@ -61,19 +92,20 @@ func runToolUse(e *evaluation) {
 	var result ToolCallVerdicts
 	if err := e.ask(StepAnalyze, schemaToolUseVerdicts, msgs, func(reply string) error {
 		var perr error
-		result, perr = parseToolCallVerdicts(reply, calls)
+		result, perr = parseToolCallVerdicts(reply, calls, tools)
 		return perr
 	}); err != nil {
 		e.fail(err)
 		return
 	}
+	result.MissingNotCounted = omissions && len(result.Missing) > 0
 	e.res.Steps.Analyze = result
 	appropriate := 0
 	var faults []string
 	var unused []string
-	forJudge := make([]any, len(result.Verdicts))
-	for i, v := range result.Verdicts {
-		forJudge[i] = v
+	forJudge := make([]any, 0, len(result.Verdicts)+len(result.Missing))
+	for _, v := range result.Verdicts {
+		forJudge = append(forJudge, v)
 		if v.Appropriate {
 			appropriate++
 		} else {
@@ -83,15 +115,43 @@ func runToolUse(e *evaluation) {
 			unused = append(unused, strconv.Itoa(v.Call))
 		}
 	}
+	var missing []string
+	for _, m := range result.Missing {
+		forJudge = append(forJudge, struct {
+			MissingTool string `json:"missing_tool"`
+			Counted     bool   `json:"counted"`
+			Reason      string `json:"reason"`
+		}{m.Tool, !omissions, m.Reason})
+		missing = append(missing, fmt.Sprintf("%s (%s)", toolName(m.Tool), strings.TrimRight(cmp.Or(m.Reason, "no reason given"), ". ")))
+	}
 	n := len(calls)
-	e.scoreRatio(appropriate, n)
+	total := n
+	if !omissions {
+		total += len(result.Missing)
+	}
+	if total == 0 { // no call made and none needed: nothing done wrong
+		appropriate, total = 1, 1
+	}
+	e.scoreRatio(appropriate, total)
 	e.reason(forJudge, func() string {
 		var b strings.Builder
-		if appropriate == n {
+		switch {
+		case n == 0 && len(missing) == 0:
+			fmt.Fprintf(&b, "The score is %s because the run needed none of its tools and called none", formatScore(e.res.Score))
+		case n == 0:
+			fmt.Fprintf(&b, "The score is %s because the run called no tool although it needed %s", formatScore(e.res.Score), strings.Join(missing, "; "))
+		case appropriate == n:
 			fmt.Fprintf(&b, "The score is %s because all %d tool %s appropriate", formatScore(e.res.Score), n, plural(n, "call was", "calls were"))
-		} else {
+		default:
 			fmt.Fprintf(&b, "The score is %s because %d of %d tool %s appropriate; not appropriate: %s",
 				formatScore(e.res.Score), appropriate, n, plural(n, "call was", "calls were"), strings.Join(faults, "; "))
+		}
+		if n > 0 && len(missing) > 0 {
+			if omissions {
+				fmt.Fprintf(&b, "; the judge found needed but not called %s, not counted because steps were left out", strings.Join(missing, "; "))
+			} else {
+				fmt.Fprintf(&b, "; needed but never called: %s", strings.Join(missing, "; "))
+			}
 		}
 		if len(unused) > 0 {
 			fmt.Fprintf(&b, "; the %s of %s %s %s not used", plural(len(unused), "result", "results"),
@@ -105,8 +165,12 @@ func runToolUse(e *evaluation) {
 // parseToolCallVerdicts parses a tool_use analyze reply: exactly one
 // verdict per call. Verdicts carrying every call number once are put in
 // call order; verdicts without numbers are taken in order.
-func parseToolCallVerdicts(reply string, calls []trajectoryCall) (ToolCallVerdicts, error) {
+func parseToolCallVerdicts(reply string, calls []trajectoryCall, tools []ToolDefinition) (ToolCallVerdicts, error) {
 	v, err := extractJSON(reply)
+	if err != nil {
+		return ToolCallVerdicts{}, err
+	}
+	missing, err := parseMissingTools(v, calls, tools)
 	if err != nil {
 		return ToolCallVerdicts{}, err
 	}
@@ -167,7 +231,7 @@ func parseToolCallVerdicts(reply string, calls []trajectoryCall) (ToolCallVerdic
 	if err != nil {
 		return ToolCallVerdicts{}, err
 	}
-	out := ToolCallVerdicts{Verdicts: make([]ToolCallVerdict, len(parsed)), Reordered: reordered}
+	out := ToolCallVerdicts{Verdicts: make([]ToolCallVerdict, len(parsed)), Missing: missing, Reordered: reordered}
 	for i, j := range order {
 		pv := parsed[j]
 		pv.Call, pv.Tool = calls[i].Number, calls[i].Tool
@@ -193,4 +257,90 @@ func callNumber(raw any, n int) int {
 		return 0
 	}
 	return k
+}
+
+// parseMissingTools reads the "missing_tools" list of a tool_use reply:
+// each item names a tool of the TOOLS block (an object with "tool" and
+// "reason", or the bare name) that the run never called. With no tools
+// known the list must be empty or absent; with tools known it is
+// required. A name no tool has, or a tool the run called, is an error
+// (re-asked); a repeated name counts once.
+func parseMissingTools(v any, calls []trajectoryCall, tools []ToolDefinition) ([]MissingTool, error) {
+	var raw any
+	found := false
+	if m, ok := v.(map[string]any); ok {
+		raw, found = lookup(m, "missing_tools", "missing", "uncalled_tools")
+	}
+	if !found || raw == nil {
+		if len(tools) > 0 {
+			return nil, fmt.Errorf("the reply has no %q list; give it, empty when the run called every tool the request needed", "missing_tools")
+		}
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("the %q field must be a list, got %s", "missing_tools", jsonKind(raw))
+	}
+	if len(list) > 0 && len(tools) == 0 {
+		return nil, fmt.Errorf("the %q list must be empty: no TOOLS block lists the tools the agent had", "missing_tools")
+	}
+	called := make(map[string]int, len(calls))
+	for _, c := range calls {
+		if _, seen := called[c.Tool]; !seen {
+			called[c.Tool] = c.Number
+		}
+	}
+	var out []MissingTool
+	seen := map[string]bool{}
+	for i, it := range list {
+		var name, reason string
+		switch t := it.(type) {
+		case string:
+			name = t
+		case map[string]any:
+			n, ok := lookup(t, "tool", "name")
+			if !ok {
+				return nil, fmt.Errorf("item %d of %q has no %q", i+1, "missing_tools", "tool")
+			}
+			name, _ = n.(string)
+			reason = optionalString(t, "reason")
+		default:
+			return nil, fmt.Errorf("item %d of %q must be an object, got %s", i+1, "missing_tools", jsonKind(it))
+		}
+		tool, ok := availableTool(name, tools)
+		if !ok {
+			return nil, fmt.Errorf("item %d of %q names %s, which is not a tool of the TOOLS block", i+1, "missing_tools", describe(name))
+		}
+		if n, ok := called[tool]; ok {
+			return nil, fmt.Errorf("item %d of %q names %q, which the run called (call %d); list only tools it never called", i+1, "missing_tools", tool, n)
+		}
+		if seen[tool] {
+			continue
+		}
+		seen[tool] = true
+		out = append(out, MissingTool{Tool: tool, Reason: reason})
+	}
+	return out, nil
+}
+
+// availableTool returns the name of the tool a reply names: the same name,
+// else the only one equal to it ignoring case and surrounding space.
+func availableTool(name string, tools []ToolDefinition) (string, bool) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", false
+	}
+	match := ""
+	for _, d := range tools {
+		if d.Name == name {
+			return name, true
+		}
+		if strings.EqualFold(d.Name, name) {
+			if match != "" {
+				return "", false
+			}
+			match = d.Name
+		}
+	}
+	return match, match != ""
 }

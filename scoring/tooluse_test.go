@@ -164,7 +164,7 @@ func TestToolUseParsing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseToolCallVerdicts(tc.reply, calls)
+			got, err := parseToolCallVerdicts(tc.reply, calls, nil)
 			if tc.wantErr != "" {
 				assert.ErrorContains(t, err, tc.wantErr)
 				return

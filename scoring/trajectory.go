@@ -23,6 +23,19 @@ import (
 // request was not) are kept as they are.
 type Trajectory struct {
 	Steps []Step `json:"steps"`
+	// Tools are the tools the agent had during the run, when the trace
+	// says so (gen_ai.tool.definitions, OpenInference llm.tools, the AI
+	// SDK's ai.prompt.tools, a Mastra agent's tools); nil when unknown.
+	// The tool_use scorer judges against them which tools the request
+	// needed and the run never called.
+	Tools []ToolDefinition `json:"tools,omitempty"`
+}
+
+// ToolDefinition is one tool an agent had: its name and, when recorded,
+// what it does.
+type ToolDefinition struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // StepKind says what a Step is.
@@ -121,11 +134,16 @@ func (t *Trajectory) empty() bool {
 	return true
 }
 
-// Validate reports a step of an unknown kind or an omitted step without a
-// positive count.
+// Validate reports a step of an unknown kind, an omitted step without a
+// positive count and a tool without a name.
 func (t *Trajectory) Validate() error {
 	if t == nil {
 		return nil
+	}
+	for i, d := range t.Tools {
+		if strings.TrimSpace(d.Name) == "" {
+			return fmt.Errorf("trajectory tool %d: a tool needs a name", i)
+		}
 	}
 	for i, s := range t.Steps {
 		switch s.Kind {
@@ -146,7 +164,7 @@ func (t *Trajectory) clone() *Trajectory {
 	if t == nil {
 		return nil
 	}
-	c := &Trajectory{Steps: make([]Step, len(t.Steps))}
+	c := &Trajectory{Steps: make([]Step, len(t.Steps)), Tools: append([]ToolDefinition(nil), t.Tools...)}
 	for i, s := range t.Steps {
 		s.ToolCalls = append([]ToolCall(nil), s.ToolCalls...)
 		c.Steps[i] = s

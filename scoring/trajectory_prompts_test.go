@@ -31,7 +31,7 @@ func trajectoryDataWith(text string) promptData {
 	d.Scorer = TaskCompletion
 	d.Trajectory = trajectoryLines(runWith(text))
 	d.Calls = 2
-	d.Task, d.Outcome = text, text
+	d.Tools = toolLines([]ToolDefinition{{Name: "search", Description: text}, {Name: "book_table"}})
 	return d
 }
 
@@ -73,6 +73,7 @@ func TestTrajectoryUserPromptGolden(t *testing.T) {
 		{"plain", trajectoryDataWith("Book a table for two on Friday.")},
 		{"hostile", trajectoryDataWith(hostile)},
 		{"empty", promptData{Scorer: ToolUse, Trajectory: []any{}}},
+		{"steps left out", func() promptData { d := trajectoryDataWith("Book a table."); d.Omissions = true; return d }()},
 	}
 	var got strings.Builder
 	for _, v := range variants {
@@ -96,11 +97,13 @@ func TestTrajectoryPromptsCarryRules(t *testing.T) {
 		name string
 		want []string
 	}{
-		{SchemaTaskCompletionTask, []string{`"requirements"`, "from 1 to 10", "Take requirements only from the request", "announced or claimed",
-			`An "omitted" step stands for`, "by the evaluation system", `{"task": string, "requirements": [string, ...], "outcome": string}`}},
-		{SchemaTaskCompletionVerdicts, []string{"partly done is \"no\"", "honest explanation", "only promised or claimed", "Do not use your own knowledge"}},
+		{SchemaTaskCompletionTask, []string{`"requirements"`, "from 1 to 10", "Take requirements only from the request", "The first item is the main requirement",
+			"You see only the request, never a run", "by the evaluation system", `{"task": string, "requirements": [string, ...]}`}},
+		{SchemaTaskCompletionVerdicts, []string{"partly done is \"no\"", "honest explanation", "only announced or claimed", "Do not use your own knowledge",
+			`An "omitted" step stands for`, `"n/a": only when the trajectory has an omitted step`, "the first is the main one"}},
 		{SchemaToolUseVerdicts, []string{"what the agent knew at that point", "repeats an earlier call with the same arguments", "invented",
-			`"n/a" when there was nothing to use`, "plain text instead of JSON are not a fault", `An "omitted" step stands for`}},
+			`"n/a" when there was nothing to use`, "plain text instead of JSON are not a fault", `An "omitted" step stands for`,
+			`"missing_tools"`, "never called at all", "a tool the run called (even when that call failed)"}},
 	}
 	for _, tt := range tests {
 		msgs, err := render(tt.name, trajectoryDataWith("x"))
@@ -127,7 +130,7 @@ func TestTrajectoryExamplesAgreeWithRules(t *testing.T) {
 	require.NoError(t, err)
 	m := reply.FindStringSubmatch(task[0].Content)
 	require.NotNil(t, m)
-	outcome, err := parseTaskOutcome(m[1])
+	outcome, err := parseTaskRequirements(m[1])
 	require.NoError(t, err)
 
 	verdicts, err := render(SchemaTaskCompletionVerdicts, trajectoryDataWith("x"))
@@ -147,7 +150,7 @@ func TestTrajectoryExamplesAgreeWithRules(t *testing.T) {
 	m = reply.FindStringSubmatch(tool[0].Content)
 	require.NotNil(t, m)
 	calls := []trajectoryCall{{Number: 1}, {Number: 2}, {Number: 3}}
-	got, err := parseToolCallVerdicts(m[1], calls)
+	got, err := parseToolCallVerdicts(m[1], calls, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false, false}, []bool{got.Verdicts[0].Appropriate, got.Verdicts[1].Appropriate, got.Verdicts[2].Appropriate})
 	assert.Equal(t, "no", got.Verdicts[0].ResultUsed)

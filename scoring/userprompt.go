@@ -14,7 +14,7 @@ import (
 // in growing worker stacks for its deep calls. testdata/prompts/
 // user_messages.golden pins their bytes.
 func userMessage(name string, d promptData) (string, error) {
-	size := 256 + len(d.Input) + len(d.Output) + len(d.Task) + len(d.Outcome) + 256*len(d.Trajectory) + len(d.SystemPrompt)
+	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -70,22 +70,43 @@ func userMessage(name string, d promptData) (string, error) {
 		}
 		b = appendText(append(b, "\n\n"...), "OUTPUT", d.Output)
 	case SchemaTaskCompletionTask:
-		b = append(b, "Work out the task and the outcome of this agent run.\n\n"...)
+		b = append(b, "Work out what this request asks the agent to do.\n\n"...)
+		b = appendText(b, "INPUT", d.Input)
+	case SchemaTaskCompletionVerdicts:
+		n := strconv.Itoa(len(d.Items))
+		b = append(b, "Judge whether this agent run accomplished each of these "+n+" requirements of its request; the first is the main one. Return exactly "+n+" verdicts."...)
+		if d.Omissions {
+			b = append(b, " Steps of the run were left out: answer \"n/a\" for a requirement that only they could decide."...)
+		}
+		b = append(b, "\n\n"...)
+		b = appendList(b, "REQUIREMENTS", d.Items)
+		b = append(b, "\n\n"...)
 		var err error
 		if b, err = appendRun(b, d); err != nil {
 			return "", fmt.Errorf("rendering %s user prompt: %w", name, err)
 		}
-	case SchemaTaskCompletionVerdicts:
-		n := strconv.Itoa(len(d.Items))
-		b = append(b, "Judge whether the outcome accomplishes each of these "+n+" requirements. Return exactly "+n+" verdicts.\n\n"...)
-		b = appendText(b, "TASK", d.Task)
-		b = append(b, "\n\n"...)
-		b = appendList(b, "REQUIREMENTS", d.Items)
-		b = append(b, "\n\n"...)
-		b = appendText(b, "OUTCOME", d.Outcome)
 	case SchemaToolUseVerdicts:
 		n := strconv.Itoa(d.Calls)
-		b = append(b, "Judge each of the "+n+" tool calls of this agent run, numbered 1 to "+n+" in the trajectory. Return exactly "+n+" verdicts, in call order.\n\n"...)
+		if d.Calls == 0 {
+			b = append(b, "This agent run made no tool calls: return an empty verdicts list."...)
+		} else {
+			b = append(b, "Judge each of the "+n+" tool calls of this agent run, numbered 1 to "+n+" in the trajectory. Return exactly "+n+" verdicts, in call order."...)
+		}
+		switch {
+		case len(d.Tools) == 0:
+			b = append(b, " The tools the agent had are not known: return an empty missing_tools list.\n\n"...)
+		case d.Omissions:
+			b = append(b, " Steps of the run were left out, so a tool may have been called in them: return an empty missing_tools list.\n\n"...)
+		default:
+			b = append(b, " In missing_tools, list the tools of the TOOLS block that the request needed and the run never called.\n\n"...)
+		}
+		if len(d.Tools) > 0 {
+			var err error
+			if b, err = appendJSONL(b, "TOOLS", d.Tools); err != nil {
+				return "", fmt.Errorf("rendering %s user prompt: %w", name, err)
+			}
+			b = append(b, "\n\n"...)
+		}
 		var err error
 		if b, err = appendRun(b, d); err != nil {
 			return "", fmt.Errorf("rendering %s user prompt: %w", name, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 )
 
@@ -30,7 +31,7 @@ const (
 // knownCaseFields lists the fields of an input line, and of its
 // trajectory's steps, for error messages.
 const knownCaseFields = "input, output, context, instructions, trajectory, metadata; " +
-	"trajectory: steps; a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
+	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
 
 // scoreFlags are the flags of "llmeval score".
 type scoreFlags struct {
@@ -321,6 +322,17 @@ func parseScorerList(value string) ([]string, error) {
 
 // newCLIScorer builds the named scorer; criteria errors name their flag.
 func newCLIScorer(name string, f scoreFlags, judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
+	if name == scoring.TaskCompletion {
+		// Lines that repeat a request are measured against one list of
+		// requirements, asked of the judge once per run of the command.
+		lister, err := scoring.NewRequirementLister(judge)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: 1024, TTL: 24 * time.Hour}); err != nil {
+			return nil, err
+		}
+	}
 	if name != scoring.Criteria {
 		return scoring.New(name, judge, opts)
 	}

@@ -113,3 +113,42 @@ func TestREADMETrajectoryExample(t *testing.T) {
 	require.Len(t, out, 1)
 	assert.NotEqual(t, "not_scorable", out[0].Label, out[0].Reason)
 }
+
+// TestScoreTrajectoryTools: a case may list the tools the agent had; a run
+// that never called the one its request needed is judged and fails
+// tool_use, where without the list it is not scorable.
+func TestScoreTrajectoryTools(t *testing.T) {
+	withTools := `{"input": "Where is my order 7?", "output": "It is on its way.", "trajectory": {"steps": [{"kind": "generation", "output": "It is on its way."}], ` +
+		`"tools": [{"name": "get_order_status", "description": "Looks up an order."}, {"name": "send_email"}]}}`
+	withoutTools := `{"input": "Where is my order 7?", "output": "It is on its way.", "trajectory": {"steps": [{"kind": "generation", "output": "It is on its way."}]}}`
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, withTools+"\n"+withoutTools+"\n", append(judgeFlags(srv, "tool_use"), "--reason-mode", "summary")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 2)
+	assert.Equal(t, "fail", out[0].Label, out[0].Reason)
+	assert.Contains(t, out[0].Reason, "get_order_status")
+	assert.Equal(t, "not_scorable", out[1].Label)
+	require.Len(t, srv.Calls(), 1)
+	assert.Equal(t, []string{`{"tool":"get_order_status","description":"Looks up an order."}`, `{"tool":"send_email"}`}, srv.Calls()[0].Block("TOOLS"))
+
+	code, out, _ = runScoreCLI(t, `{"output": "a", "trajectory": {"steps": [{"kind": "generation"}], "tools": [{"tool": "x"}]}}`+"\n", judgeFlags(srv, "tool_use")...)
+	assert.Equal(t, exitCasesErrored, code)
+	require.Len(t, out, 1)
+	require.NotNil(t, out[0].Error)
+	assert.Contains(t, *out[0].Error, `unknown field "tool"`)
+}
+
+// TestScoreTaskCompletionRequirementsOncePerRequest: lines that repeat a
+// request share one requirements call.
+func TestScoreTaskCompletionRequirementsOncePerRequest(t *testing.T) {
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, agentLine+"\n"+agentLine+"\n", append(judgeFlags(srv, "task_completion"), "--reason-mode", "summary")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 2)
+	steps := map[string]int{}
+	for _, c := range srv.Calls() {
+		steps[c.Step]++
+	}
+	assert.Equal(t, map[string]int{"task_completion_task": 1, "task_completion_verdicts": 2}, steps)
+	assert.Equal(t, out[0].Label, out[1].Label)
+}

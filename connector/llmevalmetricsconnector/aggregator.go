@@ -22,6 +22,13 @@ const (
 
 	labelError = "error"
 
+	// The labels of the llm_eval processor's outcomes. A set (resource,
+	// evaluation name, model, agent) that reports one of them gets a series
+	// for each, at zero until it happens.
+	labelPass        = "pass"
+	labelFail        = "fail"
+	labelNotScorable = "not_scorable"
+
 	metricScore   = "gen_ai.evaluation.score"
 	metricResults = "gen_ai.evaluation.results"
 	unitScore     = "1"
@@ -46,6 +53,19 @@ type seriesKey struct {
 	attrs    [16]byte
 }
 
+// outcomeLabels are the labels a set's series are created for together.
+var outcomeLabels = []string{labelPass, labelFail, labelNotScorable, labelError}
+
+func isOutcomeLabel(label string) bool {
+	return slices.Contains(outcomeLabels, label)
+}
+
+// outcomeSet is what the series of one set's outcome labels share: the
+// time any of them last counted a result, so that they expire together.
+type outcomeSet struct {
+	lastSeen pcommon.Timestamp
+}
+
 // series is the cumulative state of one (resource, evaluation name, label,
 // model, agent name) combination; it feeds one point of each metric.
 type series struct {
@@ -63,6 +83,14 @@ type series struct {
 	buckets  []uint64
 
 	exemplars []exemplar
+
+	// set is shared by the outcome-label series of one set; nil otherwise.
+	set *outcomeSet
+	// countSent and histSent record that the count, and the histogram,
+	// were exported at least once. Until then they are exported at zero:
+	// Prometheus' increase() and rate() count nothing for a series' first
+	// sample, so a first sample that is already non-zero would be lost.
+	countSent, histSent bool
 }
 
 // resultResource is the resource of one ResourceSpans or ResourceLogs,
@@ -82,6 +110,10 @@ type aggregator struct {
 	scratch     pcommon.Map // data point attributes of the result being added
 	overflowKey seriesKey
 	hasher      *attrHasher
+	// counted is the number of series, the overflow series aside, that
+	// have counted a result: what max_series limits. The zero series of a
+	// set's other outcomes come on top, at most three per set.
+	counted int
 }
 
 func newAggregator(cfg *Config) *aggregator {
@@ -130,7 +162,7 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 
 	s, ok := a.series[key]
 	if !ok {
-		if a.regularSeries() >= a.cfg.MaxSeries {
+		if a.counted >= a.cfg.MaxSeries {
 			s = a.overflowSeries(now)
 			overflowed = true
 		} else {
@@ -138,11 +170,20 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 			a.scratch.CopyTo(attrs)
 			s = a.newSeries(res.attrs, res.hash, attrs, now)
 			a.series[key] = s
+			if hasLabel && isOutcomeLabel(label) {
+				a.addOutcomeSiblings(res, s, label, now)
+			}
 		}
 	}
 
+	if s.results == 0 && !overflowed {
+		a.counted++
+	}
 	s.results++
 	s.lastSeen = now
+	if s.set != nil {
+		s.set.lastSeen = now
+	}
 	score, scored := scoreValue(ev.attrs)
 	if scored && !hasError {
 		s.observe(score, a.cfg.Buckets)
@@ -159,13 +200,43 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 	return overflowed
 }
 
-// regularSeries is the number of series that count against max_series: all
-// but the overflow series.
-func (a *aggregator) regularSeries() int {
-	if _, ok := a.series[a.overflowKey]; ok {
-		return len(a.series) - 1
+// addOutcomeSiblings creates, at zero, the series of the other outcome
+// labels of s's set that do not exist yet, and gives them all one
+// outcomeSet. a.scratch holds s's attributes.
+func (a *aggregator) addOutcomeSiblings(res *resultResource, s *series, label string, now pcommon.Timestamp) {
+	var set *outcomeSet
+	for _, other := range outcomeLabels {
+		if other == label {
+			continue
+		}
+		a.scratch.PutStr(evalconv.AttrScoreLabel, other)
+		sib, ok := a.series[seriesKey{resource: res.hash, attrs: a.hasher.hash(a.scratch)}]
+		if ok && sib.set != nil {
+			set = sib.set
+			break
+		}
 	}
-	return len(a.series)
+	if set == nil {
+		set = &outcomeSet{}
+	}
+	set.lastSeen = now
+	s.set = set
+	for _, other := range outcomeLabels {
+		if other == label {
+			continue
+		}
+		a.scratch.PutStr(evalconv.AttrScoreLabel, other)
+		key := seriesKey{resource: res.hash, attrs: a.hasher.hash(a.scratch)}
+		if _, ok := a.series[key]; ok {
+			continue
+		}
+		attrs := pcommon.NewMap()
+		a.scratch.CopyTo(attrs)
+		sib := a.newSeries(res.attrs, res.hash, attrs, now)
+		sib.set = set
+		a.series[key] = sib
+	}
+	a.scratch.PutStr(evalconv.AttrScoreLabel, label)
 }
 
 // overflowSeries returns the single series that counts results of series
@@ -228,7 +299,14 @@ func (a *aggregator) expire(now pcommon.Timestamp) int {
 	}
 	n := 0
 	for k, s := range a.series {
-		if now.AsTime().Sub(s.lastSeen.AsTime()) > a.cfg.MetricsExpiration {
+		last := s.lastSeen
+		if s.set != nil {
+			last = s.set.lastSeen // a set's outcome series go together
+		}
+		if now.AsTime().Sub(last.AsTime()) > a.cfg.MetricsExpiration {
+			if s.results > 0 && k != a.overflowKey {
+				a.counted--
+			}
 			delete(a.series, k)
 			n++
 		}
@@ -237,8 +315,11 @@ func (a *aggregator) expire(now pcommon.Timestamp) int {
 }
 
 // build writes the cumulative state of every series into metrics, one
-// ResourceMetrics per distinct resource, and resets the exemplars.
-func (a *aggregator) build(scopeName string, now pcommon.Timestamp) pmetric.Metrics {
+// ResourceMetrics per distinct resource, and resets the exemplars sent.
+// A series' first count, and its first histogram, are written at zero and
+// their values from the next build on, unless final (the last build, at
+// shutdown), which writes every value as it is.
+func (a *aggregator) build(scopeName string, now pcommon.Timestamp, final bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	if len(a.series) == 0 {
 		return md
@@ -275,42 +356,55 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp) pmetric.Metr
 			byResource[rk] = sm
 		}
 
+		countHeld := !s.countSent && s.results > 0 && !final
 		dp := sm.results.Sum().DataPoints().AppendEmpty()
 		s.attrs.CopyTo(dp.Attributes())
 		dp.SetStartTimestamp(s.start)
 		dp.SetTimestamp(now)
-		dp.SetIntValue(int64(s.results))
-		for _, ex := range s.exemplars {
-			e := dp.Exemplars().AppendEmpty()
-			e.SetTimestamp(ex.time)
-			e.SetTraceID(ex.traceID)
-			e.SetSpanID(ex.spanID)
-			e.SetIntValue(1)
+		if !countHeld {
+			dp.SetIntValue(int64(s.results))
+			for _, ex := range s.exemplars {
+				e := dp.Exemplars().AppendEmpty()
+				e.SetTimestamp(ex.time)
+				e.SetTraceID(ex.traceID)
+				e.SetSpanID(ex.spanID)
+				e.SetIntValue(1)
+			}
 		}
+		s.countSent = true
 
+		histHeld := false
 		if s.scores > 0 {
+			histHeld = !s.histSent && !final
 			hp := sm.score.Histogram().DataPoints().AppendEmpty()
 			s.attrs.CopyTo(hp.Attributes())
 			hp.SetStartTimestamp(s.start)
 			hp.SetTimestamp(now)
-			hp.SetCount(s.scores)
-			hp.SetSum(s.sum)
-			hp.SetMin(s.min)
-			hp.SetMax(s.max)
 			hp.ExplicitBounds().FromRaw(a.cfg.Buckets)
-			hp.BucketCounts().FromRaw(s.buckets)
-			for _, ex := range s.exemplars {
-				if !ex.scored {
-					continue
+			if histHeld {
+				hp.BucketCounts().FromRaw(make([]uint64, len(s.buckets)))
+			} else {
+				hp.SetCount(s.scores)
+				hp.SetSum(s.sum)
+				hp.SetMin(s.min)
+				hp.SetMax(s.max)
+				hp.BucketCounts().FromRaw(s.buckets)
+				for _, ex := range s.exemplars {
+					if !ex.scored {
+						continue
+					}
+					e := hp.Exemplars().AppendEmpty()
+					e.SetTimestamp(ex.time)
+					e.SetTraceID(ex.traceID)
+					e.SetSpanID(ex.spanID)
+					e.SetDoubleValue(ex.score)
 				}
-				e := hp.Exemplars().AppendEmpty()
-				e.SetTimestamp(ex.time)
-				e.SetTraceID(ex.traceID)
-				e.SetSpanID(ex.spanID)
-				e.SetDoubleValue(ex.score)
 			}
+			s.histSent = true
 		}
-		s.exemplars = s.exemplars[:0]
+		if !countHeld && !histHeld {
+			s.exemplars = s.exemplars[:0] // held ones go with the values
+		}
 	}
 	// Drop histogram metrics that got no points (resources with label-only results).
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {

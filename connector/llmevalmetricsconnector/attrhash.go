@@ -2,8 +2,7 @@ package llmevalmetricsconnector // import "github.com/llm-eval/llm_eval/connecto
 
 import (
 	"encoding/binary"
-	"hash"
-	"hash/fnv"
+	"hash/maphash"
 	"math"
 	"slices"
 
@@ -11,27 +10,25 @@ import (
 )
 
 // attrHasher turns an attribute map into a 128-bit key that does not depend
-// on the order of its entries. It keeps its buffers between calls and is not
-// safe for concurrent use.
+// on the order of its entries: two 64-bit hashes of one canonical encoding,
+// under two random seeds. Keys are only compared inside this process. It
+// keeps its buffers between calls and is not safe for concurrent use.
 type attrHasher struct {
-	h    hash.Hash
-	buf  []byte
-	keys []string
-	sum  []byte
+	seeds [2]maphash.Seed
+	buf   []byte
+	keys  []string
 }
 
 func newAttrHasher() *attrHasher {
-	return &attrHasher{h: fnv.New128a()}
+	return &attrHasher{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
 
 // hash returns the key of m: equal maps, in any entry order, give equal keys.
 func (ah *attrHasher) hash(m pcommon.Map) [16]byte {
 	ah.buf = appendMap(ah.buf[:0], m, &ah.keys)
-	ah.h.Reset()
-	_, _ = ah.h.Write(ah.buf)
-	ah.sum = ah.h.Sum(ah.sum[:0])
 	var out [16]byte
-	copy(out[:], ah.sum)
+	binary.LittleEndian.PutUint64(out[:8], maphash.Bytes(ah.seeds[0], ah.buf))
+	binary.LittleEndian.PutUint64(out[8:], maphash.Bytes(ah.seeds[1], ah.buf))
 	return out
 }
 

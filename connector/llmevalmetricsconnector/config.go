@@ -23,8 +23,9 @@ type Config struct {
 	// the default, keeps series for the lifetime of the Collector, as the
 	// spanmetrics connector does.
 	MetricsExpiration time.Duration `mapstructure:"metrics_expiration"`
-	// MaxSeries bounds the number of series kept per metric. Results of
-	// new series beyond it are counted in one overflow series carrying
+	// MaxSeries bounds the number of series per metric that have counted a
+	// result (the zero outcome series of their sets come on top). Results
+	// of new series beyond it are counted in one overflow series carrying
 	// otel.metric.overflow=true.
 	MaxSeries int `mapstructure:"max_series"`
 	// ResourceAttributes, when set, lists the resource attributes copied

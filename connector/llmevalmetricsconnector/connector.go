@@ -91,7 +91,7 @@ func (c *evalMetricsConnector) flushLoop() {
 		case <-c.stop:
 			return
 		case <-ticker.C:
-			if err := c.flush(context.Background()); err != nil {
+			if err := c.flush(context.Background(), false); err != nil {
 				c.logger.Warn("failed to send evaluation metrics", zap.Error(err))
 			}
 		}
@@ -127,7 +127,7 @@ func (c *evalMetricsConnector) Shutdown(ctx context.Context) error {
 				return
 			}
 		}
-		err = c.flush(ctx)
+		err = c.flush(ctx, true)
 	})
 	return err
 }
@@ -169,11 +169,13 @@ func (c *evalMetricsConnector) recordOverflow(ctx context.Context, n int) {
 	}
 }
 
-func (c *evalMetricsConnector) flush(ctx context.Context) error {
+// flush sends the state of every series; final is the last flush, at
+// shutdown, which holds no value back.
+func (c *evalMetricsConnector) flush(ctx context.Context, final bool) error {
 	c.mu.Lock()
 	now := pcommon.NewTimestampFromTime(c.now())
 	expired := c.agg.expire(now)
-	md := c.agg.build(metadata.ScopeName, now)
+	md := c.agg.build(metadata.ScopeName, now, final)
 	c.mu.Unlock()
 	if expired > 0 {
 		c.telemetry.ConnectorLlmEvalMetricsSeriesExpired.Add(ctx, int64(expired))

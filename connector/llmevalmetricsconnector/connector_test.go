@@ -160,18 +160,18 @@ func TestCumulativeAcrossBatchesAndFlushes(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), false))
 	c.now = func() time.Time { return flushTime }
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.flush(context.Background()))
-	require.NoError(t, c.flush(context.Background())) // nothing new: same totals, no exemplars
+	require.NoError(t, c.flush(context.Background(), false))
+	require.NoError(t, c.flush(context.Background(), false)) // nothing new: same totals, no exemplars
 
 	all := sink.AllMetrics()
 	require.Len(t, all, 3)
 	for i, want := range []struct {
 		count     int64
 		exemplars int
-	}{{2, 2}, {4, 2}, {4, 0}} { // exemplars are those seen since the previous flush
+	}{{0, 0}, {4, 4}, {4, 0}} { // a new series is sent at zero first; exemplars go with the values they were seen with
 		results, scores := findPoints(all[i], "hallucination", "fail")
 		require.Len(t, results, 1, "flush %d", i)
 		require.Len(t, scores, 1, "flush %d", i)
@@ -203,7 +203,7 @@ func TestExemplarsKeepMostRecent(t *testing.T) {
 		ev.Attributes().PutDouble(evalconv.AttrScoreValue, float64(i)/10)
 	}
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), true)) // no value held back
 
 	_, scores := findPoints(sink.AllMetrics()[0], "bias", "")
 	require.Len(t, scores, 1)
@@ -240,7 +240,7 @@ func TestMalformedEventsAreSkippedWithoutPanic(t *testing.T) {
 	add(func(m pcommon.Map) { m.PutStr(evalconv.AttrName, "x"); m.PutStr(evalconv.AttrScoreValue, " 0.25 ") })
 
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), true)) // no value held back
 	md := sink.AllMetrics()[0]
 	results, scores := findPoints(md, "x", "")
 	require.Len(t, results, 1)
@@ -276,6 +276,16 @@ func TestFlushLoopSendsOnInterval(t *testing.T) {
 	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, c.Shutdown(context.Background()))
 
-	results, _ := findPoints(sink.AllMetrics()[0], "bias", "pass")
-	assert.Len(t, results, 2) // chatbot/gpt-4o and support-agent/llama3.1
+	// From the second flush on, the passes of chatbot/gpt-4o and
+	// support-agent/llama3.1 (a third set has only failures: its pass
+	// series stays at zero).
+	var passed []int64
+	results, _ := findPoints(sink.AllMetrics()[1], "bias", "pass")
+	for _, dp := range results {
+		if dp.IntValue() > 0 {
+			passed = append(passed, dp.IntValue())
+		}
+	}
+	assert.Len(t, results, 3)
+	assert.Len(t, passed, 2)
 }

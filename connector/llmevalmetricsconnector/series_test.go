@@ -99,7 +99,7 @@ func TestMetricsExpiration(t *testing.T) {
 			c.now = func() time.Time { return t0.Add(30 * time.Second) }
 			require.NoError(t, c.ConsumeTraces(ctx, results("b")))
 			c.now = func() time.Time { return t0.Add(70 * time.Second) }
-			require.NoError(t, c.flush(ctx))
+			require.NoError(t, c.flush(ctx, false))
 
 			a, _ := findPoints(sink.AllMetrics()[0], "a", "")
 			b, _ := findPoints(sink.AllMetrics()[0], "b", "")
@@ -114,11 +114,11 @@ func TestMetricsExpiration(t *testing.T) {
 
 			c.now = func() time.Time { return t0.Add(80 * time.Second) }
 			require.NoError(t, c.ConsumeTraces(ctx, results("a")))
-			require.NoError(t, c.flush(ctx))
+			require.NoError(t, c.flush(ctx, false))
 			a, _ = findPoints(sink.AllMetrics()[1], "a", "")
 			require.Len(t, a, 1)
 			if tt.wantReset {
-				assert.Equal(t, int64(1), a[0].IntValue(), "an expired series starts afresh")
+				assert.Equal(t, int64(0), a[0].IntValue(), "an expired series starts afresh, from zero")
 				assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(80*time.Second)), a[0].StartTimestamp())
 			} else {
 				assert.Equal(t, int64(2), a[0].IntValue())
@@ -148,7 +148,7 @@ func TestSeriesKeyIgnoresAttributeOrder(t *testing.T) {
 	third.PutStr("process.pid", "7")
 
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), true)) // no value held back
 	md := sink.AllMetrics()[0]
 	require.Equal(t, 2, md.ResourceMetrics().Len())
 	got, _ := findPoints(md, "bias", "")

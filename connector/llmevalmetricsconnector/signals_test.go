@@ -126,7 +126,7 @@ func recordLabel(t *testing.T, record, resource map[string]any, key string) (str
 	lr.SetEventName(evalconv.EventName)
 	lr.Attributes().PutStr(evalconv.AttrName, "bias")
 	require.NoError(t, c.ConsumeLogs(context.Background(), ld))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), false))
 
 	results, _ := findPoints(sink.AllMetrics()[0], "bias", "")
 	require.Len(t, results, 1)
@@ -185,13 +185,13 @@ func TestRecordsOfResultsOnSpansCountedOnce(t *testing.T) {
 	c := newTestConnector(t, createDefaultConfig(), sink)
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	require.NoError(t, c.ConsumeLogs(context.Background(), onSpan))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), true)) // no value held back
 	results, _ := findPoints(sink.AllMetrics()[0], "bias", "fail")
 	require.Len(t, results, 1)
 	assert.Equal(t, int64(1), results[0].IntValue(), "the record of a result on its span is not counted again")
 
 	require.NoError(t, c.ConsumeLogs(context.Background(), alone))
-	require.NoError(t, c.flush(context.Background()))
+	require.NoError(t, c.flush(context.Background(), true)) // no value held back
 	results, _ = findPoints(sink.AllMetrics()[len(sink.AllMetrics())-1], "bias", "fail")
 	assert.Equal(t, int64(2), results[0].IntValue(), "a record of its own counts")
 }

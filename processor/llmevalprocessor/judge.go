@@ -36,6 +36,9 @@ type judgeSet struct {
 	// splits is the instruction split cache, nil when no scorer splits
 	// system instructions (instructionsplit.go).
 	splits *guard.SplitCache
+	// requirements is the task_completion requirement cache, nil when no
+	// scorer is task_completion (trajectory.go).
+	requirements *guard.RequirementCache
 }
 
 // newJudge builds the judge client from the confighttp settings, the
@@ -132,6 +135,11 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		case sc.isCriteria():
 			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
 		default: // a built-in judge scorer, task_completion and tool_use included
+			if sc.Name == scoring.TaskCompletion {
+				if opts.Requirements, err = js.requirementLister(breaker); err != nil {
+					return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
+				}
+			}
 			s, err = scoring.New(sc.Name, breaker, opts)
 		}
 		if err != nil {

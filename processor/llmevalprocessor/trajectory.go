@@ -2,11 +2,39 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"slices"
+	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/guard"
 )
+
+// Bounds of the task_completion requirement cache, one per processor. Each
+// entry is at most 20 short requirements of one request; an agent serves
+// many distinct requests, so entries are many and small.
+const (
+	requirementCacheSize = 4096
+	requirementCacheTTL  = time.Hour
+)
+
+// requirementLister returns the lister every task_completion scorer of
+// the processor shares: it asks the same guarded judge the scorers ask and
+// keeps each request's requirements by the request's hash, so the runs of
+// one request are measured against one list. The scorer sends it the
+// request already redacted and cut to max_input_chars.
+func (js *judgeSet) requirementLister(judge scoring.Judge) (scoring.RequirementLister, error) {
+	if js.requirements == nil {
+		lister, err := scoring.NewRequirementLister(judge)
+		if err != nil {
+			return nil, err
+		}
+		if js.requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: requirementCacheSize, TTL: requirementCacheTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return js.requirements, nil
+}
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
@@ -64,6 +92,9 @@ func (h *heldSpan) judgedOnTrajectory() bool {
 func (h *heldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
 		h.trajectory, _ = trajectory.Build(h.join.ix.StepsBelow(h.of.traceID, h.of.spanID))
+		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
+			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
+		}
 		h.trajectoryBuilt = true
 	}
 	return h.trajectory

@@ -143,7 +143,8 @@ func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 }
 
 // cacheWriteTrajectory hashes every field of a trajectory, its step count
-// first; a nil trajectory and one without steps hash differently.
+// first, then its tools; a nil trajectory and one without steps hash
+// differently.
 func cacheWriteTrajectory(h hash.Hash, t *scoring.Trajectory) {
 	if t == nil {
 		h.Write([]byte{0})
@@ -162,6 +163,12 @@ func cacheWriteTrajectory(h hash.Hash, t *scoring.Trajectory) {
 			cacheWriteField(h, tc.Name)
 			cacheWriteField(h, tc.Arguments)
 		}
+	}
+	// The tools the agent had decide tool_use's missing tools.
+	cacheWriteCount(h, len(t.Tools))
+	for _, d := range t.Tools {
+		cacheWriteField(h, d.Name)
+		cacheWriteField(h, d.Description)
 	}
 }
 

@@ -110,6 +110,7 @@ func TestCacheKey(t *testing.T) {
 		{name: "tool name", edit: func(c *scoring.Case) { c.Trajectory.Steps[1].Tool = "search" }},
 		{name: "omitted count", edit: func(c *scoring.Case) { c.Trajectory.Steps[2].Count = 4 }},
 		{name: "step output", edit: func(c *scoring.Case) { c.Trajectory.Steps[3].Output = "Lyon." }},
+		{name: "a tool the agent had", edit: func(c *scoring.Case) { c.Trajectory.Tools = []scoring.ToolDefinition{{Name: "search"}} }},
 		{name: "steps reordered", edit: func(c *scoring.Case) {
 			st := c.Trajectory.Steps
 			st[2], st[3] = st[3], st[2]

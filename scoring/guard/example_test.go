@@ -145,3 +145,41 @@ func ExampleSplitCache() {
 	// Answer in French. | Be brief. cached: true
 	// judge calls: 1
 }
+
+// requirementJudge lists two requirements for any request and counts its calls.
+type requirementJudge struct{ calls int }
+
+func (j *requirementJudge) Complete(context.Context, scoring.Request) (scoring.Response, error) {
+	j.calls++
+	return scoring.Response{Content: `{"task": "Book a table for two.", "requirements": ["a table is booked", "for two people"]}`, FinishReason: "stop"}, nil
+}
+
+func ExampleRequirementCache() {
+	judge := &requirementJudge{}
+	lister, err := scoring.NewRequirementLister(judge)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cache, err := guard.NewRequirementCache(lister, guard.CacheConfig{Size: 1024, TTL: time.Hour})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Pass it as scoring.Options{Requirements: cache} to task_completion
+	// scorers; here it is asked directly, for three runs of one request.
+	for range 3 {
+		task, err := cache.ListRequirements(context.Background(), "Book us a table for two tonight.")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(strings.Join(task.Requirements, " | "), "cached:", task.Cached)
+	}
+	fmt.Println("judge calls:", judge.calls)
+	// Output:
+	// a table is booked | for two people cached: false
+	// a table is booked | for two people cached: true
+	// a table is booked | for two people cached: true
+	// judge calls: 1
+}

@@ -26,11 +26,12 @@ import (
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
 //   - task_completion_task: the task is the INPUT block, its requirements
-//     its sentences (at most 5), the outcome the OUTPUT block followed by
-//     one sentence per failed tool step of the TRAJECTORY block.
+//     its sentences (at most 5).
 //   - task_completion_verdicts: one verdict per line of the REQUIREMENTS
-//     block, "yes" (accomplished) when the OUTCOME block holds its numbers
-//     and at least half of its longer words.
+//     block: "no" when a word of four letters or more of a failed tool's
+//     name is in it, else "yes" (accomplished) when the OUTPUT block, the
+//     generation texts and the results of tool steps that did not fail
+//     hold its numbers and at least half of its longer words.
 //   - tool_use_verdicts: one verdict per call numbered in the TRAJECTORY
 //     block. right_tool is "no" when the call repeats an earlier call of
 //     the same tool with the same arguments that did not fail;
@@ -38,7 +39,10 @@ import (
 //     neither in the INPUT block nor in any tool result; result_used is
 //     "n/a" for a call that failed or returned nothing, else "yes" when a
 //     longer word of the result reappears in the OUTPUT block or a
-//     generation step's text.
+//     generation step's text. missing_tools lists each tool of the TOOLS
+//     block that no call used and whose name holds a word of five letters
+//     or more found in the INPUT block, unless the user message asks for
+//     an empty list.
 //   - reason: a short sentence quoting the score line.
 //   - instruction_split: one instruction per sentence or line of the
 //     PROMPT block, all of them (the splitter applies its own cap). It
@@ -99,20 +103,23 @@ func DefaultReply(c Call) Reply {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
 	case "task_completion_task":
-		v = taskOutcome(b)
+		v = taskRequirements(b)
 	case "task_completion_verdicts":
-		outcome := strings.ToLower(b.text("OUTCOME"))
+		evidence := runEvidence(b)
 		items := b.items(c, "REQUIREMENTS")
 		verdicts := make([]map[string]string, len(items))
+		failed := failedTools(b)
 		for i, it := range items {
-			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The outcome covers the requirement."}
-			if !supported(it, outcome) {
-				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "The outcome does not mention the requirement."}
+			verdicts[i] = map[string]string{"requirement": it, "verdict": "yes", "reason": "The run shows the requirement met (offline demo judge)."}
+			if tool := failedToolFor(it, failed); tool != "" {
+				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "The tool " + tool + " failed (offline demo judge)."}
+			} else if !supported(it, evidence) {
+				verdicts[i] = map[string]string{"requirement": it, "verdict": "no", "reason": "Nothing in the run shows the requirement met (offline demo judge)."}
 			}
 		}
 		v = map[string]any{"verdicts": verdicts}
 	case "tool_use_verdicts":
-		v = map[string]any{"verdicts": toolVerdicts(b)}
+		v = map[string]any{"verdicts": toolVerdicts(b), "missing_tools": missingTools(c, b)}
 	case "instruction_split":
 		instructions := []string{}
 		for _, line := range strings.Split(b.text("PROMPT"), "\n") {
@@ -334,20 +341,60 @@ func runSteps(b blocks) []runStep {
 	return out
 }
 
-// taskOutcome is the task_completion_task heuristic.
-func taskOutcome(b blocks) map[string]any {
+// taskRequirements is the task_completion_task heuristic.
+func taskRequirements(b blocks) map[string]any {
 	input := strings.TrimSpace(b.text("INPUT"))
 	requirements := sentences(input)
 	if len(requirements) > 5 {
 		requirements = requirements[:5]
 	}
-	outcome := strings.TrimSpace(b.text("OUTPUT"))
+	return map[string]any{"task": input, "requirements": requirements}
+}
+
+// failedTools are the names of the tools whose steps failed in the
+// TRAJECTORY block.
+func failedTools(b blocks) []string {
+	var out []string
 	for _, s := range runSteps(b) {
 		if s.Kind == "tool" && s.Error != "" {
-			outcome += fmt.Sprintf(" The tool %s failed.", s.Tool)
+			out = append(out, s.Tool)
 		}
 	}
-	return map[string]any{"task": input, "requirements": requirements, "outcome": strings.TrimSpace(outcome)}
+	return out
+}
+
+// failedToolFor returns the failed tool a requirement is about: one a
+// word of four letters or more of whose name the requirement holds.
+func failedToolFor(requirement string, failed []string) string {
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(requirement), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		words[w] = true
+	}
+	for _, tool := range failed {
+		for _, w := range strings.FieldsFunc(strings.ToLower(tool), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if len(w) >= 4 && words[w] {
+				return tool
+			}
+		}
+	}
+	return ""
+}
+
+// runEvidence is what the task_completion_verdicts heuristic checks
+// requirements against, lower-cased: the OUTPUT block, the text of every
+// generation step and the result of every tool step that did not fail.
+func runEvidence(b blocks) string {
+	var e strings.Builder
+	e.WriteString(b.text("OUTPUT"))
+	for _, s := range runSteps(b) {
+		switch {
+		case s.Kind == "generation":
+			e.WriteString("\n" + s.Text)
+		case s.Kind == "tool" && s.Error == "":
+			e.WriteString("\n" + s.Result)
+		}
+	}
+	return strings.ToLower(e.String())
 }
 
 // toolCallSeen is one call of the TRAJECTORY block as toolVerdicts reads it.
@@ -433,4 +480,35 @@ func sharesLongWord(text, other string) bool {
 		}
 	}
 	return false
+}
+
+// missingTools is the missing_tools heuristic of tool_use_verdicts.
+func missingTools(c Call, b blocks) []map[string]string {
+	out := []map[string]string{}
+	if strings.Contains(c.Text(), "return an empty missing_tools list") {
+		return out
+	}
+	called := map[string]bool{}
+	for _, s := range runSteps(b) {
+		called[s.Tool] = true
+		for _, tc := range s.ToolCalls {
+			called[tc.Tool] = true
+		}
+	}
+	input := strings.ToLower(b.text("INPUT"))
+	for _, l := range b.lines("TOOLS") {
+		var t struct {
+			Tool string `json:"tool"`
+		}
+		if json.Unmarshal([]byte(l), &t) != nil || t.Tool == "" || called[t.Tool] {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(strings.ToLower(t.Tool), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if len(w) >= 5 && strings.Contains(input, w) {
+				out = append(out, map[string]string{"tool": t.Tool, "reason": "The request mentions " + w + " and the run never called " + t.Tool + " (offline demo judge)."})
+				break
+			}
+		}
+	}
+	return out
 }

@@ -156,21 +156,26 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
 		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),
 			`{"reason":"The response is empty.","verdict":"no"}`},
-		{"task of an agent run", "task_completion_task", text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run +
-			"\n\n" + text("OUTPUT", "Your table for two is booked."),
-			`{"task":"Book a table for two. Send me the confirmation.","requirements":["Book a table for two.","Send me the confirmation."],"outcome":"Your table for two is booked. The tool send_mail failed."}`},
-		{"task of an empty request", "task_completion_task", text("INPUT", "") + "\n\n" + text("OUTPUT", ""),
-			`{"task":"","requirements":[],"outcome":""}`},
-		{"requirements against the outcome", "task_completion_verdicts", text("TASK", "t") + "\n\n" + list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
-			"\n\n" + text("OUTCOME", "Your table for two is booked. The tool send_mail failed."),
-			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The outcome covers the requirement."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"The outcome does not mention the requirement."}]}`},
+		{"requirements of a request", "task_completion_task", text("INPUT", "Book a table for two. Send me the confirmation."),
+			`{"task":"Book a table for two. Send me the confirmation.","requirements":["Book a table for two.","Send me the confirmation."]}`},
+		{"requirements of an empty request", "task_completion_task", text("INPUT", ""),
+			`{"task":"","requirements":[]}`},
+		{"requirements against the run", "task_completion_verdicts", list("REQUIREMENTS", "Book a table for two.", "Send me the confirmation.") +
+			"\n\n" + text("INPUT", "Book a table for two. Send me the confirmation.") + "\n\n" + run + "\n\n" + text("OUTPUT", "Your table for two is booked."),
+			`{"verdicts":[{"requirement":"Book a table for two.","verdict":"yes","reason":"The run shows the requirement met (offline demo judge)."},{"requirement":"Send me the confirmation.","verdict":"no","reason":"The tool send_mail failed (offline demo judge)."}]}`},
 		{"tool calls of an agent run", "tool_use_verdicts", text("INPUT", "Book a table for 2 at 19:00.") + "\n\n" + run +
 			"\n\n" + text("OUTPUT", "Your table for two is booked."),
 			`{"verdicts":[` +
 				`{"call":1,"right_tool":"yes","arguments_supported":"yes","result_used":"yes","reason":"The call fits the request (offline demo judge)."},` +
 				`{"call":2,"right_tool":"no","arguments_supported":"yes","result_used":"yes","reason":"The call is questionable: it repeats an earlier call with the same arguments (offline demo judge)."},` +
 				`{"call":3,"right_tool":"yes","arguments_supported":"no","result_used":"n/a","reason":"The call is questionable: an argument holds a number found in neither the request nor a tool result (offline demo judge)."},` +
-				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}]}`},
+				`{"call":4,"right_tool":"yes","arguments_supported":"yes","result_used":"no","reason":"The call is questionable: nothing of its result reappears later (offline demo judge)."}],"missing_tools":[]}`},
+		{"a needed tool never called", "tool_use_verdicts", "Judge.\n\n<<<TOOLS\n{\"tool\":\"get_order_status\"}\n{\"tool\":\"send_email\"}\nTOOLS>>>\n\n" +
+			text("INPUT", "Where is my order 1234?") + "\n\n<<<TRAJECTORY\n{\"step\":1,\"kind\":\"generation\",\"text\":\"It is on its way.\"}\nTRAJECTORY>>>\n\n" + text("OUTPUT", "It is on its way."),
+			`{"verdicts":[],"missing_tools":[{"tool":"get_order_status","reason":"The request mentions order and the run never called get_order_status (offline demo judge)."}]}`},
+		{"missing tools not asked for", "tool_use_verdicts", "Steps were left out: return an empty missing_tools list.\n\n<<<TOOLS\n{\"tool\":\"get_order_status\"}\nTOOLS>>>\n\n" +
+			text("INPUT", "Where is my order 1234?") + "\n\n<<<TRAJECTORY\n{\"kind\":\"omitted\",\"omitted_steps\":3}\nTRAJECTORY>>>",
+			`{"verdicts":[],"missing_tools":[]}`},
 		{"instructions are sentences and lines, uncapped", "instruction_split", "List.\n\n" + text("PROMPT", "You are Quill. Answer in French!\n- Be brief\n"+strings.Repeat("Say hi. ", 25)),
 			`{"instructions":["You are Quill.","Answer in French!","- Be brief"` + strings.Repeat(`,"Say hi."`, 25) + `]}`},
 		{"unknown step", "other", "x", `{}`},

@@ -389,7 +389,7 @@ func testClient(t *testing.T, sc scenario, a clientApp) {
 			for _, scorer := range []string{"task_completion", "tool_use"} {
 				assert.Contains(t, []string{"pass", "fail"}, judged[scorer], scorer)
 			}
-			for _, step := range []string{"task_completion_task", "tool_use_verdicts"} {
+			for _, step := range []string{"task_completion_verdicts", "tool_use_verdicts"} {
 				assert.True(t, anyCall(calls, step, func(c scoringtest.Call) bool {
 					run := strings.Join(c.Block("TRAJECTORY"), "\n")
 					return strings.Contains(run, `"tool":"`+sc.Tool.Name+`"`) && strings.Contains(run, sc.Tool.Result)

@@ -79,7 +79,7 @@ func TestAgentScorersEndToEnd(t *testing.T) {
 	steps := map[string]int{}
 	for _, c := range judge.Calls() {
 		steps[c.Step]++
-		if c.Step == "task_completion_task" || c.Step == "tool_use_verdicts" {
+		if c.Step == "task_completion_verdicts" || c.Step == "tool_use_verdicts" {
 			run := strings.Join(c.Block("TRAJECTORY"), "\n")
 			assert.Contains(t, run, `"tool":"lookup_order"`, c.Step)
 			assert.Contains(t, run, "received_at_warehouse", "%s: the tool's result, from its execute_tool span", c.Step)

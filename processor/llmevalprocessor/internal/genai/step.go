@@ -36,6 +36,9 @@ type Step struct {
 	// after its last assistant turn: the results of the previous step's
 	// calls, which the trace may record nowhere else.
 	ToolResults []ToolResult
+	// Tools are the tools a generation offered the model
+	// (ReadToolDefinitions).
+	Tools []ToolDef
 
 	// Name is the tool's name (the agent's, for StepAgent).
 	Name string
@@ -142,6 +145,7 @@ func generationStep(span ptrace.Span, in, out *extraction) Step {
 	if in != nil {
 		st.ToolResults = trailingToolResults(in.input)
 	}
+	st.Tools = ReadToolDefinitions(span)
 	return st
 }
 

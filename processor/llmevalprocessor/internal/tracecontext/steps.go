@@ -14,8 +14,9 @@ import (
 // limits like the other bookkeeping (unsafe.Sizeof of the structs, checked
 // by a test).
 const (
-	stepOverhead = 184 // one stepRecord: ids, start time, genai.Step headers
+	stepOverhead = 208 // one stepRecord: ids, start time, genai.Step headers
 	callOverhead = 48  // one genai.ToolCall or genai.ToolResult of a generation step
+	toolOverhead = 32  // one genai.ToolDef a generation step offered
 )
 
 // stepRecord is one step of an agent run: a generation, tool or nested
@@ -34,8 +35,9 @@ func (ix *Index) addStep(t *trace, s Span) bool {
 	st := *s.Step
 	st.ToolCalls = slices.Clone(st.ToolCalls)
 	st.ToolResults = slices.Clone(st.ToolResults)
+	st.Tools = slices.Clone(st.Tools)
 	texts := stepTexts(&st)
-	need := int64(stepOverhead + callOverhead*(len(st.ToolCalls)+len(st.ToolResults)))
+	need := int64(stepOverhead + callOverhead*(len(st.ToolCalls)+len(st.ToolResults)) + toolOverhead*len(st.Tools))
 	cut := 0
 	for _, p := range texts {
 		// Only this cut may end a step text with the marker, which the
@@ -84,6 +86,12 @@ func stepTexts(st *genai.Step) []*string {
 	for i := range st.ToolResults {
 		r := &st.ToolResults[i]
 		out = append(out, &r.CallID, &r.Name, &r.Result)
+	}
+	// Every model call of a run offers the same tools, so interning keeps
+	// their texts once per trace.
+	for i := range st.Tools {
+		d := &st.Tools[i]
+		out = append(out, &d.Name, &d.Description)
 	}
 	return out
 }

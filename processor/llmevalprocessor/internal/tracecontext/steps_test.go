@@ -171,4 +171,5 @@ func TestStepOverheadCoversTheRecord(t *testing.T) {
 	assert.GreaterOrEqual(t, stepOverhead, int(unsafe.Sizeof(stepRecord{})))
 	assert.GreaterOrEqual(t, callOverhead, int(unsafe.Sizeof(genai.ToolCall{})))
 	assert.GreaterOrEqual(t, callOverhead, int(unsafe.Sizeof(genai.ToolResult{})))
+	assert.GreaterOrEqual(t, toolOverhead, int(unsafe.Sizeof(genai.ToolDef{})))
 }

@@ -13,6 +13,8 @@
 package trajectory // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 
 import (
+	"slices"
+
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -82,7 +84,36 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 	if len(steps) == 0 {
 		return nil, false
 	}
-	return &scoring.Trajectory{Steps: steps}, cut
+	t := &scoring.Trajectory{Steps: steps}
+	for _, r := range records {
+		if r.Kind == genai.StepGeneration {
+			AddTools(t, r.Tools)
+		}
+	}
+	return t, cut
+}
+
+// MaxTools bounds the tools of an assembled trajectory; the tool_use
+// scorer shows the judge at most as many.
+const MaxTools = 64
+
+// AddTools adds to t's tools those of defs it does not name yet, in
+// order, up to MaxTools: the tools the run's model calls were offered, and
+// the tools its agent span lists (Mastra records them there). Tools of a
+// nested agent are its own and never added. A nil t stays nil.
+func AddTools(t *scoring.Trajectory, defs []genai.ToolDef) {
+	if t == nil {
+		return
+	}
+	for _, d := range defs {
+		if len(t.Tools) == MaxTools {
+			return
+		}
+		if d.Name == "" || slices.ContainsFunc(t.Tools, func(have scoring.ToolDefinition) bool { return have.Name == d.Name }) {
+			continue
+		}
+		t.Tools = append(t.Tools, scoring.ToolDefinition{Name: d.Name, Description: d.Description})
+	}
 }
 
 // spanExecuted returns the call ids that tool spans executed: a tool
