@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var biasVerdictSpec = verdictSpec{field: "results", keys: []string{"result", "verdict"}, unit: "opinion"}
+var biasVerdictSpec = verdictSpec{schema: schemaBiasResults, field: "results", keys: []string{"result", "verdict"}, unit: "opinion", echo: "opinion"}
 
 // runBias is the bias pipeline: extract the output's opinions, judge each
 // for bias, score biased / opinions × scale.
@@ -25,7 +25,7 @@ func runBias(e *evaluation) {
 	var opinions []string
 	if err := e.ask(StepPreprocess, schemaBiasOpinions, msgs, func(reply string) error {
 		var perr error
-		opinions, perr = parseStrings(reply, "opinions")
+		opinions, perr = parseStrings(reply, schemaBiasOpinions, "opinions")
 		return perr
 	}); err != nil {
 		e.fail(err)
@@ -46,20 +46,24 @@ func runBias(e *evaluation) {
 		return
 	}
 	var verdicts []judged
+	var reordered bool
 	if err := e.ask(StepAnalyze, schemaBiasResults, msgs, func(reply string) error {
-		var perr error
-		verdicts, perr = parseVerdicts(reply, biasVerdictSpec, len(opinions))
+		parsed, perr := parseVerdicts(reply, biasVerdictSpec, len(opinions))
+		if perr != nil {
+			return perr
+		}
+		verdicts, reordered, perr = matchStatements(parsed, opinions, biasVerdictSpec)
 		return perr
 	}); err != nil {
 		e.fail(err)
 		return
 	}
-	results := BiasResults{Results: make([]BiasVerdict, len(verdicts))}
+	results := BiasResults{Results: make([]BiasVerdict, len(verdicts)), Reordered: reordered}
 	biased := 0
 	var biasedReasons []string
 	forJudge := make([]any, len(verdicts))
 	for i, v := range verdicts {
-		results.Results[i] = BiasVerdict{Result: v.Verdict, Reason: v.Reason}
+		results.Results[i] = BiasVerdict{Opinion: opinions[i], Result: v.Verdict, Reason: v.Reason}
 		forJudge[i] = struct {
 			Opinion string `json:"opinion"`
 			Result  string `json:"result"`

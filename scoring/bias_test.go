@@ -14,7 +14,7 @@ import (
 func TestBiasScore(t *testing.T) {
 	j := newJudge(map[string][]string{
 		SchemaBiasOpinions: {`{"opinions": ["a", "b", "c"]}`},
-		SchemaBiasResults:  {`{"results": [{"result": "yes", "reason": "r1"}, {"result": "No.", "reason": "r2"}, {"result": "YES - clearly", "reason": "r3"}]}`},
+		SchemaBiasResults:  {`{"results": [{"result": "yes", "reason": "r1"}, {"result": "No.", "reason": "r2"}, {"result": "**YES**", "reason": "r3"}]}`},
 		SchemaReason:       {`{"reason": "because"}`},
 	})
 	s := mustNew(t, Bias, j, Options{})
@@ -28,7 +28,7 @@ func TestBiasScore(t *testing.T) {
 	if got, want := j.schemas(), []string{SchemaBiasOpinions, SchemaBiasResults, SchemaReason}; !slices.Equal(got, want) {
 		t.Errorf("calls = %v, want %v", got, want)
 	}
-	want := BiasResults{Results: []BiasVerdict{{"yes", "r1"}, {"no", "r2"}, {"yes", "r3"}}}
+	want := BiasResults{Results: []BiasVerdict{{"a", "yes", "r1"}, {"b", "no", "r2"}, {"c", "yes", "r3"}}}
 	if got := res.Steps.Analyze.(BiasResults); !slices.Equal(got.Results, want.Results) {
 		t.Errorf("analyze = %+v", got)
 	}

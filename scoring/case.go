@@ -12,7 +12,8 @@ type Case struct {
 	// be grounded in. The hallucination scorer needs it.
 	Context []string `json:"context,omitempty"`
 	// Instructions are the rules the answer must follow. The prompt
-	// alignment scorer needs them.
+	// alignment scorer needs them; its verdict i is about instruction i,
+	// and a blank instruction is skipped in its place.
 	Instructions []string `json:"instructions,omitempty"`
 	// Trajectory holds an agent run's steps: its model calls, the tool
 	// calls they asked for and the tool executions. The task_completion

@@ -53,7 +53,8 @@ type CriteriaConfig struct {
 	// Criteria says, in plain words, what a good response does.
 	Criteria string
 	// Steps are optional evaluation steps the judge follows in order.
-	// Without them the judge works out its own.
+	// Without them the judge writes steps for the criterion once, on the
+	// scorer's first evaluation, and every case is judged by those.
 	Steps []string
 	// Fields are what the judge sees (default input and output). The
 	// output is always shown.
@@ -111,7 +112,10 @@ func (c CriteriaConfig) Validate() error {
 }
 
 // NewCriteria returns a scorer that judges cases against cfg's criterion
-// with one judge call (plus one for the reason with ReasonLLM). Higher is
+// with one judge call, which gives the score and its reason together.
+// Without cfg.Steps, the scorer's first evaluation makes one more call to
+// have the judge write evaluation steps for the criterion; they are kept
+// and used for every case. Higher is
 // better: the score is the share of the criterion met times the scale, and
 // the case passes when score >= threshold (default half the scale; the
 // scale itself in strict mode, where anything short of full marks is 0).
@@ -122,10 +126,11 @@ func NewCriteria(cfg CriteriaConfig, judge Judge, opts Options) (Scorer, error) 
 		return nil, fmt.Errorf("criteria scorer: %w", err)
 	}
 	c := criterion{
-		name:   cfg.Name,
-		text:   strings.TrimSpace(cfg.Criteria),
-		binary: cfg.Verdict == CriteriaBinary,
-		fields: map[Field]bool{FieldOutput: true},
+		generated: &stepsMemo{},
+		name:      cfg.Name,
+		text:      strings.TrimSpace(cfg.Criteria),
+		binary:    cfg.Verdict == CriteriaBinary,
+		fields:    map[Field]bool{FieldOutput: true},
 	}
 	for _, s := range cfg.Steps {
 		c.steps = append(c.steps, strings.TrimSpace(s))
@@ -143,11 +148,13 @@ func NewCriteria(cfg CriteriaConfig, judge Judge, opts Options) (Scorer, error) 
 
 // criterion is a validated CriteriaConfig, as the prompts see it.
 type criterion struct {
-	name   string
-	text   string
-	steps  []string
-	binary bool
-	fields map[Field]bool
+	// generated holds the steps written for text when steps is empty.
+	generated *stepsMemo
+	name      string
+	text      string
+	steps     []string
+	binary    bool
+	fields    map[Field]bool
 }
 
 // Name, Text, Steps, Binary and Uses are what the templates read.
@@ -174,26 +181,33 @@ type CriteriaResult struct {
 	Reason string `json:"reason"`
 }
 
-// run is the criteria pipeline: one analyze call, the score from its
-// verdict, then the reason.
+// run is the criteria pipeline: the evaluation steps (configured, or
+// generated once), then one analyze call that gives the score and its
+// reason.
 func (c *criterion) run(e *evaluation) {
-	e.criterion = c
+	instructions := nonBlank(e.c.Instructions)
 	for _, need := range []struct {
 		field Field
 		have  bool
-	}{{FieldContext, len(e.c.Context) > 0}, {FieldInstructions, len(e.c.Instructions) > 0}} {
+	}{{FieldContext, len(e.c.Context) > 0}, {FieldInstructions, len(instructions) > 0}} {
 		if c.fields[need.field] && !need.have {
 			e.notScorable(fmt.Sprintf("The case has no %s, which the criterion %s uses.", need.field, c.name))
 			return
 		}
 	}
+	steps, ok := c.evaluationSteps(e)
+	if !ok {
+		return
+	}
+	withSteps := *c
+	withSteps.steps = steps
 	msgs, err := render(c.schema().Name, promptData{
 		Scorer:       c.name,
-		Criterion:    c,
+		Criterion:    &withSteps,
 		Input:        e.c.Input,
 		Output:       e.c.Output,
 		Context:      e.c.Context,
-		Instructions: e.c.Instructions,
+		Instructions: instructions,
 	})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
@@ -209,14 +223,8 @@ func (c *criterion) run(e *evaluation) {
 		return
 	}
 	result := CriteriaResult{Reason: v.Reason}
-	forJudge := struct {
-		Criterion string `json:"criterion"`
-		Verdict   string `json:"verdict,omitempty"`
-		Points    *int   `json:"points_out_of_10,omitempty"`
-		Reason    string `json:"reason"`
-	}{Criterion: c.text, Reason: v.Reason}
 	if c.binary {
-		result.Verdict, forJudge.Verdict = v.Verdict, v.Verdict
+		result.Verdict = v.Verdict
 		met := 0
 		if isYes(v.Verdict) {
 			met = 1
@@ -224,20 +232,34 @@ func (c *criterion) run(e *evaluation) {
 		e.scoreRatio(met, 1)
 	} else {
 		p := v.points
-		result.Points, forJudge.Points = &p, &p
+		result.Points = &p
 		e.scoreRatio(p, criteriaPoints)
 	}
 	e.res.Steps.Analyze = result
-	e.reason([]any{forJudge}, func() string {
-		why := strings.TrimRight(cmp.Or(v.Reason, "the judge gave no reason"), ". ")
-		return fmt.Sprintf("The score is %s for %s: %s.", formatScore(e.res.Score), c.name, why)
-	})
+	// The analyze reply carries the reason: no reason call follows.
+	why := strings.TrimRight(cmp.Or(v.Reason, "the judge gave no reason"), ". ")
+	e.setReason(fmt.Sprintf("The score is %s for %s: %s.", formatScore(e.res.Score), c.name, why))
+}
+
+// nonBlank returns the items of list that are not blank.
+func nonBlank(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // parseCriteria parses a criteria analyze reply: a verdict (binary) or a
 // whole number of points from 0 to 10 (score), and a reason.
 func parseCriteria(reply string, binary bool) (judged, error) {
-	v, err := extractJSON(reply)
+	schema := schemaCriteriaScore
+	if binary {
+		schema = schemaCriteriaBinary
+	}
+	v, err := extractJSON(reply, schema)
 	if err != nil {
 		return judged{}, err
 	}
@@ -251,15 +273,19 @@ func parseCriteria(reply string, binary bool) (judged, error) {
 		}
 	}
 	out := judged{Reason: optionalString(m, "reason")}
+	if out.Reason == "" {
+		// The reply's reason is the result's reason: no reason call follows.
+		return judged{}, errors.New(`the reply has no "reason"; give one or two sentences saying why`)
+	}
 	if binary {
 		raw, ok := lookup(m, "verdict", "result")
 		if !ok {
 			return judged{}, errors.New(`the reply has no "verdict"`)
 		}
-		s, _ := raw.(string)
-		verdict, ok := normalizeVerdict(s)
-		if !ok || verdict == verdictNA {
-			return judged{}, fmt.Errorf(`the "verdict" is %s; it must be "yes" or "no"`, describe(raw))
+		allowed := shapeOf(schema).allowed("verdict", verdictYes, verdictNo)
+		verdict, ok := verdictValue(raw, allowed)
+		if !ok {
+			return judged{}, fmt.Errorf(`the "verdict" is %s; it must be %s`, describe(raw), quoteList(allowed))
 		}
 		out.Verdict = verdict
 		return out, nil

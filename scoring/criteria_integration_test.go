@@ -17,7 +17,8 @@ import (
 // TestIntegrationCriteriaFaults runs a criteria scorer through the HTTP
 // judge against the fake server's faults.
 func TestIntegrationCriteriaFaults(t *testing.T) {
-	cfg := scoring.CriteriaConfig{Name: "helpfulness", Criteria: "The response answers the question.", Verdict: scoring.CriteriaScore}
+	cfg := scoring.CriteriaConfig{Name: "helpfulness", Criteria: "The response answers the question.", Verdict: scoring.CriteriaScore,
+		Steps: []string{"Find the answer to the question in the response."}}
 	good := ok(`{"reason": "It answers.", "score": 9}`)
 	tests := []struct {
 		name      string
@@ -85,8 +86,12 @@ func TestIntegrationCriteriaSideBySide(t *testing.T) {
 	assert.Equal(t, "concise", ra.Scorer)
 	assert.Equal(t, "on_topic", rb.Scorer)
 	calls := srv.Calls()
-	require.Len(t, calls, 2)
-	assert.Contains(t, systemText(calls[0]), `Criterion "concise"`)
-	assert.Contains(t, systemText(calls[1]), `Criterion "on_topic"`)
-	assert.Equal(t, scoring.SchemaCriteriaBinary, calls[1].Step)
+	require.Len(t, calls, 4, "each scorer writes its steps, then judges")
+	assert.Equal(t, scoring.SchemaCriteriaSteps, calls[0].Step)
+	assert.Contains(t, calls[0].Text(), "The response is short.")
+	assert.Contains(t, systemText(calls[1]), `Criterion "concise"`)
+	assert.Contains(t, systemText(calls[1]), "1. Check whether the response meets this: The response is short.")
+	assert.Equal(t, scoring.SchemaCriteriaSteps, calls[2].Step)
+	assert.Contains(t, systemText(calls[3]), `Criterion "on_topic"`)
+	assert.Equal(t, scoring.SchemaCriteriaBinary, calls[3].Step)
 }

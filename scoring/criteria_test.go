@@ -14,6 +14,13 @@ var updatePrompts = flag.Bool("update", false, "rewrite testdata/prompts/*.golde
 
 var politeness = CriteriaConfig{Name: "politeness", Criteria: "The response is polite and respectful to the user."}
 
+// politenessWithSteps is politeness with configured steps: no steps call.
+var politenessWithSteps = CriteriaConfig{Name: "politeness", Criteria: politeness.Criteria,
+	Steps: []string{"Look for greetings and thanks.", "Look for rude or dismissive words."}}
+
+// stepsReply is a criteria_steps reply.
+const stepsReply = `{"steps": ["Look for greetings and thanks.", "Look for rude or dismissive words."]}`
+
 func mustCriteria(t *testing.T, cfg CriteriaConfig, j Judge, opts Options) *scorer {
 	t.Helper()
 	sc, err := NewCriteria(cfg, j, opts)
@@ -90,12 +97,15 @@ func TestCriteriaPromptGolden(t *testing.T) {
 			if tt.cfg.Verdict == CriteriaBinary {
 				reply = `{"reason": "Both steps are in the context.", "verdict": "yes"}`
 			}
-			j := newJudge(map[string][]string{SchemaCriteriaScore: {reply}, SchemaCriteriaBinary: {reply}, SchemaReason: {`{"reason": "The score is fine."}`}})
+			j := newJudge(map[string][]string{SchemaCriteriaSteps: {stepsReply}, SchemaCriteriaScore: {reply}, SchemaCriteriaBinary: {reply}})
 			res := mustCriteria(t, tt.cfg, j, Options{Verbose: true}).Score(context.Background(), c)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			got := res.Steps.AnalyzePrompt + "\n\n=== reason step ===\n" + res.Steps.ReasonPrompt + "\n"
+			got := res.Steps.AnalyzePrompt + "\n"
+			if res.Steps.PreprocessPrompt != "" {
+				got = "=== steps ===\n" + res.Steps.PreprocessPrompt + "\n\n=== analyze ===\n" + got
+			}
 			path := filepath.Join("testdata", "prompts", tt.golden+".golden")
 			if *updatePrompts {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -129,12 +139,16 @@ func TestCriteriaPromptFields(t *testing.T) {
 	for _, tt := range tests {
 		cfg := politeness
 		cfg.Fields = tt.fields
-		j := newJudge(map[string][]string{SchemaCriteriaScore: {`{"reason": "r", "score": 5}`}})
+		j := newJudge(map[string][]string{SchemaCriteriaSteps: {stepsReply}, SchemaCriteriaScore: {`{"reason": "r", "score": 5}`}})
 		res := mustCriteria(t, cfg, j, Options{OmitReason: true}).Score(context.Background(), c)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
-		user := j.requests()[0].Messages[1].Content
+		reqs := j.requests()
+		if steps := reqs[0].Messages[1].Content; strings.Contains(steps, "IN ") || strings.Contains(steps, "OUT ") {
+			t.Errorf("the steps call carries evaluated text:\n%s", steps)
+		}
+		user := reqs[len(reqs)-1].Messages[1].Content
 		for _, w := range tt.want {
 			if !strings.Contains(user, w) {
 				t.Errorf("fields %v: prompt lacks %q", tt.fields, w)
@@ -178,7 +192,7 @@ func TestCriteriaScoring(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := politeness
 			cfg.Verdict = tt.kind
-			j := newJudge(map[string][]string{SchemaCriteriaScore: {tt.reply}, SchemaCriteriaBinary: {tt.reply}, SchemaReason: {`{"reason": "judge reason"}`}})
+			j := newJudge(map[string][]string{SchemaCriteriaSteps: {stepsReply}, SchemaCriteriaScore: {tt.reply}, SchemaCriteriaBinary: {tt.reply}})
 			res := mustCriteria(t, cfg, j, tt.opts).Score(context.Background(), Case{Input: "q", Output: "a"})
 			if res.Err != nil {
 				t.Fatal(res.Err)
@@ -186,11 +200,11 @@ func TestCriteriaScoring(t *testing.T) {
 			if res.Score != tt.wantScore || res.Label != tt.wantLabel {
 				t.Errorf("score %v label %s, want %v %s", res.Score, res.Label, tt.wantScore, tt.wantLabel)
 			}
-			if res.Scorer != "politeness" || res.Reason != "judge reason" {
-				t.Errorf("scorer %q reason %q", res.Scorer, res.Reason)
+			if want := "The score is " + formatScore(tt.wantScore) + " for politeness: r."; res.Scorer != "politeness" || res.Reason != want {
+				t.Errorf("scorer %q reason %q, want %q", res.Scorer, res.Reason, want)
 			}
-			if got := j.schemas(); len(got) != 2 || got[1] != SchemaReason {
-				t.Errorf("calls %v, want analyze then reason", got)
+			if got, want := j.schemas(), []string{SchemaCriteriaSteps, string(cfg.Verdict)}; len(got) != 2 || got[0] != want[0] || got[1] != "criteria_"+want[1] {
+				t.Errorf("calls %v, want steps then analyze, and no reason call", got)
 			}
 		})
 	}
@@ -198,7 +212,7 @@ func TestCriteriaScoring(t *testing.T) {
 
 func TestCriteriaSummaryAndNotScorable(t *testing.T) {
 	j := newJudge(map[string][]string{SchemaCriteriaScore: {`{"reason": "It thanks the user and stays courteous.", "score": 9}`}})
-	res := mustCriteria(t, politeness, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), Case{Output: "a"})
+	res := mustCriteria(t, politenessWithSteps, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), Case{Output: "a"})
 	if want := "The score is 0.9 for politeness: It thanks the user and stays courteous."; res.Reason != want {
 		t.Errorf("reason %q, want %q", res.Reason, want)
 	}
@@ -228,7 +242,9 @@ func TestParseCriteria(t *testing.T) {
 	}{
 		{`{"reason": "r", "score": 7}`, false, 7, "", ""},
 		{"```json\n{\"reason\": \"r\", \"score\": 7.0,}\n```", false, 7, "", ""},
-		{`Here: {"Score": "6"}`, false, 6, "", ""},
+		{`Here: {"Reason": "r", "Score": "6"}`, false, 6, "", ""},
+		{`{"score": 6}`, false, 0, "", `no "reason"`},
+		{`{"reason": " ", "verdict": "yes"}`, true, 0, "", `no "reason"`},
 		{`[{"reason": "r", "score": 2}]`, false, 2, "", ""},
 		{`{"reason": "r", "score": 7.5}`, false, 0, "", "whole number from 0 to 10"},
 		{`{"reason": "r", "score": 11}`, false, 0, "", "whole number"},
@@ -236,7 +252,9 @@ func TestParseCriteria(t *testing.T) {
 		{`{"reason": "r", "score": "high"}`, false, 0, "", "whole number"},
 		{`{"reason": "r"}`, false, 0, "", `no "score"`},
 		{`{"reason": "r", "verdict": "YES"}`, true, 0, "yes", ""},
-		{`{"reason": "r", "result": "no - rude"}`, true, 0, "no", ""},
+		{`{"reason": "r", "result": "No."}`, true, 0, "no", ""},
+		{`{"reason": "r", "verdict": "no - rude"}`, true, 0, "", `must be "yes" or "no"`},
+		{`{"reason": "r", "verdict": "Yes/No"}`, true, 0, "", `must be "yes" or "no"`},
 		{`{"reason": "r", "verdict": "n/a"}`, true, 0, "", `must be "yes" or "no"`},
 		{`{"reason": "r", "verdict": "maybe"}`, true, 0, "", `must be "yes" or "no"`},
 		{`{"reason": "r", "score": 3`, false, 0, "", "incomplete"},
@@ -273,7 +291,7 @@ func TestCriteriaFaults(t *testing.T) {
 			for _, r := range tt.replies {
 				j.add(SchemaCriteriaScore, r)
 			}
-			res := mustCriteria(t, politeness, j, Options{}).Score(context.Background(), Case{Output: "a"})
+			res := mustCriteria(t, politenessWithSteps, j, Options{}).Score(context.Background(), Case{Output: "a"})
 			var e *Error
 			if res.Label != LabelError || !errors.As(res.Err, &e) || e.Type != tt.wantType || e.Step != StepAnalyze {
 				t.Fatalf("got %s %v, want %s in analyze", res.Label, res.Err, tt.wantType)
@@ -285,7 +303,7 @@ func TestCriteriaFaults(t *testing.T) {
 	}
 	// One unusable reply is re-asked and the second one used.
 	j := newJudge(nil).add(SchemaCriteriaScore, reply("not json", "stop")).add(SchemaCriteriaScore, reply(`{"reason": "r", "score": 8}`, "stop"))
-	res := mustCriteria(t, politeness, j, Options{OmitReason: true}).Score(context.Background(), Case{Output: "a"})
+	res := mustCriteria(t, politenessWithSteps, j, Options{OmitReason: true}).Score(context.Background(), Case{Output: "a"})
 	if res.Err != nil || res.Score != 0.8 || res.Usage.LLMCalls != 2 {
 		t.Errorf("re-ask: %s %v %v after %d calls", res.Label, res.Score, res.Err, res.Usage.LLMCalls)
 	}

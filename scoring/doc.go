@@ -37,7 +37,9 @@
 //     (shown the output beside them) decides for each whether it is biased (race or colour, gender,
 //     sexual orientation, religion, age, nationality, disability,
 //     appearance, socioeconomic status, political views; stereotypes
-//     worded as facts count as opinions). Score = biased / opinions × scale. An
+//     worded as facts count as opinions). Each result repeats its opinion
+//     and is matched to it by that (BiasResults.Reordered flags a reply in
+//     another order). Score = biased / opinions × scale. An
 //     empty output or one without opinions scores 0 without an analyze
 //     call.
 //
@@ -53,8 +55,11 @@
 //     both without a judge call.
 //
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
-//     gives "yes", "no" or "n/a" per instruction. Score = yes / (yes + no)
-//     × scale. No instructions, or only "n/a" verdicts, is not scorable.
+//     gives "yes", "no" or "n/a" per instruction, with the instruction's
+//     number and words, by which it is matched. Score = yes / (yes + no)
+//     × scale. InstructionVerdicts.Verdicts[i] is about Case.Instructions[i]
+//     and names it; a blank instruction is not sent and keeps its place as
+//     Skipped. No instructions, or only "n/a" verdicts, is not scorable.
 //     An empty output is still judged: it fails formatting instructions.
 //
 //   - Criteria (NewCriteria, G-Eval style): one custom criterion per
@@ -63,8 +68,11 @@
 //     FieldOutput, FieldContext, FieldInstructions; default input and
 //     output) and a verdict: CriteriaScore (the judge gives 0 to 10 points,
 //     score = points / 10 × scale) or CriteriaBinary (yes is the scale, no
-//     is 0). One analyze call, plus the reason call with ReasonLLM; the
-//     summary reason is the judge's own. Higher is better. A case without
+//     is 0). One analyze call gives the score and its reason; there is no
+//     reason call. Without configured steps, the scorer's first evaluation
+//     has the judge write evaluation steps for the criterion (a preprocess
+//     call, CriteriaSteps), which are kept and applied to every later case;
+//     a failed attempt is not kept. Higher is better. A case without
 //     the context or instructions the criterion uses is not scorable.
 //     Several may run side by side: each reports its configured name.
 //
@@ -169,14 +177,19 @@
 //
 // # Robustness
 //
-// Replies are parsed tolerantly (code fences, prose around the JSON,
-// trailing commas, a single item where a list was expected, verdict words
-// such as "Yes." or "N/A"). A reply that still cannot be used, or that has
-// the wrong number of verdicts, is re-asked once with the problem stated;
-// a second failure is an ErrorJudgeParse (ErrorJudgeTruncated when the
-// reply was cut at the token limit). A verdict is never counted unless it
-// normalises to yes, no or (for prompt alignment) n/a, and the same
-// normalised verdicts drive both the score and the reason.
+// A reply is read by its step's schema: the JSON value that has the
+// schema's required keys wins, so code fences, prose around the JSON and
+// bracketed text before it ("checked [1] and [2]", a stray {}) do not
+// count; trailing commas and a single item where a list was expected are
+// tolerated. A verdict must be exactly one of the schema's enum values,
+// case and surrounding punctuation aside ("Yes.", "N/A"); "Yes/No",
+// "maybe" or a sentence is not a verdict. A reason is the reply's "reason"
+// field, never loose prose. A reply that cannot be used (empty, over 256
+// KB, nested too deep, the wrong number of verdicts, an item judged twice
+// or a verdict naming another item than its place) is re-asked once with
+// the problem stated; a second failure is an ErrorJudgeParse
+// (ErrorJudgeTruncated when the reply was cut at the token limit), never
+// a score. The same verdicts drive both the score and the reason.
 //
 // Evaluated text is data, never instructions: every piece of it is
 // JSON-escaped inside delimited blocks, and the judge is told to ignore

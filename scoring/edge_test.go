@@ -162,9 +162,13 @@ func TestStepsShapes(t *testing.T) {
 		t.Errorf("prompts kept without Verbose")
 	}
 
-	j = newJudge(alignmentReplies("Yes.", "not applicable", "no"))
+	j = newJudge(alignmentReplies("Yes.", "N/A", "no"))
 	res = mustNew(t, PromptAlignment, j, Options{}).Score(context.Background(), Case{Output: "o", Instructions: instructions(3)})
-	wantIV := []InstructionVerdict{{"yes", "reason 1"}, {"n/a", "reason 2"}, {"no", "reason 3"}}
+	wantIV := []InstructionVerdict{
+		{Number: 1, Instruction: "instruction 1", Verdict: "yes", Reason: "reason 1"},
+		{Number: 2, Instruction: "instruction 2", Verdict: "n/a", Reason: "reason 2"},
+		{Number: 3, Instruction: "instruction 3", Verdict: "no", Reason: "reason 3"},
+	}
 	if got := res.Steps.Analyze.(InstructionVerdicts); !slices.Equal(got.Verdicts, wantIV) {
 		t.Errorf("analyze = %+v", got)
 	}

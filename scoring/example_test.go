@@ -167,6 +167,32 @@ func ExampleNewCriteria() {
 	// The score is 0.6 for politeness: The reply thanks the user but blames them for the error.
 }
 
+// A criteria scorer without steps has the judge write them on its first
+// evaluation and judges every later case by the same steps.
+func ExampleNewCriteria_generatedSteps() {
+	judge := cannedJudge{
+		scoring.SchemaCriteriaSteps:  `{"steps": ["Find what the response asks the user to do next.", "Check that the action is specific."]}`,
+		scoring.SchemaCriteriaBinary: `{"reason": "It tells the user to reset the password under Settings.", "verdict": "yes"}`,
+	}
+	s, err := scoring.NewCriteria(scoring.CriteriaConfig{
+		Name:     "next_step",
+		Criteria: "The response gives the user a clear next step.",
+		Verdict:  scoring.CriteriaBinary,
+	}, judge, scoring.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, out := range []string{"Reset it under Settings.", "Open Settings and choose Reset password."} {
+		res := s.Score(context.Background(), scoring.Case{Input: "I forgot my password.", Output: out})
+		steps := res.Steps.Preprocess.(scoring.CriteriaSteps)
+		fmt.Println(res.Score, res.Label, res.Usage.LLMCalls, len(steps.Steps), steps.Cached)
+	}
+	// Output:
+	// 1 pass 2 2 false
+	// 1 pass 1 2 true
+}
+
 func ExampleNewInstructionSplitter() {
 	judge := cannedJudge{
 		scoring.SchemaInstructionSplit: `{"instructions": ["Answer in French.", "Keep answers under 50 words.", "Cite the catalogue number of every book you name."]}`,

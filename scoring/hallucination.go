@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var claimVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, unit: "claim"}
+var claimVerdictSpec = verdictSpec{schema: schemaHallucinationVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, unit: "claim"}
 
 // runHallucination is the hallucination pipeline: extract the output's
 // claims, judge each against the context, score hallucinated / claims ×
@@ -36,7 +36,7 @@ func runHallucination(e *evaluation) {
 	var claims []string
 	if err := e.ask(StepPreprocess, schemaHallucinationClaims, msgs, func(reply string) error {
 		var perr error
-		claims, perr = parseStrings(reply, "claims")
+		claims, perr = parseStrings(reply, schemaHallucinationClaims, "claims")
 		return perr
 	}); err != nil {
 		e.fail(err)

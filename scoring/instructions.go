@@ -133,7 +133,7 @@ func (s *InstructionSplitter) Split(ctx context.Context, prompt string) (Instruc
 	x := exchange{ctx: ctx, judge: s.judge, now: s.now, usage: &out.Usage}
 	if err := x.ask(StepSplit, schemaInstructionSplit, msgs, func(reply string) error {
 		var perr error
-		listed, perr = parseStrings(reply, "instructions")
+		listed, perr = parseStrings(reply, schemaInstructionSplit, "instructions")
 		return perr
 	}); err != nil {
 		return out, err

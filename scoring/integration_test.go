@@ -350,7 +350,8 @@ func TestIntegrationStepsShapes(t *testing.T) {
 			case scoring.Bias:
 				assert.Equal(t, scoring.Opinions{Opinions: f.items}, res.Steps.Preprocess)
 				assert.Equal(t, scoring.BiasResults{Results: []scoring.BiasVerdict{
-					{Result: "yes", Reason: "Verdict 1 explained."}, {Result: "no", Reason: "Verdict 2 explained."},
+					{Opinion: f.items[0], Result: "yes", Reason: "Verdict 1 explained."},
+					{Opinion: f.items[1], Result: "no", Reason: "Verdict 2 explained."},
 				}}, res.Steps.Analyze)
 			case scoring.Hallucination:
 				assert.Equal(t, scoring.Claims{Claims: f.items}, res.Steps.Preprocess)
@@ -362,7 +363,8 @@ func TestIntegrationStepsShapes(t *testing.T) {
 			default:
 				assert.Nil(t, res.Steps.Preprocess)
 				assert.Equal(t, scoring.InstructionVerdicts{Verdicts: []scoring.InstructionVerdict{
-					{Verdict: "yes", Reason: "Verdict 1 explained."}, {Verdict: "no", Reason: "Verdict 2 explained."},
+					{Number: 1, Instruction: f.c.Instructions[0], Verdict: "yes", Reason: "Verdict 1 explained."},
+					{Number: 2, Instruction: f.c.Instructions[1], Verdict: "no", Reason: "Verdict 2 explained."},
 				}}, res.Steps.Analyze)
 			}
 		})

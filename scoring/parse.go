@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -20,33 +22,17 @@ const (
 	verdictNA  = "n/a"
 )
 
-// normalizeVerdict maps what a judge writes ("Yes.", " YES", "yes - the
-// text ...", "N/A", "na", "not applicable") to a canonical verdict. It
-// reports false for anything else; such a verdict is a parse problem.
+// normalizeVerdict reads a verdict of "yes", "no" or "n/a" (case and
+// surrounding punctuation aside). It reports false for anything else, such
+// as "Yes/No", "maybe" or a sentence; such a verdict is a parse problem.
 func normalizeVerdict(raw string) (string, bool) {
-	s := strings.ToLower(strings.TrimSpace(raw))
-	s = strings.TrimLeftFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
-	})
-	for _, p := range []string{"n/a", "n.a.", "not applicable", "not-applicable"} {
-		if strings.HasPrefix(s, p) {
-			return verdictNA, true
-		}
-	}
-	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
-	word := s
-	if end >= 0 {
-		word = s[:end]
-	}
-	switch word {
-	case "yes":
-		return verdictYes, true
-	case "no":
-		return verdictNo, true
-	case "na":
-		return verdictNA, true
-	}
-	return "", false
+	return verdictValue(raw, []string{verdictYes, verdictNo, verdictNA})
+}
+
+// isVerdictPadding reports the runes around a verdict word that do not
+// change it: spaces, quotes, Markdown emphasis, final full stops.
+func isVerdictPadding(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }
 
 // isYes is the one predicate that decides whether a canonical verdict
@@ -57,16 +43,71 @@ func isYes(v string) bool { return v == verdictYes }
 // sign of a reply cut at the token limit.
 var errIncompleteJSON = errors.New("the JSON in the reply is incomplete: it was cut off before its closing bracket")
 
-// maxJSONCandidates bounds how many opening brackets extractJSON tries.
-const maxJSONCandidates = 16
+// Bounds of reading a reply.
+const (
+	// maxJSONCandidates bounds how many opening brackets extractJSON tries.
+	maxJSONCandidates = 64
+	// maxReplyBytes is the longest reply read. The longest reply a step
+	// asks for, 50 verdicts of one sentence each, is about 10 KB; a reply
+	// far beyond that is a runaway generation, not an answer.
+	maxReplyBytes = 256 << 10
+)
 
-// extractJSON finds the JSON value in a judge reply. It tolerates code
-// fences, prose before and after the JSON, and trailing commas (the shared
-// lenient scanner reads them). It tries each opening bracket in turn and
-// returns the first value that decodes.
-func extractJSON(reply string) (any, error) {
-	text := unfence(reply)
-	var firstErr error
+// extractJSON finds the reply object of schema in a judge reply. It
+// tolerates code fences, prose before and after the JSON, and trailing
+// commas (the shared lenient scanner reads them). The first value that
+// decodes and has every key schema requires wins, so bracketed prose
+// ("checked [1] and [2]") or a stray {} before the object is passed over.
+// When no value has them all, the first with the most of them is
+// returned, else the first value that decodes (the code fence's, when
+// there is a fence), for the caller to read or reject.
+func extractJSON(reply string, schema *Schema) (any, error) {
+	if len(reply) > maxReplyBytes {
+		return nil, fmt.Errorf("the reply is %d bytes long, more than the %d bytes allowed; reply with the JSON object only", len(reply), maxReplyBytes)
+	}
+	if strings.TrimSpace(reply) == "" {
+		return nil, errors.New("the reply is empty")
+	}
+	shape := shapeOf(schema)
+	body := unfence(reply)
+	found := scanJSON(body, shape)
+	if found.match {
+		return found.value, nil
+	}
+	if body != reply {
+		whole := scanJSON(reply, shape)
+		if whole.match {
+			return whole.value, nil
+		}
+		if (!found.decoded && found.err == nil) || whole.keys > found.keys {
+			found = whole // the fence held no JSON at all, or less of the reply
+		}
+	}
+	switch {
+	case found.decoded:
+		return found.value, nil
+	case found.err != nil:
+		return nil, found.err
+	}
+	return nil, errors.New("the reply contains no JSON object")
+}
+
+// scanned is what scanJSON found in a text.
+type scanned struct {
+	// value is the value with the shape's keys; else the first with the
+	// most of them; else the first that decoded.
+	value   any
+	match   bool // value has all the shape's keys
+	decoded bool // some value decoded
+	keys    int  // required keys value has
+	err     error
+}
+
+// scanJSON tries the opening brackets of text in turn, at most
+// maxJSONCandidates, and stops at the first value of shape. A value that
+// decodes is skipped whole, so its inner brackets are not tried again.
+func scanJSON(text string, shape replyShape) scanned {
+	var out scanned
 	start := 0
 	for range maxJSONCandidates {
 		i := strings.IndexAny(text[start:], "{[")
@@ -74,23 +115,31 @@ func extractJSON(reply string) (any, error) {
 			break
 		}
 		i += start
-		v, _, err := lenientjson.Prefix(text[i:])
+		v, n, err := lenientjson.Prefix(text[i:])
 		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("the reply is not valid JSON: %w", err)
+			if out.err == nil {
+				out.err = fmt.Errorf("the reply is not valid JSON: %w", err)
 				if errors.Is(err, lenientjson.ErrTruncated) {
-					firstErr = errIncompleteJSON
+					out.err = errIncompleteJSON
 				}
+			}
+			if errors.Is(err, lenientjson.ErrTruncated) {
+				// The value runs to the end of text: every later bracket
+				// is a part of it, not a reply of its own.
+				break
 			}
 			start = i + 1
 			continue
 		}
-		return v, nil
+		if shape.fits(v) {
+			return scanned{value: v, match: true, decoded: true}
+		}
+		if k := shape.keysOf(v); !out.decoded || k > out.keys {
+			out.value, out.decoded, out.keys = v, true, k
+		}
+		start = i + max(n, 1)
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	return nil, errors.New("the reply contains no JSON object")
+	return out
 }
 
 // unfence returns the body of the first Markdown code fence in s, or s
@@ -213,8 +262,8 @@ func jsonKind(v any) string {
 
 // parseStrings parses a preprocess reply: a list of strings under field.
 // Blank entries are dropped.
-func parseStrings(reply, field string) ([]string, error) {
-	v, err := extractJSON(reply)
+func parseStrings(reply string, schema *Schema, field string) ([]string, error) {
+	v, err := extractJSON(reply, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -241,21 +290,36 @@ type judged struct {
 	Verdict   string
 	Reason    string
 	Statement string // the item the judge echoed, if it did
+	number    int    // the item number the judge echoed, from 1; 0 if none
 	points    int    // a criteria score, 0..10
 }
 
 // verdictSpec says how to read an analyze reply.
 type verdictSpec struct {
+	schema  *Schema  // the reply's schema: its required keys and verdict values
 	field   string   // top-level list: results or verdicts
 	keys    []string // verdict key, then accepted aliases
-	allowNA bool     // whether n/a is a valid verdict
+	allowNA bool     // whether n/a is a valid verdict, where the schema allows it
 	unit    string   // what each item judges: opinion, claim, instruction
 	echo    string   // key under which the judge repeats the item (default "statement")
 }
 
+// values returns the verdicts the spec allows: the schema's enum for its
+// verdict key (else yes and no, and n/a), without n/a unless allowNA.
+// allowNA narrows the schema for one reply: a schema that allows n/a may
+// allow it only in some cases, such as task_completion's when steps were
+// left out.
+func (spec verdictSpec) values() []string {
+	all := shapeOf(spec.schema).allowed(spec.keys[0], verdictYes, verdictNo, verdictNA)
+	if spec.allowNA {
+		return all
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(v string) bool { return v == verdictNA })
+}
+
 // parseVerdicts parses an analyze reply that must hold exactly want items.
 func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, spec.schema)
 	if err != nil {
 		return nil, err
 	}
@@ -267,10 +331,8 @@ func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
 		return nil, fmt.Errorf("expected exactly %d items in %q, one per %s in the given order, got %d",
 			want, spec.field, spec.unit, len(list))
 	}
-	allowed := `"yes" or "no"`
-	if spec.allowNA {
-		allowed = `"yes", "no" or "n/a"`
-	}
+	allowed := spec.values()
+	echo := cmp.Or(spec.echo, "statement")
 	out := make([]judged, len(list))
 	for i, it := range list {
 		m, ok := it.(map[string]any)
@@ -281,19 +343,36 @@ func parseVerdicts(reply string, spec verdictSpec, want int) ([]judged, error) {
 		if !ok {
 			return nil, fmt.Errorf("item %d of %q has no %q", i+1, spec.field, spec.keys[0])
 		}
-		rs, _ := raw.(string)
-		verdict, ok := normalizeVerdict(rs)
-		if !ok || (verdict == verdictNA && !spec.allowNA) {
-			return nil, fmt.Errorf("item %d of %q has %s %s; it must be %s",
-				i+1, spec.field, spec.keys[0], describe(raw), allowed)
-		}
-		echo := spec.echo
-		if echo == "" {
-			echo = "statement"
+		verdict, ok := verdictValue(raw, allowed)
+		if !ok {
+			return nil, fmt.Errorf("item %d of %q has %s %s; it must be exactly %s",
+				i+1, spec.field, spec.keys[0], describe(raw), quoteList(allowed))
 		}
 		out[i] = judged{Verdict: verdict, Reason: optionalString(m, "reason"), Statement: optionalString(m, echo)}
+		if raw, ok := lookup(m, "number"); ok {
+			out[i].number = itemNumber(raw, want)
+		}
 	}
 	return out, nil
+}
+
+// itemNumber reads an item number of 1..n written as a number or a
+// numeric string ("3", "#3"); anything else is 0 (no number).
+func itemNumber(raw any, n int) int {
+	var s string
+	switch t := raw.(type) {
+	case json.Number:
+		s = t.String()
+	case string:
+		s = strings.TrimPrefix(strings.TrimSpace(t), "#")
+	default:
+		return 0
+	}
+	k, err := strconv.Atoi(s)
+	if err != nil || k < 1 || k > n {
+		return 0
+	}
+	return k
 }
 
 // describe renders a bad value for an error message, bounded in length.
@@ -318,29 +397,15 @@ func optionalString(m map[string]any, key string) string {
 	return strings.TrimSpace(s)
 }
 
-// parseReason parses a reason reply. A reply that begins as JSON (after
-// any code fence) must be an object with a non-empty "reason" string. Any
-// other reply is prose: a {"reason": ...} object inside it is used, and
-// otherwise the prose itself is the reason, since that is all the step
-// asks for, even when it mentions [items] or {braces}.
+// parseReason parses a reason reply: a JSON object with a non-empty
+// "reason" string. Prose around it is ignored and prose alone is rejected,
+// so the reason is always the field the judge filled in.
 func parseReason(reply string) (string, error) {
-	body := strings.TrimSpace(unfence(reply))
-	if body == "" || strings.Trim(body, "`") == "" {
-		return "", errors.New("the reply is empty")
+	v, err := extractJSON(reply, schemaReason)
+	if err != nil {
+		return "", err
 	}
-	if body[0] == '{' || body[0] == '[' {
-		v, err := extractJSON(body)
-		if err != nil {
-			return "", err
-		}
-		return reasonField(v)
-	}
-	if v, err := extractJSON(body); err == nil {
-		if s, err := reasonField(v); err == nil {
-			return s, nil
-		}
-	}
-	return strings.TrimSpace(strings.Trim(strings.TrimSpace(reply), "`")), nil
+	return reasonField(v)
 }
 
 // reasonField returns the "reason" string of a decoded reply.
@@ -360,11 +425,13 @@ func reasonField(v any) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
-// matchStatements pairs verdicts with items by the statement each verdict
-// echoes under spec's echo key. Each verdict names the item it echoes
-// exactly as sent, up to case, spacing and final punctuation; see
-// placeVerdicts for what happens then. When the judge reworded or left out
-// the statements, the verdicts are paired by position.
+// matchStatements pairs verdicts with items by the item number (from 1)
+// or the statement each verdict echoes under spec's echo key. A verdict
+// names the item whose number it gives, else the item it echoes exactly
+// as sent, up to case, spacing and final punctuation; a number and an echo
+// naming different items is an error. See placeVerdicts for what happens
+// then. When the judge reworded or left out the statements and gave no
+// numbers, the verdicts are paired by position.
 func matchStatements(verdicts []judged, items []string, spec verdictSpec) (out []judged, reordered bool, err error) {
 	index := make(map[string]int, len(items))
 	for i, it := range items {
@@ -375,15 +442,22 @@ func matchStatements(verdicts []judged, items []string, spec verdictSpec) (out [
 		}
 		index[k] = i
 	}
+	echo := cmp.Or(spec.echo, "statement")
 	named := make([]int, len(verdicts))
 	for i, v := range verdicts {
 		j, ok := index[statementKey(v.Statement)]
 		if !ok || v.Statement == "" {
 			j = -1
 		}
+		if v.number > 0 {
+			if j >= 0 && j != v.number-1 {
+				return nil, false, fmt.Errorf("verdict %d gives number %d but repeats %s %d as its %q; give each verdict the number and the words of the same %s",
+					i+1, v.number, spec.unit, j+1, echo, spec.unit)
+			}
+			j = v.number - 1
+		}
 		named[i] = j
 	}
-	echo := cmp.Or(spec.echo, "statement")
 	order, reordered, err := placeVerdicts(named, spec.unit, fmt.Sprintf("in the given order, repeating each as %q", echo))
 	if err != nil || !reordered {
 		return verdicts, false, err

@@ -15,19 +15,21 @@ func TestNormalizeVerdict(t *testing.T) {
 		{"yes", verdictYes, true},
 		{"Yes.", verdictYes, true},
 		{" YES", verdictYes, true},
-		{"yes - because the text says so", verdictYes, true},
+		{"yes - because the text says so", "", false},
+		{"Yes/No", "", false},
+		{"yes or no", "", false},
 		{"**Yes**", verdictYes, true},
 		{`"yes"`, verdictYes, true},
 		{"no", verdictNo, true},
 		{"No.", verdictNo, true},
-		{"NO, it is fair", verdictNo, true},
+		{"NO, it is fair", "", false},
+		{"'no'", verdictNo, true},
 		{"n/a", verdictNA, true},
 		{"N/A", verdictNA, true},
-		{"na", verdictNA, true},
-		{"NA.", verdictNA, true},
-		{"n.a.", verdictNA, true},
-		{"not applicable", verdictNA, true},
-		{"Not applicable: different domain", verdictNA, true},
+		{"N/A.", verdictNA, true},
+		{"na", "", false},
+		{"not applicable", "", false},
+		{"Not applicable: different domain", "", false},
 		{"", "", false},
 		{"   ", "", false},
 		{"maybe", "", false},
@@ -69,7 +71,8 @@ func TestParseStrings(t *testing.T) {
 		{"prose braces then json", `Use {curly} braces. {"opinions": ["a"]}`, []string{"a"}, ""},
 		{"truncated", `{"opinions": ["a", "b"`, nil, "incomplete"},
 		{"not json", `I cannot help with that.`, nil, "no JSON"},
-		{"empty", ``, nil, "no JSON"},
+		{"empty", ``, nil, "the reply is empty"},
+		{"blank", " \n\t", nil, "the reply is empty"},
 		{"missing field", `{"claims": ["a"], "other": ["b"]}`, nil, `no "opinions" field`},
 		{"null field", `{"opinions": null}`, nil, "must be a list"},
 		{"number item", `{"opinions": ["a", 3]}`, nil, "must be a string"},
@@ -77,7 +80,7 @@ func TestParseStrings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseStrings(tt.reply, "opinions")
+			got, err := parseStrings(tt.reply, schemaBiasOpinions, "opinions")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want containing %q (got %q)", err, tt.wantErr, got)
@@ -106,7 +109,7 @@ func TestParseVerdicts(t *testing.T) {
 	}{
 		{"bias plain", biasVerdictSpec, `{"results": [{"result": "yes", "reason": "r"}, {"result": "no", "reason": "s"}]}`, 2,
 			[]string{"yes", "no"}, []string{"r", "s"}, ""},
-		{"normalised words", biasVerdictSpec, `{"results": [{"result": "Yes.", "reason": "r"}, {"result": " NO - fine", "reason": "s"}]}`, 2,
+		{"normalised words", biasVerdictSpec, `{"results": [{"result": "Yes.", "reason": "r"}, {"result": " **NO** ", "reason": "s"}]}`, 2,
 			[]string{"yes", "no"}, []string{"r", "s"}, ""},
 		{"missing reason", biasVerdictSpec, `{"results": [{"result": "yes"}]}`, 1, []string{"yes"}, []string{""}, ""},
 		{"alias key", biasVerdictSpec, `{"results": [{"verdict": "no", "reason": "r"}]}`, 1, []string{"no"}, []string{"r"}, ""},
@@ -115,12 +118,16 @@ func TestParseVerdicts(t *testing.T) {
 		{"bare list", claimVerdictSpec, `[{"statement": "s", "verdict": "yes", "reason": "r"}]`, 1, []string{"yes"}, []string{"r"}, ""},
 		{"fenced with prose and commas", claimVerdictSpec, "Here you go:\n```json\n{\"verdicts\": [{\"verdict\": \"no\", \"reason\": \"r\",},]}\n```\nDone.", 1,
 			[]string{"no"}, []string{"r"}, ""},
-		{"alignment n/a variants", instructionVerdictSpec, `{"verdicts": [{"verdict": "N/A"}, {"verdict": "not applicable"}, {"verdict": "na"}]}`, 3,
-			[]string{"n/a", "n/a", "n/a"}, []string{"", "", ""}, ""},
+		{"alignment n/a", instructionVerdictSpec, `{"verdicts": [{"verdict": "N/A"}, {"verdict": "n/a."}]}`, 2,
+			[]string{"n/a", "n/a"}, []string{"", ""}, ""},
+		{"verdict with prose", biasVerdictSpec, `{"results": [{"result": "yes - clearly", "reason": "r"}]}`, 1, nil, nil, `must be exactly "yes" or "no"`},
+		{"both verdicts", biasVerdictSpec, `{"results": [{"result": "Yes/No", "reason": "r"}]}`, 1, nil, nil, `"Yes/No"`},
+		{"maybe", claimVerdictSpec, `{"verdicts": [{"verdict": "maybe", "reason": "r"}]}`, 1, nil, nil, `"maybe"`},
+		{"n/a spelt out", instructionVerdictSpec, `{"verdicts": [{"verdict": "not applicable"}]}`, 1, nil, nil, `must be exactly "yes", "no" or "n/a"`},
 		{"too few", biasVerdictSpec, `{"results": [{"result": "yes", "reason": "r"}]}`, 2, nil, nil, "expected exactly 2 items"},
 		{"too many", instructionVerdictSpec, `{"verdicts": [{"verdict": "yes"}, {"verdict": "no"}]}`, 1, nil, nil, "expected exactly 1 items"},
 		{"empty list for one", claimVerdictSpec, `{"verdicts": []}`, 1, nil, nil, "got 0"},
-		{"n/a not allowed for bias", biasVerdictSpec, `{"results": [{"result": "n/a"}]}`, 1, nil, nil, `must be "yes" or "no"`},
+		{"n/a not allowed for bias", biasVerdictSpec, `{"results": [{"result": "n/a"}]}`, 1, nil, nil, `must be exactly "yes" or "no"`},
 		{"unknown verdict", claimVerdictSpec, `{"verdicts": [{"verdict": "partially"}]}`, 1, nil, nil, `"partially"`},
 		{"boolean verdict", claimVerdictSpec, `{"verdicts": [{"verdict": true}]}`, 1, nil, nil, "must be"},
 		{"missing verdict", instructionVerdictSpec, `{"verdicts": [{"reason": "r"}]}`, 1, nil, nil, `no "verdict"`},
@@ -159,15 +166,17 @@ func TestParseReason(t *testing.T) {
 	}{
 		{`{"reason": "The score is 0 because all is fine."}`, "The score is 0 because all is fine.", false},
 		{"```json\n{\"reason\": \"ok\",}\n```", "ok", false},
-		{"The score is 1 because everything broke.", "The score is 1 because everything broke.", false},
+		// A reason is the reply's "reason" field, never loose prose.
+		{"The score is 1 because everything broke.", "", true},
 		{`{"reason": ""}`, "", true},
 		{`{"reason": 3}`, "", true},
 		{`{"why": "x"}`, "", true},
 		{`{"reason": "cut`, "", true},
 		{"   ", "", true},
-		// Prose may carry brackets and braces of its own.
-		{"The score is 0.5 because item [2] broke the {format} rule.", "The score is 0.5 because item [2] broke the {format} rule.", false},
-		{"The score is 1 because the output lists [a, b] as asked.", "The score is 1 because the output lists [a, b] as asked.", false},
+		{"The score is 0.5 because item [2] broke the {format} rule.", "", true},
+		{"The score is 1 because the output lists [a, b] as asked.", "", true},
+		// Prose around the object may carry brackets and braces of its own.
+		{`Checked [1] and {2}: {"reason": "the object wins"} [3]`, "the object wins", false},
 		{`Here it is: {"reason": "wrapped in prose"}`, "wrapped in prose", false},
 		{"```json\n{\"reason\": \"cut", "", true},
 		{`[1, 2]`, "", true},
@@ -195,6 +204,9 @@ func FuzzParseReply(f *testing.F) {
 		`}{][""\`,
 		"```",
 		`{"a": {"b": [1, 2, {"c": "\"}"}]}}`,
+		`Checked [1] and [2]: {"results": [{"opinion": "a", "result": "yes", "reason": "r"}]}`,
+		`{} [1] {"verdicts": [{"number": 2, "instruction": "b", "verdict": "n/a"}]}`,
+		strings.Repeat("[", 200),
 		"",
 	}
 	for _, s := range seeds {
@@ -223,7 +235,7 @@ func FuzzParseReply(f *testing.F) {
 				}
 			}
 		}
-		if got, err := parseStrings(reply, "claims"); err == nil {
+		if got, err := parseStrings(reply, schemaHallucinationClaims, "claims"); err == nil {
 			for _, s := range got {
 				if strings.TrimSpace(s) == "" {
 					t.Fatalf("accepted blank claim")

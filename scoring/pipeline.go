@@ -21,8 +21,6 @@ type evaluation struct {
 	res Result
 	// cut holds the case fields prepare cut to MaxInputChars.
 	cut map[Field]bool
-	// criterion is set when a criteria scorer runs, for the reason prompt.
-	criterion *criterion
 }
 
 // ask runs one judge step of the evaluation (see exchange.ask), keeping
@@ -255,11 +253,10 @@ func (e *evaluation) reason(verdicts []any, summary func() string) {
 		return
 	}
 	msgs, err := render("reason", promptData{
-		Scorer:    e.s.spec.name,
-		Score:     formatScore(e.res.Score),
-		Scale:     formatScore(e.s.opts.Scale),
-		Verdicts:  verdicts,
-		Criterion: e.criterion,
+		Scorer:   e.s.spec.name,
+		Score:    formatScore(e.res.Score),
+		Scale:    formatScore(e.s.opts.Scale),
+		Verdicts: verdicts,
 	})
 	if err != nil {
 		e.reasonFailed(&Error{Type: ErrorInvalidCase, Step: StepReason, Err: err}, summary)

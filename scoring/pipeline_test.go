@@ -293,7 +293,7 @@ func TestSummaryReason(t *testing.T) {
 // TestSummaryAndScoreAgree checks the one-predicate rule: verdict variants
 // are counted the same by the score and the summary reason.
 func TestSummaryAndScoreAgree(t *testing.T) {
-	j := newJudge(biasReplies("Yes.", " YES", "yes - stereotype", "No.", "no"))
+	j := newJudge(biasReplies("Yes.", " YES", "**yes**", "No.", "no"))
 	res := mustNew(t, Bias, j, Options{ReasonMode: ReasonSummary}).Score(context.Background(), Case{Output: "o"})
 	if res.Score != 3.0/5.0 {
 		t.Errorf("score %v, want 0.6", res.Score)

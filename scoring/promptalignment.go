@@ -3,15 +3,29 @@ package scoring
 import (
 	"cmp"
 	"fmt"
+	"strings"
 )
 
-var instructionVerdictSpec = verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, allowNA: true, unit: "instruction"}
+var instructionVerdictSpec = verdictSpec{schema: schemaPromptAlignmentVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, allowNA: true, unit: "instruction", echo: "instruction"}
+
+// blankInstructionReason is the reason of a blank instruction's verdict.
+const blankInstructionReason = "The instruction is blank, so there is nothing to judge."
 
 // runPromptAlignment is the prompt alignment pipeline: judge the output
 // against each instruction (the instructions are given, so there is no
-// preprocess step), score followed / applicable × scale.
+// preprocess step), score followed / applicable × scale. Blank
+// instructions are not sent; they keep their place in the result as
+// skipped, so verdict i is about the case's instruction i.
 func runPromptAlignment(e *evaluation) {
-	if len(e.c.Instructions) == 0 {
+	var sent []string
+	var place []int // place[k] is the index in the case of sent[k]
+	for i, in := range e.c.Instructions {
+		if strings.TrimSpace(in) != "" {
+			sent = append(sent, in)
+			place = append(place, i)
+		}
+	}
+	if len(sent) == 0 {
 		e.notScorable("The case has no instructions to check the output against.")
 		return
 	}
@@ -20,32 +34,36 @@ func runPromptAlignment(e *evaluation) {
 		Scorer:       PromptAlignment,
 		Input:        e.c.Input,
 		Output:       e.c.Output,
-		Instructions: e.c.Instructions,
+		Instructions: sent,
 	})
 	if err != nil {
 		e.fail(&Error{Type: ErrorInvalidCase, Step: StepAnalyze, Err: err})
 		return
 	}
 	var verdicts []judged
+	var reordered bool
 	if err := e.ask(StepAnalyze, schemaPromptAlignmentVerdicts, msgs, func(reply string) error {
-		var perr error
-		verdicts, perr = parseVerdicts(reply, instructionVerdictSpec, len(e.c.Instructions))
+		parsed, perr := parseVerdicts(reply, instructionVerdictSpec, len(sent))
+		if perr != nil {
+			return perr
+		}
+		verdicts, reordered, perr = matchStatements(parsed, sent, instructionVerdictSpec)
 		return perr
 	}); err != nil {
 		e.fail(err)
 		return
 	}
-	result := InstructionVerdicts{Verdicts: make([]InstructionVerdict, len(verdicts))}
+	result := InstructionVerdicts{Verdicts: make([]InstructionVerdict, len(e.c.Instructions)), Reordered: reordered}
+	for i := range e.c.Instructions {
+		result.Verdicts[i] = InstructionVerdict{Number: i + 1, Verdict: verdictNA, Reason: blankInstructionReason, Skipped: true}
+	}
 	followed, applicable := 0, 0
 	var broken []string
 	forJudge := make([]any, len(verdicts))
-	for i, v := range verdicts {
-		result.Verdicts[i] = InstructionVerdict{Verdict: v.Verdict, Reason: v.Reason}
-		forJudge[i] = struct {
-			Instruction string `json:"instruction"`
-			Verdict     string `json:"verdict"`
-			Reason      string `json:"reason"`
-		}{e.c.Instructions[i], v.Verdict, v.Reason}
+	for k, v := range verdicts {
+		iv := InstructionVerdict{Number: place[k] + 1, Instruction: sent[k], Verdict: v.Verdict, Reason: v.Reason}
+		result.Verdicts[place[k]] = iv
+		forJudge[k] = iv
 		if v.Verdict == verdictNA {
 			continue
 		}
@@ -53,7 +71,7 @@ func runPromptAlignment(e *evaluation) {
 		if isYes(v.Verdict) {
 			followed++
 		} else {
-			broken = append(broken, cmp.Or(v.Reason, e.c.Instructions[i]))
+			broken = append(broken, cmp.Or(v.Reason, sent[k]))
 		}
 	}
 	e.res.Steps.Analyze = result

@@ -85,12 +85,17 @@ type Opinions struct {
 // BiasResults is the bias scorer's analyze result: one entry per opinion.
 type BiasResults struct {
 	Results []BiasVerdict `json:"results"`
+	// Reordered is set when the judge returned the results in another
+	// order than the opinions; they were matched by the opinions it echoed.
+	Reordered bool `json:"reordered,omitempty"`
 }
 
 // BiasVerdict judges one opinion; Result "yes" means biased.
 type BiasVerdict struct {
-	Result string `json:"result"`
-	Reason string `json:"reason"`
+	// Opinion is the opinion judged, as it was sent.
+	Opinion string `json:"opinion"`
+	Result  string `json:"result"`
+	Reason  string `json:"reason"`
 }
 
 // Claims is the hallucination scorer's preprocess result.
@@ -116,16 +121,28 @@ type ClaimVerdict struct {
 }
 
 // InstructionVerdicts is the prompt alignment scorer's analyze result: one
-// entry per instruction.
+// entry per instruction of the Case, in its order, so Verdicts[i] is about
+// Case.Instructions[i].
 type InstructionVerdicts struct {
 	Verdicts []InstructionVerdict `json:"verdicts"`
+	// Reordered is set when the judge returned the verdicts in another
+	// order than the instructions; they were matched by the numbers and
+	// instructions it echoed.
+	Reordered bool `json:"reordered,omitempty"`
 }
 
 // InstructionVerdict judges one instruction: "yes" followed, "no" not
 // followed, "n/a" not applicable.
 type InstructionVerdict struct {
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
+	// Number is the instruction's place in Case.Instructions, from 1.
+	Number int `json:"number"`
+	// Instruction is the instruction judged, as it was sent.
+	Instruction string `json:"instruction"`
+	Verdict     string `json:"verdict"`
+	Reason      string `json:"reason"`
+	// Skipped is set for a blank instruction: it keeps its place with
+	// verdict "n/a" and was not sent to the judge.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // ReasonResult is the reason step's result.

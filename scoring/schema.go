@@ -21,6 +21,7 @@ const (
 	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
 	SchemaCriteriaScore           = "criteria_score"
 	SchemaCriteriaBinary          = "criteria_binary"
+	SchemaCriteriaSteps           = "criteria_steps"
 	SchemaTaskCompletionTask      = "task_completion_task"
 	SchemaTaskCompletionVerdicts  = "task_completion_verdicts"
 	SchemaToolUseVerdicts         = "tool_use_verdicts"
@@ -49,10 +50,11 @@ var (
       "items": {
         "type": "object",
         "properties": {
+          "opinion": {"type": "string"},
           "result": {"type": "string", "enum": ["yes", "no"]},
           "reason": {"type": "string"}
         },
-        "required": ["result", "reason"],
+        "required": ["opinion", "result", "reason"],
         "additionalProperties": false
       }
     }
@@ -99,10 +101,12 @@ var (
       "items": {
         "type": "object",
         "properties": {
+          "number": {"type": "integer"},
+          "instruction": {"type": "string"},
           "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
           "reason": {"type": "string"}
         },
-        "required": ["verdict", "reason"],
+        "required": ["number", "instruction", "verdict", "reason"],
         "additionalProperties": false
       }
     }
@@ -129,6 +133,15 @@ var (
     "verdict": {"type": "string", "enum": ["yes", "no"]}
   },
   "required": ["reason", "verdict"],
+  "additionalProperties": false
+}`)}
+
+	schemaCriteriaSteps = &Schema{Name: SchemaCriteriaSteps, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "steps": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["steps"],
   "additionalProperties": false
 }`)}
 

@@ -103,7 +103,7 @@ const truncationMarkerText = "[...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "5"
+const PromptVersion = "6"
 
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
@@ -263,11 +263,20 @@ func (s *scorer) prepare(c Case) (out Case, cut map[Field]bool, truncated bool, 
 		}
 		return res
 	}
+	// Instructions keep their places, blanks included, so that prompt
+	// alignment's verdict i is about the caller's instruction i.
+	var instructions []string
+	for _, t := range c.Instructions {
+		if strings.TrimSpace(t) != "" {
+			t = fix(FieldInstructions, t)
+		}
+		instructions = append(instructions, t)
+	}
 	out = Case{
 		Input:        fix(FieldInput, c.Input),
 		Output:       fix(FieldOutput, c.Output),
 		Context:      fixAll(FieldContext, c.Context),
-		Instructions: fixAll(FieldInstructions, c.Instructions),
+		Instructions: instructions,
 	}
 	for f := range cut {
 		if s.spec.sends == nil || s.spec.sends[f] {

@@ -106,7 +106,7 @@ const maxRequirements = 20
 // requirementVerdictSpec reads task_completion verdicts; n/a is allowed
 // only when steps of the run were left out.
 func requirementVerdictSpec(omissions bool) verdictSpec {
-	return verdictSpec{field: "verdicts", keys: []string{"verdict", "result"}, allowNA: omissions, unit: "requirement", echo: "requirement"}
+	return verdictSpec{schema: schemaTaskCompletionVerdicts, field: "verdicts", keys: []string{"verdict", "result"}, allowNA: omissions, unit: "requirement", echo: "requirement"}
 }
 
 // runTaskCompletion is the task_completion pipeline. The preprocess step
@@ -260,7 +260,7 @@ func safeListRequirements(ctx context.Context, l RequirementLister, request stri
 // task with no requirements means the judge found none. Repeated
 // requirements are kept once.
 func parseTaskRequirements(reply string) (TaskRequirements, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, schemaTaskCompletionTask)
 	if err != nil {
 		return TaskRequirements{}, err
 	}

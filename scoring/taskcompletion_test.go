@@ -47,7 +47,7 @@ func TestTaskCompletionScore(t *testing.T) {
 		{[]string{"no", "no"}, Options{}, 0, LabelFail},
 		{[]string{"yes", "yes", "no"}, Options{Scale: 10, Threshold: ptr(7.0)}, 8, LabelPass},
 		{[]string{"yes", "no"}, Options{StrictMode: true}, 0, LabelFail},
-		{[]string{"Yes.", "YES - it was booked"}, Options{StrictMode: true}, 1, LabelPass},
+		{[]string{"Yes.", "**YES**"}, Options{StrictMode: true}, 1, LabelPass},
 		// The main requirement failed: below half the scale however many
 		// minor ones were met (it passed at 0.5 when all counted alike).
 		{[]string{"no", "yes"}, Options{}, 0.33, LabelFail},

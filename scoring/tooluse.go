@@ -166,7 +166,7 @@ func runToolUse(e *evaluation) {
 // verdict per call. Verdicts carrying every call number once are put in
 // call order; verdicts without numbers are taken in order.
 func parseToolCallVerdicts(reply string, calls []trajectoryCall, tools []ToolDefinition) (ToolCallVerdicts, error) {
-	v, err := extractJSON(reply)
+	v, err := extractJSON(reply, schemaToolUseVerdicts)
 	if err != nil {
 		return ToolCallVerdicts{}, err
 	}

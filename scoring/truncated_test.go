@@ -18,7 +18,7 @@ func TestTruncatedOnlyForFieldsSent(t *testing.T) {
 	criteriaWithContext := func(j Judge) (Scorer, error) {
 		return NewCriteria(CriteriaConfig{Name: "grounded", Criteria: "The response uses the context.", Fields: []Field{FieldOutput, FieldContext}}, j, Options{MaxInputChars: 20, OmitReason: true})
 	}
-	criteriaReply := map[string][]string{SchemaCriteriaScore: {`{"score": 8, "reason": "r"}`}}
+	criteriaReply := map[string][]string{SchemaCriteriaSteps: {stepsReply}, SchemaCriteriaScore: {`{"score": 8, "reason": "r"}`}}
 	tests := []struct {
 		name    string
 		scorer  string

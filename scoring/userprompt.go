@@ -69,6 +69,13 @@ func userMessage(name string, d promptData) (string, error) {
 			b = appendList(append(b, "\n\n"...), "INSTRUCTIONS", d.Instructions)
 		}
 		b = appendText(append(b, "\n\n"...), "OUTPUT", d.Output)
+	case SchemaCriteriaSteps:
+		c := d.Criterion
+		if c == nil {
+			return "", fmt.Errorf("rendering %s user prompt: no criterion", name)
+		}
+		b = append(b, "Write the evaluation steps for this criterion.\n\n"...)
+		b = appendText(b, "CRITERION", c.text)
 	case SchemaTaskCompletionTask:
 		b = append(b, "Work out what this request asks the agent to do.\n\n"...)
 		b = appendText(b, "INPUT", d.Input)

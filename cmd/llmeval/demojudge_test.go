@@ -57,6 +57,31 @@ func TestDemoJudgeLabelsEveryReason(t *testing.T) {
 			assert.True(t, strings.Contains(res.Reason, "offline demo judge"), "reason %q is not labelled as a demo", res.Reason)
 		})
 	}
+
+	// The demo answers the echoing schemas: each prompt_alignment verdict
+	// names its instruction, and a blank one keeps its place.
+	t.Run("prompt_alignment echoes its instructions", func(t *testing.T) {
+		s, err := scoring.New(scoring.PromptAlignment, judge, scoring.Options{})
+		require.NoError(t, err)
+		res := s.Score(context.Background(), scoring.Case{Input: "Hi", Output: "Hello there.", Instructions: []string{"Be polite.", " ", "Be brief."}})
+		require.NoError(t, res.Err)
+		got := res.Steps.Analyze.(scoring.InstructionVerdicts).Verdicts
+		require.Len(t, got, 3)
+		assert.Equal(t, []string{"Be polite.", "", "Be brief."}, []string{got[0].Instruction, got[1].Instruction, got[2].Instruction})
+		assert.True(t, got[1].Skipped)
+		assert.Equal(t, scoring.LabelPass, res.Label)
+	})
+	// A criteria scorer without steps has the demo write them once.
+	t.Run("criteria writes its steps", func(t *testing.T) {
+		s, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "polite", Criteria: "The response is polite. It greets the user."}, judge, scoring.Options{})
+		require.NoError(t, err)
+		res := s.Score(context.Background(), scoring.Case{Input: "Hi", Output: "Hello there."})
+		require.NoError(t, res.Err)
+		steps := res.Steps.Preprocess.(scoring.CriteriaSteps)
+		assert.Len(t, steps.Steps, 2)
+		assert.Equal(t, 2, res.Usage.LLMCalls, "steps, then score and reason in one call")
+		assert.Contains(t, res.Reason, "offline demo judge")
+	})
 }
 
 func TestLabelCompletionLeavesNonJSONAlone(t *testing.T) {

@@ -20,6 +20,9 @@ const maxJSONDepth = 128
 var (
 	ErrTruncated = errors.New("json: input ends early")
 	ErrSyntax    = errors.New("json: invalid syntax")
+	// ErrTooDeep is the syntax error of a value nested more than
+	// maxJSONDepth levels deep.
+	ErrTooDeep = fmt.Errorf("%w: nested more than %d levels deep", ErrSyntax, maxJSONDepth)
 )
 
 // Parse decodes JSON text as far as it goes. Telemetry SDKs cut long
@@ -61,7 +64,7 @@ func Prefix(s string) (v any, n int, err error) {
 	v, err = p.value(0)
 	if err != nil {
 		if errors.Is(err, ErrSyntax) {
-			return nil, p.i, fmt.Errorf("%w at byte %d", ErrSyntax, p.i)
+			return nil, p.i, fmt.Errorf("%w at byte %d", err, p.i)
 		}
 		return nil, p.i, err
 	}
@@ -119,7 +122,7 @@ func (p *lenientParser) value(depth int) (any, error) {
 		return nil, ErrTruncated
 	}
 	if depth > maxJSONDepth {
-		return nil, ErrSyntax
+		return nil, ErrTooDeep
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':

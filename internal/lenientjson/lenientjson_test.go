@@ -62,6 +62,8 @@ func TestPrefix(t *testing.T) {
 		{"cut short", `{"a":[1,2`, nil, 0, ErrTruncated},
 		{"not json", `{'a':1}`, nil, 0, ErrSyntax},
 		{"mismatched bracket", `{"a":[1}`, nil, 0, ErrSyntax},
+		{"nested 10,000 deep", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), nil, 0, ErrTooDeep},
+		{"too deep is a syntax error", strings.Repeat(`{"a":`, 200) + "1" + strings.Repeat("}", 200), nil, 0, ErrSyntax},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

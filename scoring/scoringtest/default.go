@@ -18,11 +18,14 @@ import (
 //   - bias_results, hallucination_verdicts, prompt_alignment_verdicts: one
 //     verdict per line of the OPINIONS, CLAIMS or INSTRUCTIONS block (else
 //     the last other block, else the last JSON array of strings in the
-//     prompt, else one). Opinions are "yes" (biased) only when they contain
-//     a crude group generalisation such as "women are"; claims are "yes"
+//     prompt, else one), echoing its item as the schema asks ("opinion";
+//     "statement"; "number" and "instruction"). Opinions are "yes"
+//     (biased) only when they contain a crude group generalisation such
+//     as "women are"; claims are "yes"
 //     (unsupported) when they hold a number missing from the CONTEXT block
 //     or fewer than half of their longer words appear in it; instructions
 //     are "yes" (followed) unless the output is empty.
+//   - criteria_steps: one step per sentence of the CRITERION block.
 //   - criteria_score, criteria_binary: full marks ("score": 10, "verdict":
 //     "yes") unless the OUTPUT block is empty.
 //   - task_completion_task: the task is the INPUT block, its requirements
@@ -62,9 +65,9 @@ func DefaultReply(c Call) Reply {
 		items := b.items(c, "OPINIONS")
 		results := make([]map[string]string, len(items))
 		for i, it := range items {
-			results[i] = map[string]string{"result": "no", "reason": "The opinion judges no group of people."}
+			results[i] = map[string]string{"opinion": it, "result": "no", "reason": "The opinion judges no group of people."}
 			if looksBiased(it) {
-				results[i] = map[string]string{"result": "yes", "reason": "The opinion generalises about a group of people."}
+				results[i] = map[string]string{"opinion": it, "result": "yes", "reason": "The opinion generalises about a group of people."}
 			}
 		}
 		v = map[string]any{"results": results}
@@ -85,9 +88,9 @@ func DefaultReply(c Call) Reply {
 		if strings.TrimSpace(b.text("OUTPUT")) == "" {
 			verdict, reason = "no", "The response is empty."
 		}
-		verdicts := make([]map[string]string, len(items))
-		for i := range items {
-			verdicts[i] = map[string]string{"verdict": verdict, "reason": reason}
+		verdicts := make([]map[string]any, len(items))
+		for i, it := range items {
+			verdicts[i] = map[string]any{"number": i + 1, "instruction": it, "verdict": verdict, "reason": reason}
 		}
 		v = map[string]any{"verdicts": verdicts}
 	case "criteria_score", "criteria_binary":
@@ -102,6 +105,12 @@ func DefaultReply(c Call) Reply {
 		} else {
 			v = map[string]any{"reason": reason, "score": map[bool]int{true: 10, false: 0}[met]}
 		}
+	case "criteria_steps":
+		steps := []string{}
+		for _, s := range sentences(b.text("CRITERION")) {
+			steps = append(steps, "Check whether the response meets this: "+s)
+		}
+		v = map[string]any{"steps": steps}
 	case "task_completion_task":
 		v = taskRequirements(b)
 	case "task_completion_verdicts":
