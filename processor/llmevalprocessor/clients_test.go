@@ -200,6 +200,22 @@ func TestTracesOnlyClientsScoredOnce(t *testing.T) {
 			context: func(t *testing.T, ctx []string) {
 				assert.Empty(t, ctx, "every span in a trace of its own: no retriever to join")
 			}},
+		{app: "traceloop-anthropic", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx, "the tool_result block") }},
+		{app: "openinference-anthropic", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx, "the tool_result block") }},
+		{app: "langfuse-openai", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx) }},
+		{app: "genkit-openai", input: order, output: orderReply,
+			context: func(t *testing.T, ctx []string) { assert.Equal(t, []string{toolResult}, ctx, "the toolResponse part") }},
+		{app: "langgraph-agent", input: ragAsk, output: ragReply,
+			context: func(t *testing.T, ctx []string) {
+				assert.Equal(t, []string{warranty + "\n\n" + returns}, ctx, "the tool's result, which holds the retriever's documents")
+			}},
+		{app: "traceloop-llamaindex", input: ragAsk, output: ragReply,
+			context: func(t *testing.T, ctx []string) {
+				assert.Equal(t, []string{warranty, returns}, ctx, "the retrieved nodes' texts, not the query's embedding")
+			}},
 		{app: "traceloop-langchain", sources: []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem},
 			input: ragAsk, output: ragReply,
 			context: func(t *testing.T, ctx []string) {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -66,7 +67,7 @@ type Config struct {
 	SpanFilterConfig `mapstructure:",squash"`
 	// Storage names a storage extension (file_storage) that keeps held
 	// spans, log calls and their finished results across a crash; nil
-	// keeps them in memory only (durable.go).
+	// keeps them in memory only (internal/itemstore).
 	Storage *component.ID `mapstructure:"storage"`
 
 	_ struct{} // prevent unkeyed literals
@@ -205,7 +206,7 @@ type ScorerConfig struct {
 	ContextSources []string `mapstructure:"context_sources"`
 	// SplitInstructions splits each system instruction text into its
 	// separate instructions with one judge call, cached by the text's hash,
-	// before the scorer judges them (instructionsplit.go). Nil means true
+	// before the scorer judges them (judge.go). Nil means true
 	// where it applies.
 	SplitInstructions *bool `mapstructure:"split_instructions"`
 
@@ -322,7 +323,7 @@ var (
 // under judge pass silently (the squashed HTTP client settings are decoded
 // leniently).
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
-	if err := unknownKeys(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
+	if err := configcheck.UnknownKeys(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
 		return err
 	}
 	return conf.Unmarshal(cfg)
@@ -361,7 +362,7 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 // their errors with their key path.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if err := checkMinDuration(cfg.MaxWait, minWait, likelyMaxWait); err != nil {
+	if err := configcheck.CheckMinDuration(cfg.MaxWait, minWait, likelyMaxWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_wait: %w", err))
 	}
 	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
@@ -370,7 +371,7 @@ func (cfg *Config) Validate() error {
 	switch cfg.LateResults {
 	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
 	default:
-		errs = append(errs, fmt.Errorf("late_results: %w", notOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
+		errs = append(errs, fmt.Errorf("late_results: %w", configcheck.NotOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
@@ -388,7 +389,7 @@ func (cfg *Config) Validate() error {
 		}
 		seen[sc.Name] = true
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate checks what the judge client would reject at start.
@@ -404,7 +405,7 @@ func (jc *JudgeConfig) Validate() error {
 		}
 	}
 	if jc.ClientConfig.Timeout != 0 {
-		if err := checkMinDuration(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
+		if err := configcheck.CheckMinDuration(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
 			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
 		}
 	}
@@ -414,7 +415,7 @@ func (jc *JudgeConfig) Validate() error {
 	switch jc.StructuredOutputs {
 	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:
-		errs = append(errs, fmt.Errorf("structured_outputs: %w", notOneOf(jc.StructuredOutputs, structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff)))
+		errs = append(errs, fmt.Errorf("structured_outputs: %w", configcheck.NotOneOf(jc.StructuredOutputs, structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff)))
 	}
 	if jc.MaxConcurrency < 1 || jc.MaxConcurrency > maxConcurrency {
 		errs = append(errs, fmt.Errorf("max_concurrency: must be between 1 and %d, got %d", maxConcurrency, jc.MaxConcurrency))
@@ -428,7 +429,7 @@ func (jc *JudgeConfig) Validate() error {
 	if jc.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("max_tokens: must not be negative, got %d", jc.MaxTokens))
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate checks the breaker settings.
@@ -437,13 +438,13 @@ func (cb *CircuitBreakerConfig) Validate() error {
 	if cb.FailureThreshold < 1 {
 		errs = append(errs, fmt.Errorf("failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
 	}
-	if err := checkMinDuration(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := configcheck.CheckMinDuration(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("open_duration: %w", err))
 	}
-	if err := checkMinDuration(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := configcheck.CheckMinDuration(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("auth_retry_interval: %w", err))
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate checks the retry settings.
@@ -452,19 +453,19 @@ func (rc *RetryConfig) Validate() error {
 	if rc.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max_attempts: must be at least 1, got %d", rc.MaxAttempts))
 	}
-	initialOK := checkMinDuration(rc.InitialBackoff, minWait, likelyMaxBackoff)
+	initialOK := configcheck.CheckMinDuration(rc.InitialBackoff, minWait, likelyMaxBackoff)
 	if initialOK != nil {
 		errs = append(errs, fmt.Errorf("initial_backoff: %w", initialOK))
 	}
-	if err := checkMinDuration(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
+	if err := configcheck.CheckMinDuration(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_backoff: %w", err))
 	} else if initialOK == nil && rc.MaxBackoff < rc.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
 	}
-	if err := checkMinDuration(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
+	if err := configcheck.CheckMinDuration(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_retry_after: %w", err))
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate checks the sampling percentage.
@@ -487,11 +488,11 @@ func (sc *ScorerConfig) Validate() error {
 		if _, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
-	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && misspeltScorer(sc.Name) != "":
+	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && configcheck.MisspeltScorer(sc.Name) != "":
 		// A typo of a built-in name, not a criteria scorer missing its
 		// criteria: say which name was meant.
 		errs = append(errs, fmt.Errorf("name: unknown scorer %q (did you mean %s?); built-in scorers are %s, and any other name needs criteria (a custom criteria scorer) or rules (a checks scorer)",
-			sc.Name, misspeltScorer(sc.Name), strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
+			sc.Name, configcheck.MisspeltScorer(sc.Name), strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
 			sc.Name, strings.Join(scoring.Names(), ", ")))
@@ -524,7 +525,7 @@ func (sc *ScorerConfig) Validate() error {
 	switch scoring.ReasonMode(sc.ReasonMode) {
 	case scoring.ReasonLLM, scoring.ReasonSummary:
 	default:
-		errs = append(errs, fmt.Errorf("reason_mode: %w", notOneOf(sc.ReasonMode, string(scoring.ReasonLLM), string(scoring.ReasonSummary))))
+		errs = append(errs, fmt.Errorf("reason_mode: %w", configcheck.NotOneOf(sc.ReasonMode, string(scoring.ReasonLLM), string(scoring.ReasonSummary))))
 	}
 	for j, in := range sc.Instructions {
 		if in == "" {
@@ -537,7 +538,7 @@ func (sc *ScorerConfig) Validate() error {
 	if err := sc.validateSplitInstructions(); err != nil {
 		errs = append(errs, err)
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate checks the cache settings while the cache is on.
@@ -549,10 +550,10 @@ func (cc *CacheConfig) Validate() error {
 	if cc.Size < 1 {
 		errs = append(errs, fmt.Errorf("size: must be at least 1, got %d", cc.Size))
 	}
-	if err := checkMinDuration(cc.TTL, minCacheTTL, likelyMaxCacheTTL); err != nil {
+	if err := configcheck.CheckMinDuration(cc.TTL, minCacheTTL, likelyMaxCacheTTL); err != nil {
 		errs = append(errs, fmt.Errorf("ttl: %w", err))
 	}
-	return joinFields(errs)
+	return configcheck.JoinFields(errs)
 }
 
 // Validate compiles the patterns while redaction is on and keeps the
@@ -623,25 +624,80 @@ func redactedURL(u *url.URL) string {
 	return c.Redacted()
 }
 
-// fieldErrors are the problems one Validate found, printed on one line.
-// The collector prefixes a Validate error with the section's key path
-// once, so on separate lines every line but the first would lose it.
-type fieldErrors []error
+// Defaults of the configuration.
+const (
+	defaultJudgeTimeout      = 30 * time.Second
+	defaultMaxConcurrency    = 8
+	defaultSamplingPercent   = 100
+	defaultMaxWait           = 30 * time.Second
+	defaultQueueSize         = 1000
+	defaultStructuredOutputs = structuredOutputsAuto
+	defaultCacheSize         = 10000
+	defaultCacheTTL          = time.Hour
+	// defaultMaxInputChars keeps one runaway generation (a pasted log, a
+	// whole document) from costing a fortune in judge tokens; ordinary
+	// answers are far shorter.
+	defaultMaxInputChars = 20000
+)
 
-func (fe fieldErrors) Error() string {
-	msgs := make([]string, len(fe))
-	for i, err := range fe {
-		msgs[i] = err.Error()
+// scorerOptions maps a scorer's configuration onto the library's options.
+func scorerOptions(sc ScorerConfig) scoring.Options {
+	return scoring.Options{
+		Scale:      sc.Scale,
+		Threshold:  sc.Threshold,
+		StrictMode: sc.StrictMode,
+		OmitReason: !sc.IncludeReason,
+		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
 	}
-	return strings.Join(msgs, "; ")
 }
 
-func (fe fieldErrors) Unwrap() []error { return fe }
+// judgesSystemInstructions reports whether the scorer judges the span's
+// system instructions: prompt_alignment or a criteria scorer showing the
+// judge instructions, with no instructions of its own and
+// use_system_instructions on.
+func (sc *ScorerConfig) judgesSystemInstructions() bool {
+	judgesInstructions := sc.Name == scoring.PromptAlignment ||
+		(sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldInstructions)))
+	return judgesInstructions && len(sc.Instructions) == 0 && sc.UseSystemInstructions
+}
 
-// joinFields returns nil for no errors, else the errors as one.
-func joinFields(errs []error) error {
-	if len(errs) == 0 {
+// splitsInstructions reports whether the scorer's instructions are split
+// before it judges them: split_instructions, true unless set false, where
+// it applies.
+func (sc *ScorerConfig) splitsInstructions() bool {
+	return sc.judgesSystemInstructions() && (sc.SplitInstructions == nil || *sc.SplitInstructions)
+}
+
+// validateSplitInstructions rejects split_instructions: true on a scorer
+// that has no system instructions to split.
+func (sc *ScorerConfig) validateSplitInstructions() error {
+	if sc.SplitInstructions == nil || !*sc.SplitInstructions || sc.judgesSystemInstructions() {
 		return nil
 	}
-	return fieldErrors(errs)
+	return errors.New("split_instructions: only applies to a scorer that judges the span's system instructions " +
+		"(prompt_alignment, or a criteria scorer with the instructions field) without instructions of its own and with use_system_instructions: true")
 }
+
+// takesContextFrom says whether the scorer's context includes src.
+func (sc ScorerConfig) takesContextFrom(src string) bool {
+	return slices.Contains(sc.ContextSources, src)
+}
+
+// lateEmitted reports whether late_results mode emits a late result with
+// the given label.
+func lateEmitted(mode string, label scoring.Label) bool {
+	switch mode {
+	case lateResultsAll:
+		return true
+	case lateResultsNone:
+		return false
+	}
+	return label != scoring.LabelError
+}
+
+// Which late results become child spans (late_results).
+const (
+	lateResultsVerdicts = "verdicts"
+	lateResultsAll      = "all"
+	lateResultsNone     = "none"
+)

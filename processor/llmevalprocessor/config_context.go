@@ -3,13 +3,11 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 )
 
 // The keys for agent and RAG traces (issue 8). In YAML:
@@ -78,18 +76,13 @@ func validateContextSources(sources []string) []error {
 		switch src {
 		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
 		default:
-			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, notOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
+			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, configcheck.NotOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
 		}
 		if slices.Index(sources, src) < i {
 			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
 		}
 	}
 	return errs
-}
-
-// takesContextFrom says whether the scorer's context includes src.
-func (sc ScorerConfig) takesContextFrom(src string) bool {
-	return slices.Contains(sc.ContextSources, src)
 }
 
 // Fixed bounds of the trace context index that are not worth a key.
@@ -134,7 +127,7 @@ func defaultTraceContextConfig() TraceContextConfig {
 // setting only a short max_wait needs no second change.
 // Validate checks the index settings; the collector prefixes the errors
 // with trace_context, as for every other section.
-func (tc *TraceContextConfig) Validate() error { return joinFields(tc.validate()) }
+func (tc *TraceContextConfig) Validate() error { return configcheck.JoinFields(tc.validate()) }
 
 func (tc TraceContextConfig) validate() []error {
 	var errs []error
@@ -150,7 +143,7 @@ func (tc TraceContextConfig) validate() []error {
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
-		errs = append(errs, fmt.Errorf("scope: %w", notOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
+		errs = append(errs, fmt.Errorf("scope: %w", configcheck.NotOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
 	}
 	if tc.ContextWait < 0 {
 		errs = append(errs, fmt.Errorf("context_wait: must not be negative, got %s", tc.ContextWait))
@@ -162,25 +155,6 @@ func (tc TraceContextConfig) validate() []error {
 // never longer than max_wait.
 func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
 	return min(tc.ContextWait, maxWait)
-}
-
-// indexConfig is the index's configuration for these settings.
-func (tc TraceContextConfig) indexConfig() tracecontext.Config {
-	return tracecontext.Config{
-		MaxTraces:        tc.MaxTraces,
-		MaxBytes:         tc.MaxBytes,
-		TTL:              tc.TTL,
-		MaxDocumentBytes: contextMaxDocumentBytes,
-		MaxTraceBytes:    min(tc.MaxBytes, contextMaxTraceBytes),
-	}
-}
-
-// scope is the index scope a generation's query uses.
-func (tc TraceContextConfig) scope() tracecontext.Scope {
-	if tc.Scope == contextScopeTrace {
-		return tracecontext.ScopeTrace
-	}
-	return tracecontext.ScopeSiblings
 }
 
 // ScorerSelection says which spans one scorer evaluates. It is meant to be
@@ -219,7 +193,7 @@ func (s ScorerSelection) validate() []error {
 		switch t {
 		case targetGeneration, targetAgent:
 		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, notOneOf(t, targetGeneration, targetAgent)))
+			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
 		}
 		if slices.Index(s.Targets, t) < i {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
@@ -266,142 +240,102 @@ func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// spanFilter is a compiled SpanFilterConfig.
-type spanFilter struct {
-	include, exclude []attributeMatch
-}
-
-type attributeMatch struct {
-	resource, span []valueMatch
-}
-
-type valueMatch struct {
-	key    string
-	equals string
-	re     *regexp.Regexp // nil for an exact match
-}
-
 // compile checks and compiles the filter. Its errors start at include or
 // exclude; the collector adds the path of the section holding them.
-func (c SpanFilterConfig) compile() (spanFilter, error) {
-	var f spanFilter
-	var errs []error
-	var err error
-	if f.include, err = compileMatches("include", c.Include); err != nil {
-		errs = append(errs, err)
-	}
-	if f.exclude, err = compileMatches("exclude", c.Exclude); err != nil {
-		errs = append(errs, err)
-	}
-	return f, errors.Join(errs...)
+func (c SpanFilterConfig) compile() (selection.Filter, error) {
+	return selection.Compile(matches(c.Include), matches(c.Exclude))
 }
 
-func compileMatches(key string, entries []AttributeMatchConfig) ([]attributeMatch, error) {
-	out := make([]attributeMatch, 0, len(entries))
-	var errs []error
+func matches(entries []AttributeMatchConfig) []selection.Match {
+	out := make([]selection.Match, len(entries))
 	for i, e := range entries {
-		entryKey := fmt.Sprintf("%s[%d]", key, i)
-		if len(e.Resource) == 0 && len(e.Span) == 0 {
-			errs = append(errs, fmt.Errorf("%s: must list at least one resource or span attribute", entryKey))
-			continue
-		}
-		res, err1 := compileValues(entryKey+".resource", e.Resource)
-		span, err2 := compileValues(entryKey+".span", e.Span)
-		if err1 != nil || err2 != nil {
-			errs = append(errs, err1, err2)
-			continue
-		}
-		out = append(out, attributeMatch{resource: res, span: span})
+		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
 	}
-	return out, errors.Join(errs...)
+	return out
 }
 
-func compileValues(key string, values map[string]ValueMatchConfig) ([]valueMatch, error) {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
+func values(m map[string]ValueMatchConfig) map[string]selection.Value {
+	if m == nil {
+		return nil
 	}
-	slices.Sort(keys) // stable error order
-	out := make([]valueMatch, 0, len(values))
+	out := make(map[string]selection.Value, len(m))
+	for k, v := range m {
+		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
+	}
+	return out
+}
+
+// Defaults of log_events. The window covers the model's answer time: the
+// input events are sent before the call, the gen_ai.choice after it.
+const (
+	defaultJoinWindow      = 30 * time.Second
+	defaultMaxPending      = 1000
+	defaultMaxPendingBytes = 64 << 20
+	// defaultCrossSignalWait covers the export delays of the SDKs: the
+	// batch span processors of OpenTelemetry SDKs flush every 5s by
+	// default, their log record processors every 1s to 5s.
+	defaultCrossSignalWait = 10 * time.Second
+)
+
+// Bounds of the memory of calls that left, by which a half of a call
+// arriving after its call left is recognised (pair.go, internal/evalstore).
+const (
+	crossSignalRemember    = 2 * time.Minute
+	crossSignalRememberPer = 8 // halves remembered per queue_size
+)
+
+// LogEventsConfig bounds the joining of the per-message GenAI log events
+// (semantic conventions ≤ 1.36) of one call in the logs pipeline.
+type LogEventsConfig struct {
+	// JoinWindow is how long the events of one call are waited for, from
+	// its first event, before it is read with what came (default 30s).
+	JoinWindow time.Duration `mapstructure:"join_window"`
+	// MaxPending is the most calls being joined at once; beyond it the
+	// oldest is given up (default 1000).
+	MaxPending int `mapstructure:"max_pending"`
+	// MaxPendingBytes caps the estimated size of the events held for
+	// joining, in bytes (default 64 MiB).
+	MaxPendingBytes int `mapstructure:"max_pending_bytes"`
+	// CrossSignalWait is how long, with the component in a traces and a
+	// logs pipeline, a span without content waits for its GenAI log
+	// events and a call read from log events waits for its span, so the
+	// call is evaluated once with its results on the span (default 10s;
+	// at most half of max_wait; 0 evaluates each signal on its own).
+	CrossSignalWait time.Duration `mapstructure:"cross_signal_wait"`
+}
+
+func defaultLogEventsConfig() LogEventsConfig {
+	return LogEventsConfig{
+		JoinWindow:      defaultJoinWindow,
+		MaxPending:      defaultMaxPending,
+		MaxPendingBytes: defaultMaxPendingBytes,
+		CrossSignalWait: defaultCrossSignalWait,
+	}
+}
+
+// Validate checks the joining bounds; the collector prefixes the errors
+// with log_events.
+func (c *LogEventsConfig) Validate() error { return configcheck.JoinFields(c.validate()) }
+
+func (c LogEventsConfig) validate() []error {
 	var errs []error
-	for _, k := range keys {
-		v := values[k]
-		attrKey := fmt.Sprintf("%s[%q]", key, k)
-		switch {
-		case k == "":
-			errs = append(errs, fmt.Errorf("%s: attribute key must not be empty", key))
-		case v.Equals != "" && v.Regexp != "":
-			errs = append(errs, fmt.Errorf("%s: set equals or regexp, not both", attrKey))
-		case v.Regexp != "":
-			re, err := regexp.Compile(v.Regexp)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s.regexp: %w", attrKey, err))
-				continue
-			}
-			out = append(out, valueMatch{key: k, re: re})
-		case v.Equals != "":
-			out = append(out, valueMatch{key: k, equals: v.Equals})
-		default:
-			errs = append(errs, fmt.Errorf("%s: needs a value, {equals: ...} or {regexp: ...} (use regexp \"^$\" for an empty value)", attrKey))
-		}
+	if c.JoinWindow <= 0 {
+		errs = append(errs, fmt.Errorf("join_window: must be positive, got %s", c.JoinWindow))
 	}
-	return out, errors.Join(errs...)
-}
-
-// empty says whether the filter lets every span through.
-func (f spanFilter) empty() bool {
-	return len(f.include) == 0 && len(f.exclude) == 0
-}
-
-// matches says whether an item passes: it matches an include entry (or
-// there are none) and no exclude entry. res are its resource attributes,
-// attrs its own: a span's, or those of a log call's records.
-func (f spanFilter) matches(res, attrs pcommon.Map) bool {
-	if len(f.include) > 0 && !anyMatch(f.include, res, attrs) {
-		return false
+	if c.MaxPending < 1 {
+		errs = append(errs, fmt.Errorf("max_pending: must be at least 1, got %d", c.MaxPending))
 	}
-	return !anyMatch(f.exclude, res, attrs)
-}
-
-// passes is matches, short-cut for a filter that lets everything through.
-func (f spanFilter) passes(res, attrs pcommon.Map) bool {
-	return f.empty() || f.matches(res, attrs)
-}
-
-// rulesOut says whether a resource alone decides that no item under it
-// passes, whatever the items' own attributes: no include entry matches the
-// resource, or an exclude entry without span attributes does. The logs
-// signal checks it before it copies records for joining.
-func (f spanFilter) rulesOut(res pcommon.Map) bool {
-	if len(f.include) > 0 && !slices.ContainsFunc(f.include, func(e attributeMatch) bool { return allMatch(e.resource, res) }) {
-		return true
+	if c.MaxPendingBytes < 1 {
+		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
 	}
-	return slices.ContainsFunc(f.exclude, func(e attributeMatch) bool { return len(e.span) == 0 && allMatch(e.resource, res) })
+	if c.CrossSignalWait < 0 {
+		errs = append(errs, fmt.Errorf("cross_signal_wait: must not be negative, got %s", c.CrossSignalWait))
+	}
+	return errs
 }
 
-func anyMatch(entries []attributeMatch, res, attrs pcommon.Map) bool {
-	for _, e := range entries {
-		if allMatch(e.resource, res) && allMatch(e.span, attrs) {
-			return true
-		}
-	}
-	return false
-}
-
-func allMatch(values []valueMatch, attrs pcommon.Map) bool {
-	for _, vm := range values {
-		v, ok := attrs.Get(vm.key)
-		if !ok {
-			return false
-		}
-		s := v.AsString()
-		if vm.re != nil {
-			if !vm.re.MatchString(s) {
-				return false
-			}
-		} else if s != vm.equals {
-			return false
-		}
-	}
-	return true
+// effectiveCrossSignalWait is how long a half waits for its other half:
+// cross_signal_wait, at most half of max_wait, so the evaluation has time.
+func (c LogEventsConfig) effectiveCrossSignalWait(maxWait time.Duration) time.Duration {
+	return min(c.CrossSignalWait, maxWait/2)
 }

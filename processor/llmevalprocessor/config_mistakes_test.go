@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,6 +73,6 @@ func TestUnitHint(t *testing.T) {
 		require.NoError(t, err)
 		likelyMax, err := time.ParseDuration(tt.likelyMax)
 		require.NoError(t, err)
-		assert.Equal(t, tt.want, unitHint(tt.n, lowest, likelyMax), "n=%d", tt.n)
+		assert.Equal(t, tt.want, configcheck.UnitHint(tt.n, lowest, likelyMax), "n=%d", tt.n)
 	}
 }

@@ -98,9 +98,7 @@ func TestSystemContextDoesNotWait(t *testing.T) {
 		b.generation(randomTraceID(), "How fast are refunds?", "Within 5 days.")
 		h.consume(b.td)
 		if !withSystem {
-			h.p.store.mu.Lock()
-			parked := h.p.store.waits.order.Len()
-			h.p.store.mu.Unlock()
+			parked := h.p.store.Stats().WaitingForContext
 			assert.Equal(t, 1, parked, "with the default sources the generation waits for its trace")
 			continue
 		}

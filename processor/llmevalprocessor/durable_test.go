@@ -95,7 +95,7 @@ func mustStartLife(t *testing.T, cfg *Config, host component.Host, scorers ...sc
 func (l *life) crash() map[pcommon.SpanID]int {
 	l.t.Helper()
 	_, counts := sinkSpans(l.sink)
-	require.NoError(l.t, l.p.storage.journal.Close(context.Background()))
+	require.NoError(l.t, l.p.storage.Journal().Close(context.Background()))
 	return counts
 }
 
@@ -322,7 +322,7 @@ func TestStorageResumesLogCalls(t *testing.T) {
 	l1 := newStorageLogsLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias))
 	l1.consume(readLogsFile(t, "details_structured.json"))
 	assert.Equal(t, int64(1), sumOf(t, l1.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "admit")))
-	require.NoError(t, l1.p.core.storage.journal.Close(context.Background())) // the crash
+	require.NoError(t, l1.p.core.storage.Journal().Close(context.Background())) // the crash
 	_, before := l1.split()
 	require.Empty(t, before, "no result before the crash")
 
@@ -361,7 +361,7 @@ func TestStorageRejoinsLogCalls(t *testing.T) {
 	l1.consume(readLogsFile(t, "message_events_split_1.json"))
 	held := sumOf(t, l1.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "join"))
 	require.Positive(t, held, "records waiting for their call are written before ConsumeLogs returns")
-	require.NoError(t, l1.p.core.storage.journal.Close(context.Background())) // the crash
+	require.NoError(t, l1.p.core.storage.Journal().Close(context.Background())) // the crash
 
 	var inputs []string
 	var mu sync.Mutex
@@ -427,7 +427,7 @@ func TestStorageKeepsJoinedCalls(t *testing.T) {
 				send(first, !tt.spanFirst)
 			}
 			before := first.outcome(c)
-			require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+			require.NoError(t, first.traces.(*llmEvalProcessor).storage.Journal().Close(context.Background()), "kill -9")
 			assert.Zero(t, before.spanCount, "held when killed")
 
 			cases := make(chan scoring.Case, 4)
@@ -479,7 +479,7 @@ func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return sumOf(t, first.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", "result")) == 1
 	}, 10*time.Second, 5*time.Millisecond, "bias is recorded while hallucination hangs")
-	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.Journal().Close(context.Background()), "kill -9")
 	require.Empty(t, first.outcome(c).records)
 
 	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
@@ -492,7 +492,7 @@ func TestStorageRecoveredHalfKeepsRecordedResults(t *testing.T) {
 	assert.Equal(t, int64(1), hall.calls.Load())
 	assert.ElementsMatch(t, []string{"pass", "pass"}, second.outcome(c).records,
 		"the recorded bias result and hallucination's, no marker")
-	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor)))
+	assert.Zero(t, unfinishedCount(second.traces.(*llmEvalProcessor).store))
 }
 
 // A graceful shutdown leaves nothing on disk whichever instance of the
@@ -600,7 +600,7 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 	first := newBatch()
 	first.generation(randomTraceID(), "q", "first")
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), first.td))
-	require.Equal(t, 1, l.p.store.heldCount())
+	require.Equal(t, 1, l.p.store.HeldCount())
 
 	client.blocked.Store(true)
 	close(gate) // the first span leaves; its delete stalls
@@ -611,7 +611,7 @@ func TestStorageStallDoesNotBlockTheStore(t *testing.T) {
 	go func() { consumed <- l.p.ConsumeTraces(context.Background(), second.td) }()
 	admitted := make(chan struct{})
 	go func() {
-		for l.p.store.heldCount() != 1 || l.sink.SpanCount() != 1 {
+		for l.p.store.HeldCount() != 1 || l.sink.SpanCount() != 1 {
 			time.Sleep(time.Millisecond)
 		}
 		close(admitted)
@@ -633,7 +633,7 @@ func killWithPair(t *testing.T, cfg *Config) (dir string, c call) {
 	c = newCall()
 	first.consumeSpan(c.spanBatch(false))
 	first.consumeEvents(c.eventsBatch("content"))
-	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.Journal().Close(context.Background()), "kill -9")
 	return dir, c
 }
 
@@ -748,7 +748,7 @@ func TestStorageRecoveredAgentWithoutContent(t *testing.T) {
 	l := mustStartLife(t, cfg, fileStorageOn(t, dir), hangingScorer(scoring.Bias), hangingScorer(scoring.TaskCompletion))
 	run := newAgentRun("", "")
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), run.td))
-	require.Equal(t, 1, l.p.store.heldCount())
+	require.Equal(t, 1, l.p.store.HeldCount())
 	l.crash()
 
 	bias := fixedScorer(scoring.Bias, 0.9, scoring.LabelFail)
@@ -774,7 +774,7 @@ func TestStorageRecoveredWaitingSpanWithoutJoining(t *testing.T) {
 	first.start(t, cfg, hangingScorer(scoring.Bias))
 	c := newCall()
 	first.consumeSpan(c.spanBatch(false))
-	require.NoError(t, first.traces.(*llmEvalProcessor).storage.journal.Close(context.Background()), "kill -9")
+	require.NoError(t, first.traces.(*llmEvalProcessor).storage.Journal().Close(context.Background()), "kill -9")
 
 	judged := &fakeScorer{name: scoring.Bias, fn: func(context.Context, scoring.Case) scoring.Result {
 		return scoring.Result{Label: scoring.LabelPass}

@@ -3,11 +3,11 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 
@@ -18,29 +18,19 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
-// Defaults of the configuration.
-const (
-	defaultJudgeTimeout      = 30 * time.Second
-	defaultMaxConcurrency    = 8
-	defaultSamplingPercent   = 100
-	defaultMaxWait           = 30 * time.Second
-	defaultQueueSize         = 1000
-	defaultStructuredOutputs = structuredOutputsAuto
-	defaultCacheSize         = 10000
-	defaultCacheTTL          = time.Hour
-	// defaultMaxInputChars keeps one runaway generation (a pasted log, a
-	// whole document) from costing a fortune in judge tokens; ordinary
-	// answers are far shorter.
-	defaultMaxInputChars = 20000
-)
-
 // NewFactory returns the factory of the llm_eval processor.
-func NewFactory() processor.Factory {
+func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
+
+// newFactoryWith returns the factory using build to make the judge at
+// Start (tests pass fake scorers here). Its instances of one *Config share
+// one evaluator (evaluator.go).
+func newFactoryWith(build judgeBuilder) processor.Factory {
+	evs := newEvaluators(build, newPairedCall)
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTracesWith(newJudge), metadata.TracesStability),
-		processor.WithLogs(createLogsWith(newJudge), metadata.LogsStability),
+		processor.WithTraces(evs.createTraces, metadata.TracesStability),
+		processor.WithLogs(evs.createLogs, metadata.LogsStability),
 	)
 }
 
@@ -86,30 +76,32 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-// createTracesWith returns the traces constructor using build to make the
-// judge at Start (tests pass fake scorers here).
-func createTracesWith(build judgeBuilder) processor.CreateTracesFunc {
-	return func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-		pcfg, ok := cfg.(*Config)
-		if !ok {
-			return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
-		}
-		ev, err := acquireEvaluator(set, pcfg, build, pipeline.SignalTraces)
-		if err != nil {
-			return nil, err
-		}
-		tp := *ev.core
-		tp.out = &spanOutput{next: next, tel: tp.tel, redact: tp.redact, lateResults: pcfg.LateResults}
-		tp.shared = ev
-		ev.setTraces(&tp)
-		return &tp, nil
+// createTraces makes the traces instance of a component.
+func (es *evaluators) createTraces(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	pcfg, ok := cfg.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 	}
+	ev, err := es.acquire(set, pcfg, pipeline.SignalTraces)
+	if err != nil {
+		return nil, err
+	}
+	tp := newTracesInstance(ev, next)
+	ev.setTraces(tp.recoverSpans, tp.recoverPairs)
+	return tp, nil
 }
 
-func newTracesProcessor(_ context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, processor.Traces, error) {
-	p, err := newLLMEvalProcessor(set, cfg, next, build)
-	if err != nil {
-		return nil, nil, err
+// createLogs makes the logs instance of a component.
+func (es *evaluators) createLogs(_ context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
+	pcfg, ok := cfg.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("llm_eval: unexpected config type %T", cfg)
 	}
-	return p, p, nil
+	ev, err := es.acquire(set, pcfg, pipeline.SignalLogs)
+	if err != nil {
+		return nil, err
+	}
+	lp := newLogsProcessor(set, ev, next)
+	ev.setLogs(lp.recoverCalls, func(ld plog.Logs) evalSubject { return lp.recoveredCall(ld) })
+	return lp, nil
 }

@@ -639,7 +639,7 @@ func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 			require.Eventually(t, func() bool { return r.sink.SpanCount() >= len(in) }, time.Minute, 5*time.Millisecond,
 				"every input span comes out")
 			release()
-			require.Eventually(t, func() bool { return unfinishedCount(r.p) == 0 }, time.Minute, 5*time.Millisecond,
+			require.Eventually(t, func() bool { return unfinishedCount(r.p.store) == 0 }, time.Minute, 5*time.Millisecond,
 				"every evaluation finishes")
 			r.shutdown() // waits for the late results being delivered
 

@@ -1,22 +1,19 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 )
 
-// scorerSkipper is a subject some scorers may not apply to.
-type scorerSkipper interface {
-	// skips reports whether the scorer does not apply to the item: its
-	// include, exclude or when says no. The store calls it at dispatch,
-	// with its lock held.
-	skips(sc ScorerConfig) bool
-}
+// Selection (sampling, include/exclude) is internal/selection; this file
+// turns the configuration into it.
+type (
+	spanFilter    = selection.Filter
+	scorerFilters = selection.PerScorer
+	traceSampler  = selection.Sampler
+)
 
-// scorerFilters are the compiled per-scorer include and exclude, by
-// scorer name; scorers without a filter are absent.
-type scorerFilters map[string]spanFilter
+// newTraceSampler samples sampling.percentage of the traces.
+func newTraceSampler(percentage float64) traceSampler { return selection.NewSampler(percentage) }
 
 func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	var out scorerFilters
@@ -25,7 +22,7 @@ func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.empty() {
+		if f.Empty() {
 			continue
 		}
 		if out == nil {
@@ -36,44 +33,9 @@ func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
 	return out, nil
 }
 
-// excluded lists the scorers whose filter an item does not pass, or nil;
-// res and attrs are as for spanFilter.matches.
-func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
-	var out map[string]bool
-	for name, f := range fs {
-		if f.matches(res, attrs) {
-			continue
-		}
-		if out == nil {
-			out = map[string]bool{}
-		}
-		out[name] = true
-	}
-	return out
-}
-
 // appliesTo says whether the scorer scores an item of target whose
 // per-scorer include/exclude left out the excluded scorers. A scorer that
 // does not apply writes neither a result nor a marker.
 func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
 	return sc.hasTarget(target) && !excluded[sc.Name]
-}
-
-// skips implements scorerSkipper for a held generation.
-func (h *heldSpan) skips(sc ScorerConfig) bool {
-	target := targetGeneration
-	if h.agent {
-		target = targetAgent
-	}
-	if !sc.appliesTo(target, h.excluded) {
-		return true
-	}
-	if h.missing == genai.MissingToolCalls && !readsTrajectory(sc) {
-		return true // an agent whose answer is only tool calls gave no answer to judge
-	}
-	if !sc.When.ContextPresent {
-		return false
-	}
-	ctx, _ := h.contextAndSource(sc)
-	return len(ctx) == 0
 }

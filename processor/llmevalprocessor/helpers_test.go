@@ -123,6 +123,22 @@ func newHarnessTo(t *testing.T, cfg *Config, sink *consumertest.TracesSink, scor
 	return &harness{t: t, p: p, proc: proc, sink: sink, tel: tel}
 }
 
+// newTracesProcessor makes a traces instance through the factory path,
+// build making its judge at Start.
+func newTracesProcessor(ctx context.Context, set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, processor.Traces, error) {
+	proc, err := newFactoryWith(build).CreateTraces(ctx, set, cfg, next)
+	if err != nil {
+		return nil, nil, err
+	}
+	return proc.(*llmEvalProcessor), proc, nil
+}
+
+// createLogsWith makes a logs instance through the factory path, build
+// making its judge at Start.
+func createLogsWith(build judgeBuilder) processor.CreateLogsFunc {
+	return newFactoryWith(build).CreateLogs
+}
+
 func (h *harness) consume(td ptrace.Traces) {
 	h.t.Helper()
 	require.NoError(h.t, h.proc.ConsumeTraces(context.Background(), td))
@@ -143,7 +159,7 @@ func (h *harness) waitSpans(n int) {
 // waitIdle waits until no span has unfinished evaluations.
 func (h *harness) waitIdle() {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool { return unfinishedCount(h.p) == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(h.t, func() bool { return unfinishedCount(h.p.store) == 0 }, 10*time.Second, 5*time.Millisecond)
 }
 
 // drain waits until every evaluation has finished, then shuts down, which
@@ -155,10 +171,8 @@ func (h *harness) drain() {
 }
 
 // unfinishedCount is the number of admitted spans with unfinished evaluations.
-func unfinishedCount(p *llmEvalProcessor) int {
-	p.store.mu.Lock()
-	defer p.store.mu.Unlock()
-	return p.store.unfinished
+func unfinishedCount(s *evalStore) int {
+	return s.Stats().Unfinished
 }
 
 // outSpan is a span found in the sink with what it came with.

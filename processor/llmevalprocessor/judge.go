@@ -34,7 +34,7 @@ type judgeSet struct {
 	breaker *guard.Breaker // nil when the scorers have no judge (tests)
 	cache   *guard.Cache   // nil when cache.enabled is false
 	// splits is the instruction split cache, nil when no scorer splits
-	// system instructions (instructionsplit.go).
+	// system instructions (judge.go).
 	splits *guard.SplitCache
 	// requirements is the task_completion requirement cache, nil when no
 	// scorer is task_completion (trajectory.go).
@@ -193,17 +193,6 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions())
 }
 
-// scorerOptions maps a scorer's configuration onto the library's options.
-func scorerOptions(sc ScorerConfig) scoring.Options {
-	return scoring.Options{
-		Scale:      sc.Scale,
-		Threshold:  sc.Threshold,
-		StrictMode: sc.StrictMode,
-		OmitReason: !sc.IncludeReason,
-		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
-	}
-}
-
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP
 // client is built with: without a tracer and a meter provider, so that
 // confighttp does not wrap it in otelhttp. Without the wrapper (and with
@@ -218,4 +207,65 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 func judgeClientTelemetry(set component.TelemetrySettings) component.TelemetrySettings {
 	set.TracerProvider, set.MeterProvider = nil, nil
 	return set
+}
+
+// judgeBuilder makes the judge and one scorer per configured entry at
+// Start (tests pass fake scorers here).
+type judgeBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error)
+
+// Bounds of the instruction split cache, one per processor. A deployment
+// has few distinct system prompts, and each entry holds at most twice the
+// characters of the prompt sent (max_input_chars, 20,000 when 0), so 256
+// entries are a few MB for ordinary prompts and about 10 MB of ASCII text
+// at worst.
+const (
+	splitCacheSize = 256
+	splitCacheTTL  = time.Hour
+)
+
+// splitInstructions puts the instruction split in front of s when the
+// scorer's configuration asks for it. The first scorer that does creates
+// the splitter and its cache, which every such scorer of the processor
+// shares: it asks the same guarded judge the scorers ask and sends the
+// system prompt through the same redaction and max_input_chars.
+func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Scorer, judge scoring.Judge, redact func(string) string, onSplit func(context.Context, sysprompt.Outcome)) (scoring.Scorer, error) {
+	if !sc.splitsInstructions() {
+		return s, nil
+	}
+	if js.splits == nil {
+		splitter, err := scoring.NewInstructionSplitter(judge, scoring.SplitOptions{MaxInputChars: cfg.MaxInputChars, Redact: redact})
+		if err != nil {
+			return nil, err
+		}
+		if js.splits, err = guard.NewSplitCache(splitter, guard.CacheConfig{Size: splitCacheSize, TTL: splitCacheTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return sysprompt.Wrap(s, js.splits, onSplit), nil
+}
+
+// Bounds of the task_completion requirement cache, one per processor. Each
+// entry is at most 20 short requirements of one request; an agent serves
+// many distinct requests, so entries are many and small.
+const (
+	requirementCacheSize = 4096
+	requirementCacheTTL  = time.Hour
+)
+
+// requirementLister returns the lister every task_completion scorer of
+// the processor shares: it asks the same guarded judge the scorers ask and
+// keeps each request's requirements by the request's hash, so the runs of
+// one request are measured against one list. The scorer sends it the
+// request already redacted and cut to max_input_chars.
+func (js *judgeSet) requirementLister(judge scoring.Judge) (scoring.RequirementLister, error) {
+	if js.requirements == nil {
+		lister, err := scoring.NewRequirementLister(judge)
+		if err != nil {
+			return nil, err
+		}
+		if js.requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: requirementCacheSize, TTL: requirementCacheTTL}); err != nil {
+			return nil, err
+		}
+	}
+	return js.requirements, nil
 }

@@ -93,11 +93,10 @@ func BenchmarkLogsOverhead(b *testing.B) {
 		cfg.Sampling.Percentage = 10
 		cfg.QueueSize = 100000
 		set := processortest.NewNopSettings(metadata.Type)
-		core, err := newLLMEvalProcessor(set, cfg, nil, fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}))
+		p, err := createLogsWith(fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}))(context.Background(), set, cfg, consumertest.NewNop())
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := newLogsProcessor(set, core, consumertest.NewNop())
 		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 			b.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -101,7 +102,7 @@ func isResultBatch(ld plog.Logs) bool {
 func (h *logsHarness) waitIdle() {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		return h.p.joiner.Stats().Calls == 0 && unfinishedCount(h.p.core) == 0
+		return h.p.joiner.Stats().Calls == 0 && unfinishedCount(h.p.core.store) == 0
 	}, 10*time.Second, 5*time.Millisecond)
 }
 
@@ -198,12 +199,16 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
 	build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)})
-	tp, err := createTracesWith(build)(context.Background(), set, cfg, new(consumertest.TracesSink))
+	evs := newEvaluators(build, newPairedCall)
+	f := processor.NewFactory(metadata.Type, createDefaultConfig,
+		processor.WithTraces(evs.createTraces, metadata.TracesStability),
+		processor.WithLogs(evs.createLogs, metadata.LogsStability))
+	tp, err := f.CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
 	require.NoError(t, err)
 	logSink := new(consumertest.LogsSink)
-	lp, err := createLogsWith(build)(context.Background(), set, cfg, logSink)
+	lp, err := f.CreateLogs(context.Background(), set, cfg, logSink)
 	require.NoError(t, err)
-	other, err := createLogsWith(build)(context.Background(), set, testConfig(scoring.Bias), new(consumertest.LogsSink))
+	other, err := f.CreateLogs(context.Background(), set, testConfig(scoring.Bias), new(consumertest.LogsSink))
 	require.NoError(t, err)
 
 	traces, logs := tp.(*llmEvalProcessor), lp.(*logsProcessor)
@@ -224,20 +229,18 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	assert.Equal(t, []string{"pass"}, onlyValue(resultsBySpan(results)))
 
 	require.NoError(t, tp.Shutdown(context.Background()))
-	assert.Equal(t, rejectedClosed, traces.store.admit(context.Background(), nil), "the first Shutdown stops the store")
+	assert.Equal(t, evalstore.RejectedClosed, traces.store.Admit(context.Background(), nil), "the first Shutdown stops the store")
 	require.NoError(t, lp.ConsumeLogs(context.Background(), readLogsFile(t, "details_structured.json")))
 	_, results = (&logsHarness{sink: logSink}).split()
 	require.Len(t, results, 2)
 	assert.Equal(t, []string{"error:" + string(scoring.ErrorShutdown)}, onlyValue(resultsBySpan(results[1:])))
 	require.NoError(t, lp.Shutdown(context.Background()))
 
-	assert.Equal(t, admitted, other.(*logsProcessor).core.store.admit(context.Background(), func() evalSubject {
+	assert.Equal(t, evalstore.Admitted, other.(*logsProcessor).core.store.Admit(context.Background(), func() evalSubject {
 		return &fakeSubject{}
 	}), "another component's store is not stopped")
 	require.NoError(t, other.Shutdown(context.Background()))
-	evaluators.Lock()
-	defer evaluators.Unlock()
-	assert.NotContains(t, evaluators.m, cfg, "forgotten after the last Shutdown")
+	assert.False(t, evs.has(cfg), "forgotten after the last Shutdown")
 }
 
 // onlyValue is the results of the one call in m.
@@ -253,9 +256,10 @@ func onlyValue(m map[string][]string) []string {
 // fakeSubject is an evalSubject that discards its results.
 type fakeSubject struct{}
 
-func (*fakeSubject) caseFor(ScorerConfig) scoring.Case   { return scoring.Case{} }
-func (*fakeSubject) leave(context.Context, []evalResult) {}
-func (*fakeSubject) late(context.Context, evalResult)    {}
+func (*fakeSubject) Case(ScorerConfig) scoring.Case      { return scoring.Case{} }
+func (*fakeSubject) Skips(ScorerConfig) bool             { return false }
+func (*fakeSubject) Leave(context.Context, []evalResult) {}
+func (*fakeSubject) Late(context.Context, evalResult)    {}
 
 func testSettingsFor(t *testing.T) processor.Settings {
 	tel := componenttest.NewTelemetry()

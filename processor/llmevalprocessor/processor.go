@@ -3,201 +3,63 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
-	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
-// judgeBuilder makes the judge and one scorer per configured entry at
-// Start (tests pass fake scorers here).
-type judgeBuilder func(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error)
-
-// llmEvalProcessor selects and samples generation spans and admits them
-// to the store, which holds them while they are scored; everything else
-// is forwarded at once. It is its own consumer (rather than a
-// processorhelper one) so that its outgoing item count includes the spans
-// forwarded later.
+// llmEvalProcessor is the traces instance: it selects and samples
+// generation spans and admits them to the store of its evaluator, which
+// holds them while they are scored; everything else is forwarded at once.
+// It is its own consumer (rather than a processorhelper one) so that its
+// outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
-	cfg        *Config
-	set        component.TelemetrySettings
-	tel        *telemetry
-	buildJudge judgeBuilder
-	sampler    traceSampler
-	now        func() time.Time
+	*evaluator // shared with the logs instance of the component
 	out        *spanOutput
-	store      *evalStore
-	join       *traceJoin             // the trace context index and join
-	filter     spanFilter             // include, exclude
-	scorerSel  scorerFilters          // scorers[].include, exclude
-	agents     bool                   // a scorer targets agent spans
-	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
-	// shared, when set, owns the judge and store, which this instance
-	// shares with the logs instance of the same component (shared.go).
-	shared *sharedEvaluator
-	// storage keeps held items across a crash (durable.go); nil when off.
-	storage *itemStorage
+	released   atomic.Bool // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
-func newLLMEvalProcessor(set processor.Settings, cfg *Config, next consumer.Traces, build judgeBuilder) (*llmEvalProcessor, error) {
-	p := &llmEvalProcessor{
-		cfg:        cfg,
-		set:        set.TelemetrySettings,
-		buildJudge: build,
-		sampler:    newTraceSampler(cfg.Sampling.Percentage),
-		now:        time.Now,
-		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
+	return &llmEvalProcessor{
+		evaluator: ev,
+		out:       &spanOutput{next: next, tel: ev.tel, redact: ev.redact, lateResults: ev.cfg.LateResults},
 	}
-	tel, err := newTelemetry(set, cfg, p.redact, p.observeHeld, p.observeQueue)
-	if err != nil {
-		return nil, err
-	}
-	p.tel = tel
-	p.out = &spanOutput{next: next, tel: tel, redact: p.redact, lateResults: cfg.LateResults}
-	p.store = newEvalStore(cfg, tel, func() time.Time { return p.now() })
-	if p.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
-		return nil, fmt.Errorf("llm_eval: %w", err)
-	}
-	if p.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
-		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
-	}
-	for _, sc := range cfg.Scorers {
-		p.agents = p.agents || sc.hasTarget(targetAgent)
-	}
-	if p.join, err = newTraceJoin(cfg, tel); err != nil {
-		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
-	}
-	if err := tel.observeIndex(p.join.ix, p.join.readsSteps()); err != nil {
-		return nil, err
-	}
-	if cfg.Storage != nil {
-		p.storage = newItemStorage(*cfg.Storage, set.ID, tel, p.redact)
-	}
-	return p, nil
 }
-
-func (p *llmEvalProcessor) observeHeld(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(p.store.heldCount()))
-	return nil
-}
-
-func (p *llmEvalProcessor) observeQueue(_ context.Context, o metric.Int64Observer) error {
-	o.Observe(int64(p.store.queued()))
-	return nil
-}
-
-// redact removes every configured secret from text written out or logged.
-func (p *llmEvalProcessor) redact(s string) string { return p.secrets.Scrub(s) }
 
 // Capabilities reports that spans are modified (annotated, moved out).
 func (*llmEvalProcessor) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// Start builds the judge and starts the store's workers, once for all
-// instances sharing them.
+// Start starts the evaluator, once for both instances of a component.
 func (p *llmEvalProcessor) Start(ctx context.Context, host component.Host) error {
-	all, err := true, error(nil)
-	if p.shared != nil {
-		all, err = p.shared.start(ctx, host)
-	} else {
-		err = p.startEvaluator(ctx, host)
-	}
-	if err != nil {
-		return err
-	}
-	p.recoverSpans()
-	if all {
-		p.recoverPairs()
-	}
-	return nil
+	return p.evaluator.start(ctx, host)
 }
 
-// startEvaluator builds the judge and starts the store's workers.
-func (p *llmEvalProcessor) startEvaluator(ctx context.Context, host component.Host) error {
-	js, err := p.buildJudge(ctx, p.cfg, host, p.set, judgeHooks{
-		onRetry:        func() { p.tel.judgeRetry(context.Background()) },
-		onBreakerState: p.tel.circuitChanged,
-		onSplit:        p.tel.instructionSplit,
-	})
-	if err != nil {
-		return fmt.Errorf("llm_eval: building scorers: %w", err)
-	}
-	if len(js.scorers) != len(p.cfg.Scorers) {
-		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(p.cfg.Scorers))
-	}
-	var circuit circuitStater
-	if js.breaker != nil {
-		circuit = js.breaker
-	}
-	var cache cacheStater
-	if js.cache != nil {
-		cache = js.cache
-	}
-	if err := p.tel.observeJudge(circuit, cache); err != nil {
-		return err
-	}
-	if js.splits != nil {
-		if err := p.tel.observeSplitCache(js.splits); err != nil {
-			return err
-		}
-	}
-	scorers := make([]configuredScorer, len(js.scorers))
-	for i, s := range js.scorers {
-		scorers[i] = configuredScorer{cfg: p.cfg.Scorers[i], scorer: s}
-	}
-	if p.storage != nil {
-		if err := p.storage.open(ctx, host); err != nil {
-			return fmt.Errorf("llm_eval: %w", err)
-		}
-		p.store.journal = p.storage
-	}
-	p.store.start(scorers)
-	return nil
-}
-
-// Shutdown forwards every held span with the results it has and waits
-// for the evaluations in flight; with a shared evaluator, when the last
-// instance sharing it shuts down.
+// Shutdown releases the evaluator: the first instance to do so sends every
+// held item on with the results it has (evaluator.go).
 func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
-	if p.shared != nil {
-		return p.shared.release(ctx)
-	}
-	return p.stopEvaluator(ctx)
-}
-
-// stopEvaluator shuts the store, the telemetry and the storage down.
-func (p *llmEvalProcessor) stopEvaluator(ctx context.Context) error {
-	return errors.Join(p.stopStore(ctx), p.closeStorage(ctx))
-}
-
-// stopStore shuts the store and the telemetry down: every held item
-// leaves.
-func (p *llmEvalProcessor) stopStore(ctx context.Context) error {
-	err := p.store.shutdown(ctx)
-	p.tel.shutdown()
-	return err
-}
-
-// closeStorage closes the storage client, once nothing can write to it.
-func (p *llmEvalProcessor) closeStorage(ctx context.Context) error {
-	if p.storage == nil {
+	if p.released.Swap(true) {
 		return nil
 	}
-	return p.storage.close(ctx)
+	return p.evaluator.release(ctx)
 }
 
 // ConsumeTraces forwards the batch at once, minus the sampled generation
@@ -209,7 +71,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	if p.storage != nil && taken > 0 {
 		// The admitted spans are on disk before ConsumeTraces returns; a
 		// batch that admitted nothing does not wait for storage.
-		p.storage.commit()
+		p.storage.Commit()
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
@@ -242,27 +104,27 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
 						// Not a candidate: forwarded as it is, and only
 						// indexed as a step of an agent run.
-						if p.join == nil || !p.join.readsSteps() || !p.sampler.sampled(span.TraceID()) {
+						if p.join == nil || !p.join.readsSteps() || !p.sampler.Sampled(span.TraceID()) {
 							continue
 						}
 						break
 					}
 					selected++
-					if !p.sampler.sampled(span.TraceID()) {
+					if !p.sampler.Sampled(span.TraceID()) {
 						continue
 					}
 					sampled++
 					candidates = append(candidates, generationAt{resource: i, scope: j, span: k})
 				case genai.KindContext:
-					if !p.sampler.sampled(span.TraceID()) {
+					if !p.sampler.Sampled(span.TraceID()) {
 						continue
 					}
 				case genai.KindAggregate:
-					if !p.sampler.sampled(span.TraceID()) {
-						if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.sampler.Sampled(span.TraceID()) {
+						if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
 							selected++
 						}
 						continue
@@ -270,7 +132,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					// Indexed even when not scored: a chain span can be the
 					// first of its trace to arrive, and its link connects a
 					// generation to a retriever below it.
-					if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+					if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
 						selected++ // an agent span is a candidate like a generation
 						sampled++
 						candidates = append(candidates, generationAt{resource: i, scope: j, span: k, agent: true})
@@ -302,7 +164,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 	}
 	if len(gained) > 0 {
-		p.store.contextMayHaveArrived(gained)
+		p.store.ContextMayHaveArrived(gained)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
@@ -335,14 +197,6 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	return td, true, taken
 }
 
-// generationAt is where a sampled generation span sits in its batch.
-type generationAt struct {
-	resource, scope, span int
-	agent                 bool // an agent span, scored by scorers targeting agent
-	// gen is the generation when indexing it as a step read it already.
-	gen *genai.Generation
-}
-
 // removeIndexes removes the spans at the given increasing indexes.
 func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	i, next := -1, 0
@@ -360,7 +214,7 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
 func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) spanReading {
-	r := spanReading{gen: gen, agent: agent, excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())}
+	r := spanReading{gen: gen, agent: agent, excluded: p.scorerSel.Excluded(rs.Resource().Attributes(), span.Attributes())}
 	r.missing = p.join.heldForTrajectory(agent, &r.gen, r.excluded)
 	return r
 }
@@ -385,15 +239,15 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
-	// (signaljoin.go): the call is evaluated once, for both signals.
+	// (pair.go, internal/evalstore): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
-	joins := !agent && p.store.joining.Load()
+	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
 	gen = r.gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
-		if !joins || p.store.settleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != settledLate {
+		if !joins || p.store.SettleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != evalstore.SettledLate {
 			p.tel.spanSkipped(ctx, skipToolCallsOnly)
 		}
 		return false
@@ -408,18 +262,18 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return false
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.admitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
+	switch p.store.AdmitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
 		return newHeldSpan(p.out, p.join, rs, ss, span, r)
 	}) {
-	case admitted, joinedPartner:
+	case evalstore.Admitted, evalstore.JoinedPartner:
 		return true
-	case lateHalf:
+	case evalstore.LateHalf:
 		return false // its events were evaluated; it passes as it came
-	case unjoinable:
+	case evalstore.Unjoinable:
 		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
-	case rejectedFull:
+	case evalstore.RejectedFull:
 		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
-	case rejectedClosed:
+	case evalstore.RejectedClosed:
 		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
@@ -434,12 +288,78 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		if !sc.appliesTo(target, excluded) {
 			continue
 		}
-		r := evalResult{scorer: sc.Name, at: now, result: res}
-		r.result.Scorer = sc.Name
+		r := evalResult{Scorer: sc.Name, At: now, Result: res}
+		r.Result.Scorer = sc.Name
 		if record {
 			p.tel.recordResult(ctx, r)
 		}
-		annotateSpan(span, r, gen.ResponseID, p.redact)
+		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
 	}
 	p.tel.spanUnscored(ctx, reason)
+}
+
+// recoverSpans puts the spans found in storage at start back into the
+// store, or forwards them (recover). It runs in Start, after the consumers
+// downstream have started: the collector starts components in reverse
+// pipeline order.
+//
+// With the component in a traces and a logs pipeline, a span goes back into
+// the call table (pair.go, internal/evalstore): a span without content waits for its log
+// events again.
+func (p *llmEvalProcessor) recoverSpans() {
+	if p.storage == nil {
+		return
+	}
+	joining := p.store.Joining()
+	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
+		h := p.recoveredSpan(rec.Item.Traces)
+		if joining && !h.agent {
+			call := p.newPair()
+			call.Join(h)
+			p.store.Recover(call, itemstore.ForStore(rec))
+			continue
+		}
+		if h.missing == "" && h.gen.Missing != "" {
+			// A span stored waiting for its log events, recovered where
+			// spans and events are no longer joined: nothing to judge.
+			h.missing = h.gen.Missing
+		}
+		p.store.Recover(h, itemstore.ForStore(rec))
+	}
+}
+
+// recoverPairs puts the calls stored with both halves back into the store
+// as one item, or forwards them, like recoverSpans; p is the traces
+// instance and readCall reads a stored call as the logs instance does (nil
+// without one). Such a call leaves through the consumers of both instances
+// (its span, its result records).
+func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
+	if p.storage == nil {
+		return
+	}
+	for _, rec := range p.storage.Take(heldrecord.KindPair) {
+		span := p.recoveredSpan(rec.Item.Traces)
+		call := p.newPair()
+		call.Join(span)
+		if readCall != nil {
+			call.Join(readCall(rec.Item.Logs))
+		} else {
+			span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+		}
+		p.store.Recover(call, itemstore.ForStore(rec))
+	}
+}
+
+// recoveredSpan is a held span read back from storage, read and filtered
+// as it was at admission.
+func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
+	rs := td.ResourceSpans().At(0)
+	ss := rs.ScopeSpans().At(0)
+	span := ss.Spans().At(0)
+	agent := p.agents && genai.Classify(rs.Resource(), span) == genai.KindAggregate && genai.IsAgent(span)
+	gen := genai.Read(span)
+	if agent {
+		gen = genai.ReadAgent(span)
+	}
+	return newHeldSpan(p.out, p.join, rs, ss, span, p.reading(rs, span, gen, agent))
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -319,15 +320,8 @@ func TestShutdownForwardsHeldSpans(t *testing.T) {
 	h.consume(b.td)
 	// Wait until the quick scorer's results are in.
 	require.Eventually(t, func() bool {
-		s := h.p.store
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for e := s.held.Front(); e != nil; e = e.Next() {
-			if e.Value.(*admittedItem).results[0] == nil {
-				return false
-			}
-		}
-		return s.held.Len() == 3
+		st := h.p.store.Stats()
+		return st.Held == 3 && st.Results == 3
 	}, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, h.sink.SpanCount())
 
@@ -358,7 +352,7 @@ func TestShutdownWithShortDeadline(t *testing.T) {
 	id := b.generation(randomTraceID(), "q", "a")
 	h.consume(b.td)
 	require.Eventually(t, func() bool { return stubborn.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, 1, h.p.store.heldCount())
+	require.Equal(t, 1, h.p.store.HeldCount())
 	require.Zero(t, h.sink.SpanCount())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -369,7 +363,7 @@ func TestShutdownWithShortDeadline(t *testing.T) {
 	assert.Equal(t, 1, count[id], "the held span is forwarded before waiting")
 
 	close(gate) // let the stubborn scorer finish so no goroutine leaks
-	h.p.store.workers.Wait()
+	h.p.store.Wait()
 	_, count = sinkSpans(h.sink)
 	assert.Len(t, count, 1, "a result after shutdown is dropped, not emitted")
 }
@@ -473,16 +467,16 @@ func TestEverySpanLeavesExactlyOnce(t *testing.T) {
 		require.Equal(t, 1, count[id])
 		assert.Equal(t, 3, results[id], "results of span %s", id)
 	}
-	assert.Zero(t, h.p.store.heldCount())
+	assert.Zero(t, h.p.store.HeldCount())
 }
 
 func TestLateSpanNotRescored(t *testing.T) {
 	// A late child span fed back into the processor is a judge span: passed through.
 	bias := fixedScorer(scoring.Bias, 0.2, scoring.LabelPass)
 	h := newHarness(t, testConfig(scoring.Bias), bias)
-	td := newLateSpan(lateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
-		evaluatedSpan{traceID: randomTraceID(), spanID: nextSpanID()},
-		evalResult{scorer: scoring.Bias, result: scoring.Result{Label: scoring.LabelPass}, at: time.Now()}, strings.Clone)
+	td := resultwrite.NewLateSpan(resultwrite.LateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
+		evaluatedSpan{TraceID: randomTraceID(), SpanID: nextSpanID()},
+		scoring.Bias, scoring.Result{Label: scoring.LabelPass}, time.Now(), strings.Clone)
 	h.consume(td)
 	assert.Equal(t, 1, h.sink.SpanCount())
 	assert.Zero(t, bias.calls.Load())

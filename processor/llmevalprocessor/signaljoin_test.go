@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -72,9 +73,10 @@ func (h *bothHarness) create(t testing.TB, cfg *Config, scorers ...scoring.Score
 	build := fakeJudge(scorers)
 	set := metadatatest.NewSettings(h.tel)
 	var err error
-	h.traces, err = createTracesWith(build)(context.Background(), set, cfg, h.spans)
+	f := newFactoryWith(build) // one factory: the two instances share an evaluator
+	h.traces, err = f.CreateTraces(context.Background(), set, cfg, h.spans)
 	require.NoError(t, err)
-	h.logs, err = createLogsWith(build)(context.Background(), set, cfg, h.recs)
+	h.logs, err = f.CreateLogs(context.Background(), set, cfg, h.recs)
 	require.NoError(t, err)
 }
 
@@ -259,7 +261,7 @@ func TestCrossSignalOneEvaluation(t *testing.T) {
 			assert.Equal(t, callOutcome{spanCount: 1, spanResults: []string{"pass"}, records: []string{"pass"}, onSpan: 1}, h.outcome(c),
 				"the record says its result is on the span too")
 			assert.Empty(t, h.cases, "judged once")
-			h.joins(joinPoint(joinJoined, 1))
+			h.joins(joinPoint(evalstore.JoinJoined, 1))
 			metadatatest.AssertEqualProcessorLlmEvalEvaluations(t, h.tel, []metricdata.DataPoint[int64]{
 				{Attributes: attribute.NewSet(attribute.String("scorer", "bias"), attribute.String("outcome", "pass")), Value: 1},
 			}, ignoreTime)
@@ -308,7 +310,7 @@ func TestCrossSignalHalfAlone(t *testing.T) {
 		h.shutdown()
 		assert.Empty(t, h.outcome(c).records, "late events are not evaluated a second time")
 		assert.Empty(t, h.cases)
-		h.joins(joinPoint(joinSpanAlone, 1), joinPoint(joinLateEvents, 1))
+		h.joins(joinPoint(evalstore.JoinSpanAlone, 1), joinPoint(evalstore.JoinLateEvents, 1))
 	})
 	t.Run("events alone, then a late span", func(t *testing.T) {
 		h := newBothHarness(t, crossSignalConfig(50*time.Millisecond), scoring.LabelPass)
@@ -321,7 +323,7 @@ func TestCrossSignalHalfAlone(t *testing.T) {
 		assert.Equal(t, 1, o.spanCount, "the late span passes once")
 		assert.Empty(t, o.spanResults, "no second result on the late span")
 		assert.Len(t, h.cases, 1)
-		h.joins(joinPoint(joinEventsAlone, 1), joinPoint(joinLateSpan, 1))
+		h.joins(joinPoint(evalstore.JoinEventsAlone, 1), joinPoint(evalstore.JoinLateSpan, 1))
 	})
 }
 
@@ -427,11 +429,8 @@ func TestCrossSignalWaitingHalfMarksOnlyScorersThatApply(t *testing.T) {
 			c := newCall()
 			h.consumeSpan(c.spanBatch(false))
 			if why == "max_wait" {
-				s := h.traces.(*llmEvalProcessor).store
-				s.mu.Lock()
-				s.held.Front().Value.(*admittedItem).expiresAt = time.Now()
-				s.mu.Unlock()
-				s.expire()
+				// As if max_wait had passed: the span leaves now.
+				h.traces.(*llmEvalProcessor).store.Expire(time.Now().Add(cfg.MaxWait))
 			}
 			h.shutdown()
 			want := map[string][]string{"shutdown": {"error:shutdown"}, "max_wait": {"error:max_wait_exceeded"}}[why]

@@ -63,7 +63,7 @@ func TestHungJudgeDoesNotMultiplyOutput(t *testing.T) {
 			}
 			h.consume(b.td)
 			h.waitSpans(spans)
-			require.Eventually(t, func() bool { return h.p.store.heldCount() == 0 }, 10*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return h.p.store.HeldCount() == 0 }, 10*time.Second, time.Millisecond)
 			close(gate)
 			h.drain()
 
@@ -241,9 +241,7 @@ func TestIdleWorkersTakeTurnsLastInFirstOut(t *testing.T) {
 	cfg.Judge.MaxConcurrency = 8
 	h := newHarness(t, cfg, sc)
 	allParked := func() bool {
-		h.p.store.mu.Lock()
-		defer h.p.store.mu.Unlock()
-		return len(h.p.store.idle) == cfg.Judge.MaxConcurrency
+		return h.p.store.Stats().IdleWorkers == cfg.Judge.MaxConcurrency
 	}
 	const spans = 20
 	for i := range spans {
@@ -258,7 +256,7 @@ func TestIdleWorkersTakeTurnsLastInFirstOut(t *testing.T) {
 	assert.Len(t, ran, 1, "evaluations per worker: %v", ran)
 	mu.Unlock()
 	h.shutdown()
-	h.p.store.workers.Wait() // returns only if every parked worker ended
+	h.p.store.Wait() // returns only if every parked worker ended
 }
 
 // goroutineID is the number runtime.Stack prints for the calling goroutine.

@@ -13,7 +13,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -25,7 +29,7 @@ type telemetry struct {
 	logger   *zap.Logger
 	endpoint string // with the URL's secrets replaced
 	redact   func(string) string
-	breaker  CircuitBreakerConfig
+	judge    judgeFacts
 	// itemAttrs identify this processor on the item counts, as
 	// processorhelper does.
 	itemAttrs metric.MeasurementOption
@@ -42,7 +46,16 @@ type telemetry struct {
 	seen   map[string]bool // failure kinds already logged at Warn
 }
 
-func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+// judgeFacts is what the telemetry says of the judge in its log lines.
+type judgeFacts struct {
+	endpoint     string        // as configured; the telemetry scrubs its secrets
+	openDuration time.Duration // circuit_breaker.open_duration
+	authRetry    time.Duration // circuit_breaker.auth_retry_interval
+}
+
+// newTelemetry records the metrics of a processor whose scorers are named
+// scorers; held and queue observe the store.
+func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -56,9 +69,9 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		endpoint: redact.ScrubURL(cfg.Judge.ClientConfig.Endpoint),
+		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
-		breaker:  cfg.Judge.CircuitBreaker,
+		judge:    judge,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
 			attribute.String("otel.signal", pipeline.SignalTraces.String()))),
@@ -70,14 +83,14 @@ func newTelemetry(set processor.Settings, cfg *Config, scrub func(string) string
 		seen:         map[string]bool{},
 		join:         newJoinAttrs(),
 	}
-	for _, sc := range cfg.Scorers {
-		name := attribute.String("scorer", sc.Name)
-		t.verdictAttrs[sc.Name] = map[scoring.Label]metric.MeasurementOption{}
+	for _, scorer := range scorers {
+		name := attribute.String("scorer", scorer)
+		t.verdictAttrs[scorer] = map[scoring.Label]metric.MeasurementOption{}
 		for _, l := range []scoring.Label{scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable} {
-			t.verdictAttrs[sc.Name][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
+			t.verdictAttrs[scorer][l] = metric.WithAttributeSet(attribute.NewSet(name, attribute.String("outcome", string(l))))
 		}
-		t.scorerAttrs[sc.Name] = metric.WithAttributeSet(attribute.NewSet(name))
-		t.tokenAttrs[sc.Name] = [2]metric.MeasurementOption{
+		t.scorerAttrs[scorer] = metric.WithAttributeSet(attribute.NewSet(name))
+		t.tokenAttrs[scorer] = [2]metric.MeasurementOption{
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "prompt"))),
 			metric.WithAttributeSet(attribute.NewSet(name, attribute.String("type", "completion"))),
 		}
@@ -144,7 +157,7 @@ func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error
 // circuitChanged counts a breaker transition and logs it in one line,
 // with the endpoint and never the key.
 func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
-	ctx, cb := context.Background(), t.breaker
+	ctx := context.Background()
 	opt, ok := t.stateAttrs[to]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("state", string(to)))
@@ -161,9 +174,9 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			cb.AuthRetryInterval.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
 	case guard.BreakerOpen:
-		t.logger.Warn("judge circuit opened: no judge calls for "+cb.OpenDuration.String()+
+		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
 			"; spans pass through unscored", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
@@ -235,46 +248,46 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 
 // recordResult counts a finished evaluation, its judge usage, and logs a
 // failure.
-func (t *telemetry) recordResult(ctx context.Context, r evalResult) {
-	label := r.label()
+func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
+	label := r.Label()
 	if label == scoring.LabelError {
-		errType := r.errorType()
+		errType := resultwrite.ResultErrorType(r.Result)
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("scorer", r.scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
+			attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
 		t.logFailure(errType, "evaluation failed",
-			zap.String("scorer", r.scorer), zap.String("error_type", errType), zap.String("error", r.explanation(t.redact)))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultwrite.Explanation(r.Result, t.redact)))
 	} else {
-		opt, ok := t.verdictAttrs[r.scorer][label]
+		opt, ok := t.verdictAttrs[r.Scorer][label]
 		if !ok {
-			opt = metric.WithAttributes(attribute.String("scorer", r.scorer), attribute.String("outcome", string(label)))
+			opt = metric.WithAttributes(attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)))
 		}
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
-	if r.result.ReasonErr != nil {
-		errType := errorType(r.result.ReasonErr)
+	if r.Result.ReasonErr != nil {
+		errType := resultwrite.ErrorType(r.Result.ReasonErr)
 		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
-			attribute.String("scorer", r.scorer), attribute.String("error_type", errType)))
+			attribute.String("scorer", r.Scorer), attribute.String("error_type", errType)))
 		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
-			zap.String("scorer", r.scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.result.ReasonErr.Error())))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.Result.ReasonErr.Error())))
 	}
-	u := r.result.Usage
-	if r.ran {
-		opt := t.scorerOpt(r.scorer)
+	u := r.Result.Usage
+	if r.Ran {
+		opt := t.scorerOpt(r.Scorer)
 		t.tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(ctx, int64(u.LLMCalls), opt)
 		t.tb.ProcessorLlmEvalJudgeTokensPerEvaluation.Record(ctx, int64(u.PromptTokens+u.CompletionTokens), opt)
 		// A cache hit is truncated too but sent nothing: count what went out.
-		if r.result.Truncated && u.LLMCalls > 0 {
+		if r.Result.Truncated && u.LLMCalls > 0 {
 			t.tb.ProcessorLlmEvalInputsTruncated.Add(ctx, 1, opt)
 		}
 	}
 	if u.NotSent > 0 {
-		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.scorer))
+		t.tb.ProcessorLlmEvalJudgeCallsRefused.Add(ctx, int64(u.NotSent), t.scorerOpt(r.Scorer))
 	}
 	if u.LLMCalls > 0 {
-		opt := t.scorerOpt(r.scorer)
+		opt := t.scorerOpt(r.Scorer)
 		t.tb.ProcessorLlmEvalJudgeCalls.Add(ctx, int64(u.LLMCalls), opt)
 		t.tb.ProcessorLlmEvalJudgeLatency.Record(ctx, u.Latency.Seconds(), opt)
-		tok, ok := t.tokenAttrs[r.scorer]
+		tok, ok := t.tokenAttrs[r.Scorer]
 		if ok {
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.PromptTokens), tok[0])
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.CompletionTokens), tok[1])
@@ -305,3 +318,160 @@ func (t *telemetry) logFailure(kind, msg string, fields ...zap.Field) {
 func (t *telemetry) shutdown() {
 	t.tb.Shutdown()
 }
+
+// instructionSplit counts one instruction text's split. Splits a cache
+// answered are counted by the cache (observeSplitCache); they made no
+// call. A failed split is logged like a failed evaluation.
+func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
+	if !o.Called {
+		return
+	}
+	switch {
+	case o.Split:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
+	case o.Fallback == sysprompt.NoInstructions:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
+	default:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
+		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
+			zap.String("error_type", o.Fallback))
+	}
+	if o.Truncated {
+		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "prompt_truncated")))
+	}
+	if o.Dropped > 0 {
+		t.tb.ProcessorLlmEvalInstructionSplitLimited.Add(ctx, 1, metric.WithAttributes(attribute.String("limit", "instructions_dropped")))
+	}
+}
+
+// observeSplitCache registers the observer of the instruction split
+// cache's hits.
+func (t *telemetry) observeSplitCache(cache cacheStater) error {
+	return t.tb.RegisterProcessorLlmEvalInstructionSplitCacheHitsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		s := cache.Stats()
+		o.Observe(int64(s.Hits + s.Coalesced))
+		return nil
+	})
+}
+
+// contextJoined counts a dispatched generation by where its context came from.
+func (t *telemetry) contextJoined(source string) {
+	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
+}
+
+// contextWaitEnded counts a generation that stopped waiting for context.
+func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
+	opt := t.join.timedOut
+	if arrived {
+		opt = t.join.arrived
+	}
+	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
+}
+
+// observeIndex registers the observers of the trace context index; the
+// step limits only when it keeps step records.
+func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(ix.Stats().Traces))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(ix.Stats().Bytes)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
+			o.Observe(int64(n), t.join.cause[i])
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Cut or dropped context makes a case's context silently partial, so
+	// it is counted where an alert can see it.
+	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
+		st := ix.Stats()
+		counts := []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks}
+		if steps {
+			counts = append(counts, st.TruncatedStepTexts, st.DroppedSteps)
+		}
+		for i, n := range counts {
+			o.Observe(int64(n), t.join.limit[i])
+		}
+		return nil
+	})
+}
+
+// storeObserver tells the telemetry what the store does.
+type storeObserver struct{ t *telemetry }
+
+func (o storeObserver) Result(ctx context.Context, r evalstore.Result) { o.t.recordResult(ctx, r) }
+func (o storeObserver) Unscored(ctx context.Context, reason string)    { o.t.spanUnscored(ctx, reason) }
+func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
+	o.t.contextWaitEnded(ctx, arrived)
+}
+func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
+	o.t.signalJoined(ctx, outcome)
+}
+func (o storeObserver) Recovered(ctx context.Context, outcome string) {
+	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+}
+
+// joinAttrs are the attribute sets of the join counters, by value.
+type joinAttrs struct {
+	source   map[string]metric.MeasurementOption
+	arrived  metric.MeasurementOption
+	timedOut metric.MeasurementOption
+	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
+	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
+}
+
+func newJoinAttrs() joinAttrs {
+	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
+	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
+		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+	}
+	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
+	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
+	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
+		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
+	}
+	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
+		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
+	}
+	return a
+}
+
+// splitOutcomeAttrs are the attribute sets of instruction_splits that do
+// not carry an error.
+var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
+	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
+	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
+		attribute.String("error_type", sysprompt.NoInstructions))),
+}
+
+// Where a dispatched generation's context came from (context_joins).
+const (
+	joinSourceSpan  = "span"  // the span's own context only
+	joinSourceTrace = "trace" // documents joined from other spans of the trace
+	joinSourceNone  = "none"
+)
+
+// Why a sampled span left without any score.
+const (
+	reasonQueueFull   = "queue_full"
+	reasonMaxWait     = evalstore.ReasonMaxWait
+	reasonShutdown    = evalstore.ReasonShutdown
+	reasonNotScorable = evalstore.ReasonNotScorable
+	reasonError       = evalstore.ReasonError
+	reasonRestarted   = evalstore.ReasonRestarted
+)
+
+// Why a sampled generation was not evaluated at all (spans_skipped).
+const skipToolCallsOnly = "tool_calls_only"

@@ -1,24 +1,13 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"context"
 	"slices"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
-)
-
-// Where a dispatched generation's context came from (context_joins).
-const (
-	joinSourceSpan  = "span"  // the span's own context only
-	joinSourceTrace = "trace" // documents joined from other spans of the trace
-	joinSourceNone  = "none"
 )
 
 // traceJoin remembers the retrieved documents and tool results of sampled
@@ -35,7 +24,7 @@ type traceJoin struct {
 	// 0: no bound beyond the index's own).
 	maxChars int
 	// trajectories are the scorers that judge agent runs' trajectories
-	// (trajectory.go); only with one does the index keep step records.
+	// (tracejoin.go); only with one does the index keep step records.
 	trajectories []ScorerConfig
 	tel          *telemetry
 }
@@ -132,145 +121,80 @@ func (j *traceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 	return nil, joinSourceNone
 }
 
-// scope is the index scope of the span's query: an agent span gets
-// everything below it, a generation the configured scope.
-func (h *heldSpan) scope() tracecontext.Scope {
-	if h.agent {
-		return tracecontext.ScopeSubtree
-	}
-	return h.join.scope
+// judgesTrajectory says whether a trajectory scorer applies to an agent
+// span whose per-scorer filters left out the excluded scorers.
+func (j *traceJoin) judgesTrajectory(excluded map[string]bool) bool {
+	return j != nil && slices.ContainsFunc(j.trajectories, func(sc ScorerConfig) bool { return sc.appliesTo(targetAgent, excluded) })
 }
 
-// traceDocs are the documents of the span's trace in its scope. They are
-// looked up at dispatch; once some were found they are kept, so every later
-// case of the span sees the same context.
-func (h *heldSpan) traceDocs() []string {
-	if h.joined {
-		return h.joinedDocs
+// heldForTrajectory says why an agent span without readable content is
+// held anyway, or "": a trajectory scorer judges it, since its run's steps
+// are in the trace. It then clears gen.Missing; the span's other scorers
+// find it not scorable, or skip it (resultUpFront, skips). Admission and
+// recovery from storage both decide this way.
+func (j *traceJoin) heldForTrajectory(agent bool, gen *genai.Generation, excluded map[string]bool) string {
+	if !agent || gen.Missing == "" || !j.judgesTrajectory(excluded) {
+		return ""
 	}
-	docs := h.join.ix.ContextFor(h.of.traceID, h.of.spanID, h.parentID, h.end, h.scope())
-	if len(docs) > 0 {
-		h.joinedDocs, h.joined = docs, true
-	}
-	return docs
+	missing := gen.Missing
+	gen.Missing = ""
+	return missing
 }
 
-// caseContext is the context of the held span's case for a scorer: what it
-// takes from the call itself, then, when it takes context from the trace,
-// the trace's documents. Only scorers that read context count in
-// context_joins.
-func (h *heldSpan) caseContext(cfg ScorerConfig) []string {
-	out, source := h.contextAndSource(cfg)
-	if h.join != nil && scorerReadsContext(cfg) {
-		h.join.tel.contextJoined(source)
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step read it already.
+	gen *genai.Generation
+}
+
+// readsTrajectory says whether a scorer judges an agent run's trajectory:
+// task_completion, tool_use, or a checks scorer with a trajectory rule.
+func readsTrajectory(sc ScorerConfig) bool {
+	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+		return true
+	}
+	if !sc.isChecks() {
+		return false
+	}
+	return slices.ContainsFunc(sc.Rules, func(r scoring.CheckRule) bool { return scoring.TrajectoryRule(r.Type) })
+}
+
+// trajectoryScorers are the scorers that judge the trajectories of agent
+// spans. Only when there is one does the processor read step records.
+func trajectoryScorers(scorers []ScorerConfig) []ScorerConfig {
+	var out []ScorerConfig
+	for _, sc := range scorers {
+		if readsTrajectory(sc) && sc.hasTarget(targetAgent) {
+			out = append(out, sc)
+		}
 	}
 	return out
 }
 
-func (h *heldSpan) contextAndSource(cfg ScorerConfig) ([]string, string) {
-	own := ownContext(h.gen, cfg)
-	if h.join == nil || !cfg.takesContextFrom(contextSourceTrace) {
-		if len(own) > 0 {
-			return own, joinSourceSpan
-		}
-		return nil, joinSourceNone
-	}
-	return h.join.withTraceDocs(own, h.traceDocs())
+// scorerWaits says whether a scorer's evaluation waits (context_wait) while
+// its item waits: scorers that read context wait for it, trajectory
+// scorers for the agent run's steps.
+func scorerWaits(sc ScorerConfig) bool {
+	return scorerReadsContext(sc) || readsTrajectory(sc)
 }
 
-// waitsForContext implements contextWaiter: a generation waits while a
-// scorer that reads context from the trace has none of its own and the
-// trace has none for it yet; an agent span judged on its trajectory also
-// waits while its run looks unfinished (trajectory.Pending).
-func (h *heldSpan) waitsForContext() (pcommon.TraceID, bool) {
-	if h.join == nil {
-		return h.of.traceID, false
+// indexConfig is the index's configuration for these settings.
+func (tc TraceContextConfig) indexConfig() tracecontext.Config {
+	return tracecontext.Config{
+		MaxTraces:        tc.MaxTraces,
+		MaxBytes:         tc.MaxBytes,
+		TTL:              tc.TTL,
+		MaxDocumentBytes: contextMaxDocumentBytes,
+		MaxTraceBytes:    min(tc.MaxBytes, contextMaxTraceBytes),
 	}
-	if h.judgedOnTrajectory() && h.trajectoryPending() {
-		return h.of.traceID, true
-	}
-	for _, sc := range h.join.waiters {
-		if len(ownContext(h.gen, sc)) == 0 {
-			return h.of.traceID, len(h.traceDocs()) == 0
-		}
-	}
-	return h.of.traceID, false
 }
 
-// joinAttrs are the attribute sets of the join counters, by value.
-type joinAttrs struct {
-	source   map[string]metric.MeasurementOption
-	arrived  metric.MeasurementOption
-	timedOut metric.MeasurementOption
-	cause    [3]metric.MeasurementOption // ttl, max_traces, max_bytes
-	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
-}
-
-func newJoinAttrs() joinAttrs {
-	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
-	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
-		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
+// scope is the index scope a generation's query uses.
+func (tc TraceContextConfig) scope() tracecontext.Scope {
+	if tc.Scope == contextScopeTrace {
+		return tracecontext.ScopeTrace
 	}
-	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
-	a.timedOut = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "timed_out")))
-	for i, c := range []string{"ttl", "max_traces", "max_bytes"} {
-		a.cause[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("cause", c)))
-	}
-	for i, l := range []string{"document_truncated", "document_dropped", "link_dropped", "step_truncated", "step_dropped"} {
-		a.limit[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("limit", l)))
-	}
-	return a
-}
-
-// contextJoined counts a dispatched generation by where its context came from.
-func (t *telemetry) contextJoined(source string) {
-	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
-}
-
-// contextWaitEnded counts a generation that stopped waiting for context.
-func (t *telemetry) contextWaitEnded(ctx context.Context, arrived bool) {
-	opt := t.join.timedOut
-	if arrived {
-		opt = t.join.arrived
-	}
-	t.tb.ProcessorLlmEvalContextWaits.Add(ctx, 1, opt)
-}
-
-// observeIndex registers the observers of the trace context index; the
-// step limits only when it keeps step records.
-func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextTracesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(int64(ix.Stats().Traces))
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(ix.Stats().Bytes)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := t.tb.RegisterProcessorLlmEvalTraceContextEvictionsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		st := ix.Stats()
-		for i, n := range []uint64{st.EvictedTTL, st.EvictedMaxTraces, st.EvictedMaxBytes} {
-			o.Observe(int64(n), t.join.cause[i])
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	// Cut or dropped context makes a case's context silently partial, so
-	// it is counted where an alert can see it.
-	return t.tb.RegisterProcessorLlmEvalTraceContextLimitedCallback(func(_ context.Context, o metric.Int64Observer) error {
-		st := ix.Stats()
-		counts := []uint64{st.TruncatedDocuments, st.DroppedDocuments, st.DroppedLinks}
-		if steps {
-			counts = append(counts, st.TruncatedStepTexts, st.DroppedSteps)
-		}
-		for i, n := range counts {
-			o.Observe(int64(n), t.join.limit[i])
-		}
-		return nil
-	})
+	return tracecontext.ScopeSiblings
 }

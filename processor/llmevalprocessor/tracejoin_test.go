@@ -133,9 +133,7 @@ func TestContextSpansPassThroughAndGenerationWaits(t *testing.T) {
 	b := newBatch()
 	id := b.generation(randomTraceID(), "q", "a") // a trace without context
 	h.consume(b.td)
-	h.p.store.mu.Lock()
-	parked := h.p.store.waits.order.Len()
-	h.p.store.mu.Unlock()
+	parked := h.p.store.Stats().WaitingForContext
 	assert.Equal(t, 1, parked, "the generation waits for context")
 	assert.Empty(t, called, "nothing dispatched while waiting")
 

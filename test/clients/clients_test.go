@@ -59,6 +59,8 @@ type clientApp struct {
 	// agent: an agent loop, whose agent span the trajectory scorers
 	// (agentScorers) judge on the run the processor assembles.
 	agent bool
+	// agentSpan is the name of that agent span.
+	agentSpan string
 }
 
 // agentScorers are the default scorers and the trajectory scorers.
@@ -80,9 +82,17 @@ var clientApps = []clientApp{
       - name: hallucination
         context_sources: [trace, tool_messages, system]
       - name: prompt_alignment`},
-	{name: "mastra-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
-	{name: "aisdk-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true},
+	{name: "mastra-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true, agentSpan: "invoke_agent support-agent"},
+	{name: "aisdk-agent", node: 22, flow: toolFlow, scorers: agentScorers, agent: true, agentSpan: "invoke_agent gpt-4o-mini"},
 	{name: "aisdk-generate", node: 22, flow: plainFlow},
+	{name: "traceloop-anthropic", node: 20, flow: toolFlow},
+	{name: "openinference-anthropic", node: 20, flow: toolFlow},
+	// The graph's root CHAIN span is the agent run; its tool retrieves.
+	{name: "langgraph-agent", node: 20, flow: ragFlow, scorers: agentScorers, agent: true, agentSpan: "LangGraph"},
+	{name: "traceloop-llamaindex", node: 20, flow: ragFlow},
+	{name: "langfuse-openai", node: 20, flow: toolFlow},
+	// The root generate loop is the agent run.
+	{name: "genkit-openai", node: 20, flow: toolFlow, scorers: agentScorers, agent: true, agentSpan: "generate"},
 }
 
 // scenario is scenario.json, the conversation the apps share.
@@ -90,6 +100,7 @@ type scenario struct {
 	System         string   `json:"system"`
 	Instructions   []string `json:"instructions"`
 	Model          string   `json:"model"`
+	AnthropicModel string   `json:"anthropicModel"`
 	EmbeddingModel string   `json:"embeddingModel"`
 	Tool           struct {
 		Question  string            `json:"question"`
@@ -103,6 +114,12 @@ type scenario struct {
 		Documents []string `json:"documents"`
 		Retrieved int      `json:"retrieved"`
 		Answer    string   `json:"answer"`
+		// Tool is the retrieval tool of the agent apps that search the
+		// documents (langgraph-agent).
+		Tool struct {
+			Name      string            `json:"name"`
+			Arguments map[string]string `json:"arguments"`
+		} `json:"tool"`
 	} `json:"rag"`
 	Plain struct {
 		Question string `json:"question"`
@@ -121,13 +138,14 @@ func loadScenario(t *testing.T) scenario {
 
 func (s scenario) script() appmodel.Script {
 	args, _ := json.Marshal(s.Tool.Arguments)
+	searchArgs, _ := json.Marshal(s.RAG.Tool.Arguments)
 	return appmodel.Script{
 		Answers: map[string]string{
 			s.Tool.Question:  s.Tool.Answer,
 			s.RAG.Question:   s.RAG.Answer,
 			s.Plain.Question: s.Plain.Answer,
 		},
-		ToolArguments: map[string]string{s.Tool.Name: string(args)},
+		ToolArguments: map[string]string{s.Tool.Name: string(args), s.RAG.Tool.Name: string(searchArgs)},
 	}
 }
 
@@ -135,16 +153,19 @@ func (s scenario) script() appmodel.Script {
 type expect struct {
 	question, answer string
 	document         string // "" when the call has no context
+	// tool is the tool an agent app calls and toolResult (part of) what it
+	// returns.
+	tool, toolResult string
 }
 
 func (s scenario) expect(f flow) expect {
 	switch f {
 	case toolFlow:
-		return expect{s.Tool.Question, s.Tool.Answer, s.Tool.Result}
+		return expect{s.Tool.Question, s.Tool.Answer, s.Tool.Result, s.Tool.Name, s.Tool.Result}
 	case ragFlow:
-		return expect{s.RAG.Question, s.RAG.Answer, s.RAG.Documents[0]}
+		return expect{s.RAG.Question, s.RAG.Answer, s.RAG.Documents[0], s.RAG.Tool.Name, s.RAG.Documents[0]}
 	default:
-		return expect{s.Plain.Question, s.Plain.Answer, ""}
+		return expect{s.Plain.Question, s.Plain.Answer, "", "", ""}
 	}
 }
 
@@ -183,6 +204,9 @@ func runApp(t *testing.T, a clientApp, modelURL, otlpURL string) string {
 		"HOME=" + t.TempDir(),
 		"OPENAI_API_KEY=sk-fake-app-model",
 		"OPENAI_BASE_URL=" + modelURL,
+		// The Anthropic SDK adds /v1 itself.
+		"ANTHROPIC_API_KEY=sk-ant-fake-app-model",
+		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(modelURL, "/v1"),
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlpURL,
 		"OTEL_SERVICE_NAME=" + a.name,
 		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
@@ -381,7 +405,7 @@ func testClient(t *testing.T, sc scenario, a clientApp) {
 				switch r.scorer {
 				case "task_completion", "tool_use", "tool_errors":
 					judged[r.scorer] = r.label
-					assert.Equal(t, "invoke_agent", str(out.spansByID[r.key.spanID][0].Attributes(), "gen_ai.operation.name"),
+					assert.Equal(t, a.agentSpan, out.spansByID[r.key.spanID][0].Name(),
 						"%s on %s: only the agent span is judged on its run", r.scorer, out.describe(r.key))
 				}
 			}
@@ -392,8 +416,8 @@ func testClient(t *testing.T, sc scenario, a clientApp) {
 			for _, step := range []string{"task_completion_verdicts", "tool_use_verdicts"} {
 				assert.True(t, anyCall(calls, step, func(c scoringtest.Call) bool {
 					run := strings.Join(c.Block("TRAJECTORY"), "\n")
-					return strings.Contains(run, `"tool":"`+sc.Tool.Name+`"`) && strings.Contains(run, sc.Tool.Result)
-				}), "no %s call whose TRAJECTORY holds the %s call and its result", step, sc.Tool.Name)
+					return strings.Contains(run, `"tool":"`+want.tool+`"`) && strings.Contains(run, want.toolResult)
+				}), "no %s call whose TRAJECTORY holds the %s call and its result", step, want.tool)
 			}
 		})
 	}
@@ -454,7 +478,7 @@ func oneOf(items []string, s string) bool {
 func answerCount(xs []appmodel.Exchange) int {
 	n := 0
 	for _, x := range xs {
-		if (x.Kind == appmodel.Chat || x.Kind == appmodel.Responses) && x.Err == "" && x.Answer != "" {
+		if (x.Kind == appmodel.Chat || x.Kind == appmodel.Responses || x.Kind == appmodel.Messages) && x.Err == "" && x.Answer != "" {
 			n++
 		}
 	}

@@ -1,7 +1,8 @@
 // Package appmodel is a fake OpenAI-compatible model for the Node apps of
 // test/clients: the model the applications talk to, not the judge. It serves
 // chat completions (plain and streamed), the Responses API (plain and
-// streamed), and embeddings, with answers a test can predict:
+// streamed), Anthropic's Messages API (plain), and embeddings, with answers
+// a test can predict:
 //
 //   - a request that offers tools and carries no tool result yet asks for the
 //     first tool, with the arguments scripted for it;
@@ -48,6 +49,7 @@ type Kind string
 const (
 	Chat       Kind = "chat.completions"
 	Responses  Kind = "responses"
+	Messages   Kind = "messages"
 	Embeddings Kind = "embeddings"
 )
 
@@ -123,6 +125,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r.URL.Path, body)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
 		s.responses(w, r.URL.Path, body)
+	case strings.HasSuffix(r.URL.Path, "/messages"):
+		s.messages(w, r.URL.Path, body)
 	case strings.HasSuffix(r.URL.Path, "/embeddings"):
 		s.embeddings(w, r.URL.Path, body)
 	default:

@@ -12,7 +12,7 @@ import (
 // ai.generateObject, ai.streamObject), a Mastra AGENT_RUN, a Langfuse agent
 // or a Traceloop agent; or the root span (no parent) of a trace whose root
 // is an aggregate: an OpenInference CHAIN, invoke_workflow, Traceloop
-// workflow or Mastra WORKFLOW_RUN. Nested chains and workflows are steps,
+// workflow, Mastra WORKFLOW_RUN, or a Genkit flow or generate loop. Nested chains and workflows are steps,
 // not agents, and create_agent only builds one.
 func IsAgent(span ptrace.Span) bool {
 	attrs := span.Attributes()
@@ -52,7 +52,7 @@ func IsAgent(span ptrace.Span) bool {
 	case "workflow":
 		return root
 	}
-	return false
+	return root && isGenkitRun(attrs)
 }
 
 // ReadAgent reads an agent span as one exchange: Input is the user's

@@ -21,6 +21,8 @@ type signals struct {
 	traceloopKind  string // traceloop.span.kind
 	mastraType     string // mastra.span.type
 	langfuseType   string // langfuse.observation.type
+	genkitType     string // genkit:type
+	genkitSubtype  string // genkit:metadata:subtype
 	judge          bool
 	retrieverHits  bool // gen_ai.retriever.results is present (LangChain Azure tracer)
 }
@@ -54,8 +56,12 @@ func Classify(resource pcommon.Resource, span ptrace.Span) Kind {
 			s.traceloopKind = strValue(v)
 		case attrMastraType:
 			s.mastraType = strValue(v)
-		case "langfuse.observation.type":
+		case attrLangfuseType:
 			s.langfuseType = strValue(v)
+		case attrGenkitType:
+			s.genkitType = strValue(v)
+		case attrGenkitSubtype:
+			s.genkitSubtype = strValue(v)
 		case JudgeAttribute:
 			s.judge = true
 		case attrRetrieverResults:
@@ -122,6 +128,9 @@ func (s *signals) kind(spanName string) Kind {
 		return KindAggregate
 	case "tool", "retriever":
 		return KindContext
+	}
+	if k, ok := genkitKind(s.genkitType, s.genkitSubtype); ok {
+		return k
 	}
 	switch s.traceloopKind {
 	case "workflow", "agent":

@@ -48,7 +48,7 @@ func isContextVariable(name string) bool {
 }
 
 // documentTexts reads documents given as strings or objects whose text is
-// under content, text, page_content or document.
+// under content, text, page_content or document, or under node (LlamaIndex).
 func documentTexts(v any) []string {
 	switch t := v.(type) {
 	case string:
@@ -67,6 +67,10 @@ func documentTexts(v any) []string {
 			if c, ok := t[k]; ok {
 				return []string{stringify(c)}
 			}
+		}
+		if node, ok := t["node"].(map[string]any); ok {
+			// LlamaIndex NodeWithScore: {"node": {"text", ...}, "score"}.
+			return documentTexts(node)
 		}
 	}
 	return nil

@@ -48,7 +48,8 @@ type ContextSource struct {
 // memory (gen_ai.memory.records) spans, OpenInference RETRIEVER
 // (retrieval.documents.N.document.content) and TOOL (output.value) spans,
 // Vercel AI SDK ai.toolCall spans (ai.toolCall.result), OpenLLMetry tool
-// and task spans (traceloop.entity.output) and the LangChain Azure tracer's
+// and task spans (traceloop.entity.output), Genkit tool actions
+// (genkit:output) and the LangChain Azure tracer's
 // gen_ai.retriever.results. It never panics, whatever the attributes hold;
 // a span without any of them gives no texts.
 func ReadContext(span ptrace.Span) (src ContextSource) {
@@ -75,6 +76,9 @@ func ReadContext(span ptrace.Span) (src ContextSource) {
 	if v, ok := attrs.Get("traceloop.entity.output"); ok {
 		d := decoded(v)
 		src.Texts = appendUnique(src.Texts, resultTexts(d)...)
+	}
+	if v, ok := attrs.Get(attrGenkitOutput); ok && isGenkitTool(attrs) {
+		src.Texts = appendUnique(src.Texts, resultTexts(decoded(v))...)
 	}
 	if len(src.Texts) == 0 && isOpenInferenceKind(attrs, "TOOL", "RETRIEVER") {
 		// A tool or retriever that recorded only its raw output.
@@ -138,6 +142,9 @@ func resultTexts(v any) []string {
 	case []any:
 		if docs := documentTexts(t); len(docs) > 0 {
 			return docs
+		}
+		if isEmbedding(t) {
+			return nil
 		}
 	case map[string]any:
 		if inner, ok := t["value"]; ok && len(t) <= 2 {

@@ -39,19 +39,18 @@ func oiMessages(entries []indexedEntry, defaultRole string) []message {
 			m.parts = append(m.parts, oiContentPart(c.fields))
 		}
 		for _, tc := range subIndexed(f, "message.tool_calls.") {
-			ref := &toolRef{
-				id:   field(tc.fields, "tool_call.id"),
-				name: field(tc.fields, "tool_call.function.name"),
-				args: field(tc.fields, "tool_call.function.arguments"),
+			if p := oiToolCall(tc.fields); !hasToolCall(m.parts, p.tool.id) {
+				m.parts = append(m.parts, p)
 			}
-			text := ref.name
-			if ref.args != "" {
-				text += "(" + ref.args + ")"
-			}
-			m.parts = append(m.parts, part{kind: partToolCall, text: text, tool: ref})
+		}
+		callID := field(f, "message.tool_call_id")
+		if m.role == "user" && callID != "" {
+			// Anthropic's tool_result blocks arrive as a user message that
+			// names the tool_use it answers.
+			m.role = "tool"
 		}
 		if m.role == "tool" {
-			markToolResults(m.parts, field(f, "message.tool_call_id"), field(f, "message.name"))
+			markToolResults(m.parts, callID, field(f, "message.name"))
 		}
 		out = append(out, m)
 	}
@@ -70,7 +69,9 @@ func oiContentPart(f map[string]pcommon.Value) part {
 	case "reasoning", "thinking":
 		return part{kind: partReasoning}
 	case "tool_use", "tool_call":
-		return part{kind: partToolCall, text: text}
+		// Anthropic's tool_use block: the call under tool_call.*, which the
+		// message's tool_calls list repeats.
+		return oiToolCall(f)
 	case "tool_result":
 		return part{kind: partToolResult, text: text}
 	case "image", "audio", "file", "video":
@@ -115,4 +116,31 @@ func rawMessages(v pcommon.Value, mime, role string, isOutput bool) []message {
 	}
 	// JSON of an unknown shape: judge the raw text.
 	return parseMessages(raw, role)
+}
+
+// oiToolCall reads tool_call.{id,function.name,function.arguments}.
+func oiToolCall(f map[string]pcommon.Value) part {
+	ref := &toolRef{
+		id:   field(f, "tool_call.id"),
+		name: field(f, "tool_call.function.name"),
+		args: field(f, "tool_call.function.arguments"),
+	}
+	text := ref.name
+	if ref.args != "" {
+		text += "(" + ref.args + ")"
+	}
+	return part{kind: partToolCall, text: text, tool: ref}
+}
+
+// hasToolCall says whether parts hold a tool call with the given id.
+func hasToolCall(parts []part, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, p := range parts {
+		if p.kind == partToolCall && p.tool != nil && p.tool.id == id {
+			return true
+		}
+	}
+	return false
 }

@@ -47,7 +47,8 @@ type extraction struct {
 // When several conventions are present, input and output are each taken from
 // the first that has them, in this order: current gen_ai attributes, span
 // events, OpenInference messages, OpenLLMetry indexed attributes, Vercel AI
-// SDK, Mastra, raw OpenInference input.value/output.value.
+// SDK, Mastra, Langfuse observations, Genkit model actions, raw OpenInference
+// input.value/output.value.
 // It never panics, whatever the attributes hold.
 func Read(span ptrace.Span) Generation {
 	g, _ := readGeneration(span, false)
@@ -83,7 +84,7 @@ func readGeneration(span ptrace.Span, step bool) (g Generation, st *Step) {
 	g.fill(in, out, system)
 	g.Documents = spanContext(attrs, idx)
 	g.Model = firstAttr(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
-		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model")
+		"llm.request.model_name", "llm.response.model_name", "ai.model.id", "ai.response.model", attrLangfuseModel)
 	if g.Model == "" {
 		g.Model = mastraModel(attrs)
 	}
@@ -98,12 +99,15 @@ func readGeneration(span ptrace.Span, step bool) (g Generation, st *Step) {
 func extract(span ptrace.Span, idx *indexedAttrs) (in, out *extraction, system []string) {
 	attrs := span.Attributes()
 	candidates := []func() extraction{
+		func() extraction { return readInvocationSystem(attrs) },
 		func() extraction { return readSemconv(attrs, ConventionGenAI) },
 		func() extraction { return readEvents(span.Events()) },
 		func() extraction { return readOpenInference(idx) },
 		func() extraction { return readOpenLLMetry(idx) },
 		func() extraction { return readVercel(attrs) },
 		func() extraction { return readMastra(attrs) },
+		func() extraction { return readLangfuse(attrs) },
+		func() extraction { return readGenkit(attrs) },
 		func() extraction { return readRawIO(attrs) },
 	}
 	for _, read := range candidates {

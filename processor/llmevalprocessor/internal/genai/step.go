@@ -198,7 +198,7 @@ func isToolSpan(span ptrace.Span) bool {
 	case "tool_call", "mcp_tool_call":
 		return true
 	}
-	if attrString(attrs, "traceloop.span.kind") == "tool" || attrString(attrs, "langfuse.observation.type") == "tool" {
+	if attrString(attrs, "traceloop.span.kind") == "tool" || attrString(attrs, "langfuse.observation.type") == "tool" || isGenkitTool(attrs) {
 		return true
 	}
 	return vercelOperation(span) == "ai.toolCall"
@@ -207,10 +207,10 @@ func isToolSpan(span ptrace.Span) bool {
 // Where each convention puts a tool execution's name, call id, arguments
 // and result, most specific first.
 var (
-	toolNameKeys   = []string{"gen_ai.tool.name", "tool.name", "ai.toolCall.name", "traceloop.entity.name"}
+	toolNameKeys   = []string{"gen_ai.tool.name", "tool.name", "ai.toolCall.name", "traceloop.entity.name", attrGenkitName}
 	toolCallIDKeys = []string{"gen_ai.tool.call.id", "ai.toolCall.id", "tool_call.id"}
-	toolArgsKeys   = []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "ai.toolCall.input", "mastra.tool_call.input", "input.value"}
-	toolResultKeys = []string{"gen_ai.tool.call.result", "ai.toolCall.result", "ai.toolCall.output", "mastra.tool_call.output", "output.value", "traceloop.entity.output"}
+	toolArgsKeys   = []string{"gen_ai.tool.call.arguments", "ai.toolCall.args", "ai.toolCall.input", "mastra.tool_call.input", "input.value", attrGenkitInput}
+	toolResultKeys = []string{"gen_ai.tool.call.result", "ai.toolCall.result", "ai.toolCall.output", "mastra.tool_call.output", "output.value", "traceloop.entity.output", attrGenkitOutput}
 )
 
 func readToolStep(span ptrace.Span) Step {

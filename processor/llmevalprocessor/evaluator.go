@@ -1,0 +1,357 @@
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
+	"github.com/llm-eval/llm_eval/scoring/redact"
+)
+
+// evaluator is the judge, store, storage and telemetry of one llm_eval
+// component, shared by its traces and logs instances: queue_size and
+// max_concurrency then bound the component, not each signal. The
+// collector hands both instances of a component the same *Config, so the
+// factory's evaluators keeps one evaluator per *Config, in the way
+// contrib's internal/sharedcomponent shares a receiver between signals.
+//
+// Each instance acquires it when created, starts it in its Start and
+// releases it in its Shutdown. The rule of its life:
+//   - the judge is built and the store started by the first Start;
+//   - recovery from storage runs once, in the Start that completes the set
+//     of instances created, when the consumers of every instance run;
+//   - the store stops at the first Shutdown;
+//   - the storage closes at the last Shutdown.
+//
+// Stopping at the first Shutdown, not the last, is what delivers: the
+// collector shuts a component down before its consumers, so when the first
+// instance stops, the consumers of every instance are still running and
+// take the held items of both signals. Had the store waited for the last
+// instance, the items of an instance already shut down would go to
+// consumers that may have stopped. Items arriving afterwards pass through
+// with shutdown markers, as they do on a single instance. The storage stays
+// open until the last Shutdown: the logs instance, shut down after the
+// traces instance, still reads the calls it was joining and deletes their
+// held records.
+type evaluator struct {
+	cfg        *Config
+	set        component.TelemetrySettings
+	tel        *telemetry
+	buildJudge judgeBuilder
+	sampler    traceSampler
+	now        func() time.Time
+	store      *evalStore
+	join       *traceJoin             // the trace context index and join
+	filter     spanFilter             // include, exclude
+	scorerSel  scorerFilters          // scorers[].include, exclude
+	agents     bool                   // a scorer targets agent spans
+	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
+	// storage keeps held items across a crash (internal/itemstore); nil when off.
+	storage *itemStorage
+
+	owner *evaluators // forgets the evaluator at its last release
+
+	mu      sync.Mutex
+	refs    int // instances acquired and not released
+	signals map[pipeline.Signal]bool
+	// Recovery hands each instance the items of its signal, and a call
+	// stored with both halves to both; the instances set these as they are
+	// created.
+	recoverSpans func()                                     // traces
+	recoverPairs func(readCall func(plog.Logs) evalSubject) // traces
+	recoverCalls func()                                     // logs
+	readCall     func(plog.Logs) evalSubject                // logs
+	// newPair makes the subject of a call seen on both signals.
+	newPair   func() evalstore.Pair[ScorerConfig]
+	started   bool
+	starts    int // instances started
+	recovered bool
+	stopped   bool
+}
+
+func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*evaluator, error) {
+	ev := &evaluator{
+		cfg:        cfg,
+		set:        set.TelemetrySettings,
+		buildJudge: build,
+		sampler:    newTraceSampler(cfg.Sampling.Percentage),
+		now:        time.Now,
+		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+		signals:    map[pipeline.Signal]bool{},
+	}
+	scorers := make([]string, len(cfg.Scorers))
+	for i, sc := range cfg.Scorers {
+		scorers[i] = sc.Name
+	}
+	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
+		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
+	tel, err := newTelemetry(set, judge, scorers, ev.redact, ev.observeHeld, ev.observeQueue)
+	if err != nil {
+		return nil, err
+	}
+	ev.tel = tel
+	ev.store = newEvalStore(cfg, tel, func() time.Time { return ev.now() })
+	if ev.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
+		return nil, fmt.Errorf("llm_eval: %w", err)
+	}
+	if ev.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
+	}
+	for _, sc := range cfg.Scorers {
+		ev.agents = ev.agents || sc.hasTarget(targetAgent)
+	}
+	if ev.join, err = newTraceJoin(cfg, tel); err != nil {
+		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
+	}
+	if err := tel.observeIndex(ev.join.ix, ev.join.readsSteps()); err != nil {
+		return nil, err
+	}
+	if cfg.Storage != nil {
+		ev.storage = itemstore.New[ScorerConfig](*cfg.Storage, set.ID,
+			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
+	}
+	return ev, nil
+}
+
+func (ev *evaluator) observeHeld(_ context.Context, o metric.Int64Observer) error {
+	o.Observe(int64(ev.store.HeldCount()))
+	return nil
+}
+
+func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) error {
+	o.Observe(int64(ev.store.Queued()))
+	return nil
+}
+
+// redact removes every configured secret from text written out or logged.
+func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
+
+// setTraces takes the recovery of the traces instance.
+func (ev *evaluator) setTraces(recoverSpans func(), recoverPairs func(readCall func(plog.Logs) evalSubject)) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.recoverSpans, ev.recoverPairs = recoverSpans, recoverPairs
+}
+
+// setLogs takes the recovery of the logs instance.
+func (ev *evaluator) setLogs(recoverCalls func(), readCall func(plog.Logs) evalSubject) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.recoverCalls, ev.readCall = recoverCalls, readCall
+}
+
+// start is one instance's Start. The first builds the judge and starts
+// the store; the one that completes the set of instances acquired runs
+// recovery: the collector starts each instance after its own consumers
+// only, so only then do the consumers of both signals run.
+func (ev *evaluator) start(ctx context.Context, host component.Host) error {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if !ev.started {
+		if err := ev.startStore(ctx, host); err != nil {
+			return err
+		}
+		ev.started = true
+		logStartup(ev.set.Logger, ev.cfg, ev.signalList())
+	}
+	ev.starts++
+	if ev.starts < ev.refs || ev.recovered {
+		return nil
+	}
+	ev.recovered = true
+	ev.recover()
+	return nil
+}
+
+// startStore builds the judge, opens the storage and starts the store's
+// workers. Called with mu held.
+func (ev *evaluator) startStore(ctx context.Context, host component.Host) error {
+	js, err := ev.buildJudge(ctx, ev.cfg, host, ev.set, judgeHooks{
+		onRetry:        func() { ev.tel.judgeRetry(context.Background()) },
+		onBreakerState: ev.tel.circuitChanged,
+		onSplit:        ev.tel.instructionSplit,
+	})
+	if err != nil {
+		return fmt.Errorf("llm_eval: building scorers: %w", err)
+	}
+	if len(js.scorers) != len(ev.cfg.Scorers) {
+		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(ev.cfg.Scorers))
+	}
+	var circuit circuitStater
+	if js.breaker != nil {
+		circuit = js.breaker
+	}
+	var cache cacheStater
+	if js.cache != nil {
+		cache = js.cache
+	}
+	if err := ev.tel.observeJudge(circuit, cache); err != nil {
+		return err
+	}
+	if js.splits != nil {
+		if err := ev.tel.observeSplitCache(js.splits); err != nil {
+			return err
+		}
+	}
+	scorers := make([]evalstore.Scorer[ScorerConfig], len(js.scorers))
+	for i, s := range js.scorers {
+		sc := ev.cfg.Scorers[i]
+		scorers[i] = evalstore.Scorer[ScorerConfig]{Config: sc, Name: sc.Name, Waits: scorerWaits(sc), Run: s}
+	}
+	var journal evalstore.Journal[ScorerConfig]
+	if ev.storage != nil {
+		if err := ev.storage.Open(ctx, host); err != nil {
+			return fmt.Errorf("llm_eval: %w", err)
+		}
+		journal = ev.storage
+	}
+	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
+		// Every instance exists before the first starts: one call, one
+		// evaluation across the two signals.
+		ev.store.JoinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, ev.newPair)
+	}
+	ev.store.Start(scorers, journal)
+	return nil
+}
+
+// signalList lists the signals the evaluator is in. Called with mu held.
+func (ev *evaluator) signalList() []pipeline.Signal {
+	var list []pipeline.Signal
+	for s, in := range ev.signals {
+		if in {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// recover hands the items found in storage to the instances of their
+// signals: spans, then log calls (with the records that were waiting for
+// the rest of their call), then calls stored with both halves. Called
+// once, with mu held.
+func (ev *evaluator) recover() {
+	if ev.storage == nil {
+		return
+	}
+	if ev.recoverSpans != nil {
+		ev.recoverSpans()
+	}
+	if ev.recoverCalls != nil {
+		ev.recoverCalls()
+	}
+	if ev.recoverPairs != nil {
+		ev.recoverPairs(ev.readCall)
+	}
+}
+
+// release is one instance's Shutdown. The first stops the store, which
+// sends every held item on; the last closes the storage and forgets the
+// evaluator.
+func (ev *evaluator) release(ctx context.Context) error {
+	ev.mu.Lock()
+	ev.refs--
+	last := ev.refs <= 0
+	first := !ev.stopped
+	ev.stopped = true
+	ev.mu.Unlock()
+	var err error
+	if first {
+		err = ev.store.Shutdown(ctx)
+		ev.tel.shutdown()
+	}
+	if last {
+		ev.owner.forget(ev)
+		if ev.storage != nil {
+			err = errors.Join(err, ev.storage.Close(ctx))
+		}
+	}
+	return err
+}
+
+// evaluators is the evaluator of each llm_eval configuration in use, one
+// per factory.
+type evaluators struct {
+	build   judgeBuilder
+	newPair func() evalstore.Pair[ScorerConfig]
+	mu      sync.Mutex
+	m       map[*Config]*evaluator
+}
+
+// newEvaluators makes the evaluators of a factory: build makes the judge
+// at Start, newPair the subject of a call seen on both signals.
+func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[ScorerConfig]) *evaluators {
+	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
+}
+
+// acquire returns the evaluator of cfg for a new instance of signal,
+// creating it for the first.
+func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeline.Signal) (*evaluator, error) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	ev, ok := es.m[cfg]
+	if !ok {
+		var err error
+		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
+			return nil, err
+		}
+		ev.owner, ev.newPair = es, es.newPair
+		es.m[cfg] = ev
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.refs++
+	ev.signals[signal] = true
+	return ev, nil
+}
+
+// forget drops ev once its last instance released it.
+func (es *evaluators) forget(ev *evaluator) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.m[ev.cfg] == ev {
+		delete(es.m, ev.cfg)
+	}
+}
+
+// has reports whether cfg has an evaluator now.
+func (es *evaluators) has(cfg *Config) bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	_, ok := es.m[cfg]
+	return ok
+}
+
+// The store of an evaluator holds subjects read with a scorer's
+// configuration (internal/evalstore).
+type evalStore = evalstore.Store[ScorerConfig]
+
+// itemStorage keeps the items of the store in a storage extension.
+type itemStorage = itemstore.Keeper[ScorerConfig]
+
+// newEvalStore makes the store of cfg, telling tel what it does.
+func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
+	evalTimeout := cfg.Judge.ClientConfig.Timeout
+	if evalTimeout <= 0 {
+		evalTimeout = defaultJudgeTimeout
+	}
+	return evalstore.New[ScorerConfig](evalstore.Settings{
+		MaxWait:     cfg.MaxWait,
+		EvalTimeout: evalTimeout,
+		Capacity:    cfg.QueueSize,
+		Workers:     cfg.Judge.MaxConcurrency,
+		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
+		Now:         now,
+		Observer:    storeObserver{tel},
+	})
+}

@@ -1,0 +1,30 @@
+// Package evalstore holds the items admitted for evaluation from admission
+// until they leave, and runs their evaluations on a pool of workers.
+//
+// An item's life is a small state machine; its states are named (State)
+// and every change of state happens in this package, under the store's
+// one lock:
+//
+//   - StateAdmitted: taken in. A half of a call that waits for its other
+//     half goes to StatePairing; any other item begins.
+//   - Beginning, an item whose trace has no context yet goes to
+//     StateWaitingForContext, any other to StateEvaluating.
+//   - StatePairing: when the other half comes, or log events alone reach
+//     cross_signal_wait, the item begins; a span alone at
+//     cross_signal_wait goes to StateLeft, not scorable.
+//   - StateWaitingForContext: when the context comes, or context_wait
+//     passes, StateEvaluating.
+//   - Any state but StateLeft: at its last result, at max_wait or at
+//     shutdown, StateLeft.
+//
+// Every held item leaves exactly once, with one result per scorer:
+// the results in at the time and a marker (max_wait, shutdown, restarted)
+// for each evaluation not finished. Results finishing after that go to the
+// item's Late method; after shutdown they are dropped.
+//
+// The store knows nothing of spans or log records: what it evaluates is a
+// Subject, the two halves of a call seen on both signals are joined by a
+// Pair, storage is a Journal and telemetry an Observer, all given from
+// outside. Each is an interface of a few methods, so the package is
+// tested with plain Go values.
+package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"

@@ -1,0 +1,241 @@
+package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+
+import (
+	"context"
+	"time"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// One call, one evaluation, across signals. With llm_eval in a traces and
+// a logs pipeline, a call recorded as a span without content plus GenAI log
+// events holding the content reaches the store twice. The store keeps a
+// table of such calls by trace and span id (internal/pairing): the half
+// that comes first waits (StatePairing) up to
+// log_events.cross_signal_wait for the other, and the call is evaluated
+// once, as one Pair. A half arriving while its call is evaluated joins the
+// evaluation; a half arriving after its call left is late: it passes
+// without an evaluation of its own.
+
+// How a call seen on both signals ended (Observer.SignalJoined).
+const (
+	JoinJoined      = "joined"       // both halves came: one evaluation for both
+	JoinSpanAlone   = "span_alone"   // a span without content waited; no events came
+	JoinEventsAlone = "events_alone" // events waited for their span; it did not come
+	JoinLateSpan    = "late_span"    // a span whose events were evaluated and left
+	JoinLateEvents  = "late_events"  // events whose span was evaluated and left
+)
+
+// NotScorableWithoutEvents is the reason of a span that waited in vain.
+const NotScorableWithoutEvents = "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait"
+
+// JoinSignals makes the store match each call's span with its log events,
+// waiting up to wait for the other half and remembering calls that left
+// for remember (at most rememberMax of them); newPair makes the subject of
+// a call. Its owner calls it once, before Start, when the component has a
+// traces and a logs instance.
+func (s *Store[C]) JoinSignals(wait, remember time.Duration, rememberMax int, newPair func() Pair[C]) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if wait > 0 {
+		s.calls = pairing.New[*item[C]](wait, remember, rememberMax)
+		s.newPair = newPair
+		s.joining.Store(true)
+	}
+}
+
+// Joining reports whether the store matches the two signals of a call.
+func (s *Store[C]) Joining() bool { return s.joining.Load() }
+
+// AdmitHalf admits one half of a call: a generation span (side Span) or
+// the call read from its log events (side Events). hasContent says whether
+// the half can be scored on its own; a span without content waits for its
+// events, and events wait for their span, so that the results go on the
+// span. newSubject is called only when the half is taken. It returns
+// Admitted, JoinedPartner (the half joined its other half's item),
+// LateHalf (its call has left), Unjoinable, or why it was refused.
+func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, side pairing.Side, hasContent bool, newSubject func() Subject[C]) AdmitResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
+		return s.admitAlone(ctx, hasContent, newSubject)
+	}
+	now := time.Now()
+	st, sides, it := s.calls.State(key, now)
+	switch {
+	case (st == pairing.Waiting || st == pairing.Active) && sides&side == 0:
+		it.subject.(Pair[C]).Join(newSubject())
+		s.calls.Join(key, side)
+		if s.journal != nil {
+			it.stored = s.journal.Rewritten(it.stored, it.subject, it.admitted) // the joined half survives a crash too
+		}
+		if st == pairing.Waiting {
+			s.begin(it)
+		}
+		s.obs.SignalJoined(it.ctx, JoinJoined)
+		return JoinedPartner
+	case st == pairing.Left && sides&side == 0:
+		s.obs.SignalJoined(ctx, lateOutcome(side))
+		return LateHalf
+	case st != pairing.Unknown:
+		// The same half again (a duplicate delivery): evaluated on its own,
+		// as without joining.
+		return s.admitAlone(ctx, hasContent, newSubject)
+	}
+	if res := s.refusal(); res != Admitted {
+		return res
+	}
+	call := s.newPair()
+	call.Join(newSubject())
+	it = s.hold(ctx, call)
+	it.call = key
+	if hasContent && side == pairing.Span {
+		s.calls.Track(key, side, it)
+		s.begin(it)
+		return Admitted
+	}
+	it.state = StatePairing
+	s.calls.Wait(key, side, it, now)
+	s.armCallTimer()
+	return Admitted
+}
+
+// admitAlone admits a half as an item of its own, as without joining.
+// Called with mu held.
+func (s *Store[C]) admitAlone(ctx context.Context, hasContent bool, newSubject func() Subject[C]) AdmitResult {
+	if res := s.refusal(); res != Admitted {
+		return res
+	}
+	if !hasContent {
+		return Unjoinable
+	}
+	s.begin(s.hold(ctx, newSubject()))
+	return Admitted
+}
+
+// Settled says what SettleHalf did with a half that is not evaluated.
+type Settled int
+
+// What SettleHalf did.
+const (
+	SettledAlone   Settled = iota // no other half known: the caller writes the half's outcome
+	SettledWaiting                // the waiting other half took the outcome; both are written
+	SettledLate                   // the other half already left: nothing more to write
+)
+
+// SettleHalf ends, without an evaluation, a call one of whose halves cannot
+// be evaluated: log events without content or with only tool calls, or a
+// span with only tool calls (res is then ignored: skip). A span waiting for
+// such events leaves with res for every scorer that applies to it (nothing
+// when skip), and the events' Leave gets the same. A half that comes first
+// is remembered, so that its other half, arriving later, is late.
+func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half Subject[C], res scoring.Result, skip bool) Settled {
+	s.mu.Lock()
+	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
+		s.mu.Unlock()
+		return SettledAlone
+	}
+	now := time.Now()
+	st, sides, it := s.calls.State(key, now)
+	switch {
+	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
+		s.calls.Join(key, side)
+		it.subject.(Pair[C]).Join(half)
+		s.obs.SignalJoined(it.ctx, JoinJoined)
+	case st == pairing.Left && sides&side == 0:
+		s.mu.Unlock()
+		s.obs.SignalJoined(ctx, lateOutcome(side))
+		return SettledLate
+	case st == pairing.Unknown:
+		s.calls.Track(key, side, nil)
+		s.calls.Leave(key, now)
+		s.mu.Unlock()
+		return SettledAlone
+	default:
+		s.mu.Unlock()
+		return SettledAlone
+	}
+	s.settle(it, res, skip, now)
+	s.mu.Unlock()
+	s.leave(it, leftComplete)
+	return SettledWaiting
+}
+
+// settle fills every evaluation of an item not yet dispatched with res,
+// or marks them skipped, and takes it out of held; the caller then lets it
+// leave, without mu. Results recorded before a restart stay. Called with
+// mu held.
+func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.Time) {
+	for i, sc := range s.scorers {
+		if it.results[i] != nil {
+			continue
+		}
+		r := Result{Scorer: sc.Name, At: now, Result: res, Skipped: skip}
+		r.Result.Scorer = sc.Name
+		if !skip && it.subject.Skips(sc.Config) {
+			r.Skipped = true
+		}
+		if !r.Skipped {
+			s.obs.Result(it.ctx, r)
+		}
+		it.results[i] = &r
+	}
+	it.pending = 0
+	s.unfinished--
+	s.takeOut(it)
+	s.forgetCall(it, now)
+}
+
+// forgetCall takes a leaving item out of the call table, remembering its
+// halves as left. Called with mu held.
+func (s *Store[C]) forgetCall(it *item[C], now time.Time) {
+	if s.calls != nil && it.call.Valid() {
+		s.calls.Leave(it.call, now)
+	}
+}
+
+// armCallTimer makes the call timer fire when the oldest waiting half's
+// wait ends. Called with mu held.
+func (s *Store[C]) armCallTimer() {
+	at, ok := s.calls.NextExpiry()
+	if !ok {
+		return
+	}
+	armTimer(&s.callTimer, time.Until(at), s.callWaitsExpired)
+}
+
+// callWaitsExpired ends the waits that have passed: events that waited for
+// their span are evaluated alone; a span that waited for its events leaves
+// not scorable.
+func (s *Store[C]) callWaitsExpired() {
+	s.mu.Lock()
+	if s.phase != phaseRunning {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var leaving []*item[C]
+	for _, it := range s.calls.Expire(now) {
+		if it.state != StatePairing {
+			continue // left at max_wait meanwhile
+		}
+		if _, sides, _ := it.subject.(Pair[C]).Call(); sides&pairing.Span != 0 {
+			s.obs.SignalJoined(it.ctx, JoinSpanAlone)
+			s.settle(it, scoring.Result{Label: scoring.LabelNotScorable, Reason: NotScorableWithoutEvents}, false, now)
+			leaving = append(leaving, it)
+			continue
+		}
+		s.obs.SignalJoined(it.ctx, JoinEventsAlone)
+		s.begin(it)
+	}
+	s.armCallTimer()
+	s.leaveUnlocking(leaving, leftComplete)
+}
+
+func lateOutcome(side pairing.Side) string {
+	if side == pairing.Span {
+		return JoinLateSpan
+	}
+	return JoinLateEvents
+}

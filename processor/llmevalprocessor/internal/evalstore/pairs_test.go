@@ -1,0 +1,143 @@
+package evalstore
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// half is one signal's half of a call.
+type half struct {
+	subject
+	side pairing.Side
+}
+
+// pair joins the halves of one call; a span without content is judged on
+// its events' content.
+type pair struct {
+	key pairing.Key
+
+	mu     sync.Mutex
+	halves []*half
+}
+
+func (p *pair) Join(h Subject[string]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.halves = append(p.halves, h.(*half))
+}
+
+func (p *pair) Call() (pairing.Key, pairing.Side, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var sides pairing.Side
+	waits := true
+	for _, h := range p.halves {
+		sides |= h.side
+		waits = waits && !(h.side == pairing.Span && h.output != "")
+	}
+	return p.key, sides, waits && sides != pairing.Span|pairing.Events
+}
+
+func (p *pair) Case(string) scoring.Case {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var c scoring.Case
+	for _, h := range p.halves {
+		c.Output += h.output
+	}
+	return c
+}
+
+func (p *pair) Skips(string) bool { return false }
+
+func (p *pair) Leave(ctx context.Context, results []Result) {
+	for _, h := range p.halves {
+		h.Leave(ctx, results)
+	}
+}
+
+func (p *pair) Late(ctx context.Context, r Result) {
+	for _, h := range p.halves {
+		h.Late(ctx, r)
+	}
+}
+
+func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture, pairing.Key) {
+	t.Helper()
+	key := pairing.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
+	join := func(s *testStore) {
+		s.JoinSignals(wait, time.Minute, 100, func() Pair[string] { return &pair{key: key} })
+	}
+	return newFixtureWith(t, Settings{}, nil, join, scorers...), key
+}
+
+// The two halves of a call are evaluated once, on the content of both,
+// whichever comes first: the first waits without an evaluation, the
+// second joins it.
+func TestPairHalvesInEitherOrder(t *testing.T) {
+	for _, spanFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "span first", false: "events first"}[spanFirst], func(t *testing.T) {
+			sc := &scorer{name: "a"}
+			f, key := pairFixture(t, time.Hour, sc)
+			span := &half{side: pairing.Span}                                         // no content of its own
+			events := &half{subject: subject{output: "answer"}, side: pairing.Events} // the content
+			first, second := span, events
+			if !spanFirst {
+				first, second = events, span
+			}
+			admit := func(h *half) AdmitResult {
+				return f.s.AdmitHalf(context.Background(), key, h.side, h.output != "", func() Subject[string] { return h })
+			}
+
+			require.Equal(t, Admitted, admit(first))
+			assert.Equal(t, StatePairing, f.stateOf(first), "the first half waits for the other")
+			assert.Zero(t, sc.calls.Load(), "nothing is evaluated while a half waits")
+
+			require.Equal(t, JoinedPartner, admit(second))
+			eventually(t, func() bool { return span.left() != nil && events.left() != nil }, "both halves leave")
+			assert.Equal(t, []string{"a:pass"}, labels(span.left()))
+			assert.Equal(t, "answer", span.left()[0].Result.Reason, "judged on the events' content")
+			assert.Equal(t, int32(1), sc.calls.Load(), "one evaluation for the call")
+			assert.Equal(t, []string{JoinJoined}, f.obs.snapshot().joins)
+		})
+	}
+}
+
+// A span without content whose events never come leaves not scorable at
+// cross_signal_wait; events whose span never comes are evaluated alone.
+// The other half arriving after that is late: it is not evaluated.
+func TestPairHalfAlone(t *testing.T) {
+	tests := []struct {
+		name    string
+		half    *half
+		other   *half
+		want    string
+		outcome string
+	}{
+		{name: "span alone", half: &half{side: pairing.Span}, other: &half{subject: subject{output: "answer"}, side: pairing.Events}, want: "a:" + string(scoring.LabelNotScorable), outcome: JoinSpanAlone},
+		{name: "events alone", half: &half{subject: subject{output: "answer"}, side: pairing.Events}, other: &half{side: pairing.Span}, want: "a:pass", outcome: JoinEventsAlone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, key := pairFixture(t, 10*time.Millisecond, &scorer{name: "a"})
+			h := tt.half
+			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.side, h.output != "", func() Subject[string] { return h }))
+			eventually(t, func() bool { return h.left() != nil }, "leaves after the wait")
+			assert.Equal(t, []string{tt.want}, labels(h.left()))
+			assert.Equal(t, []string{tt.outcome}, f.obs.snapshot().joins)
+
+			o := tt.other
+			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.side, o.output != "", func() Subject[string] { return o }))
+			assert.Nil(t, o.left(), "a late half is not held")
+		})
+	}
+}

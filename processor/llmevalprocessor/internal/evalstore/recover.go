@@ -1,0 +1,121 @@
+package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+
+import (
+	"context"
+	"time"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+)
+
+// Recovered is an item found in storage at start.
+type Recovered struct {
+	ID       uint64    // its id in the journal
+	Admitted time.Time // its first admission
+	Results  []Result  // the results recorded before the restart
+}
+
+// Recover takes an item found in storage at start. While its max_wait
+// (counted from its first admission) has not passed and the store has
+// room, it goes back into the store with its recorded results and the
+// missing evaluations are dispatched; it keeps its place in storage. A
+// Pair goes back into the call table: a half waits for its other half
+// again. Otherwise the item is forwarded with the results it has and a
+// restarted marker for each scorer that applies and has none, from a
+// goroutine, so the caller does not wait for the consumers.
+func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
+	recorded := make(map[string]Result, len(rec.Results))
+	for _, r := range rec.Results {
+		recorded[r.Scorer] = r
+	}
+	ctx := context.Background() // the request's client.Info is not stored
+	s.mu.Lock()
+	now := time.Now()
+	it := &item[C]{
+		subject:   subject,
+		state:     StateAdmitted,
+		ctx:       ctx,
+		admitted:  rec.Admitted,
+		expiresAt: rec.Admitted.Add(s.maxWait),
+		deadline:  rec.Admitted.Add(s.maxWait + s.evalTimeout),
+		results:   make([]*Result, len(s.scorers)),
+		stored:    rec.ID,
+	}
+	for i, sc := range s.scorers {
+		if r, ok := recorded[sc.Name]; ok {
+			it.results[i] = &r
+		} else {
+			it.pending++
+		}
+	}
+	resume := s.phase == phaseRunning && now.Before(it.expiresAt) && s.unfinished < s.capacity && it.pending > 0
+	if resume {
+		s.insertHeld(it)
+		s.unfinished++
+		if !s.recoverCall(it, now) {
+			it.state = StateEvaluating
+			s.dispatch(it) // the scorers without a recorded result
+		}
+	} else {
+		it.state = StateLeft
+		s.skipUnapplied(it, now) // scorers that do not apply get no marker
+		s.workers.Add(1)         // shutdown waits for it to be forwarded
+	}
+	s.mu.Unlock()
+
+	outcome := "resumed"
+	if !resume {
+		outcome = "forwarded"
+		go func() {
+			defer s.workers.Done()
+			s.leave(it, leftRestarted)
+		}()
+	}
+	s.obs.Recovered(ctx, outcome)
+}
+
+// recoverCall puts a recovered Pair back into the call table: a half
+// waits for its other half again (its wait starts anew) and is not
+// dispatched; a pair with both halves, or a span with content, is
+// tracked, so a late half is recognised. It reports whether the item
+// waits. Called with mu held.
+func (s *Store[C]) recoverCall(it *item[C], now time.Time) bool {
+	call, ok := it.subject.(Pair[C])
+	if !ok || s.calls == nil {
+		return false
+	}
+	key, sides, waits := call.Call()
+	if st, _, _ := s.calls.State(key, now); !key.Valid() || st != pairing.Unknown {
+		return false
+	}
+	it.call = key
+	switch {
+	case sides == pairing.Span|pairing.Events:
+		s.calls.Track(key, pairing.Span, it)
+		s.calls.Join(key, pairing.Events)
+		return false
+	case !waits:
+		s.calls.Track(key, sides, it) // a span with content is evaluated at once
+		return false
+	}
+	it.state = StatePairing
+	s.calls.Wait(key, sides, it, now)
+	s.armCallTimer()
+	return true
+}
+
+// insertHeld puts a recovered item into held in expiry order and re-arms
+// the expiry timer when it expires first. Called with mu held.
+func (s *Store[C]) insertHeld(it *item[C]) {
+	e := s.held.Back()
+	for e != nil && e.Value.(*item[C]).expiresAt.After(it.expiresAt) {
+		e = e.Prev()
+	}
+	if e == nil {
+		it.elem = s.held.PushFront(it)
+	} else {
+		it.elem = s.held.InsertAfter(it, e)
+	}
+	if s.held.Front() == it.elem {
+		s.armExpiry(max(time.Until(it.expiresAt), 0))
+	}
+}

@@ -1,0 +1,125 @@
+package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/scoring"
+)
+
+// Scorer is one configured scorer as the store runs it; C is the
+// configuration its subjects read.
+type Scorer[C any] struct {
+	Config C
+	Name   string
+	// Waits: the scorer reads the trace's context or the agent's
+	// trajectory, so its evaluation waits while the item waits for them.
+	Waits bool
+	Run   scoring.Scorer
+}
+
+// Subject is what an item evaluates and where its results go: a held span,
+// a call read from log events, or a Pair of both.
+type Subject[C any] interface {
+	// Case builds what one scorer evaluates. The store calls it when it
+	// dispatches the evaluation, not at admission, so the case can use
+	// what arrived in between.
+	Case(sc C) scoring.Case
+	// Skips reports whether the scorer does not apply to the subject (its
+	// include, exclude or when): its result is skipped, not run.
+	Skips(sc C) bool
+	// Leave sends the item on with one result per scorer, in scorer
+	// order. An evaluation that had not finished has a marker result
+	// (error.type max_wait_exceeded, shutdown or restarted). The store
+	// calls it exactly once, without its lock held.
+	Leave(ctx context.Context, results []Result)
+	// Late takes a result that finished after Leave. It may run at the
+	// same time as Leave and as other Late calls.
+	Late(ctx context.Context, r Result)
+}
+
+// UpFronter is a subject that has some scorers' results before any call,
+// such as not_scorable for content it lacks.
+type UpFronter[C any] interface {
+	ResultUpFront(sc C) (scoring.Result, bool)
+}
+
+// ContextWaiter is a subject that may wait for its trace's context (or,
+// for an agent span, the steps of its run) before the evaluations of the
+// scorers that wait are dispatched (trace_context.context_wait).
+type ContextWaiter interface {
+	// WaitsForContext reports the trace whose context the item needs and
+	// whether it still waits for it. The store calls it with its lock held.
+	WaitsForContext() (pcommon.TraceID, bool)
+}
+
+// Pair is the subject of a call seen on both signals: the half that came
+// first, joined by the other when it comes. One evaluation serves both.
+type Pair[C any] interface {
+	Subject[C]
+	// Join takes a half.
+	Join(half Subject[C])
+	// Call is the call's key, the halves the pair has, and whether, with
+	// one half only, it waits for the other before it is evaluated (a span
+	// without content of its own, or log events without their span).
+	Call() (key pairing.Key, sides pairing.Side, waits bool)
+}
+
+// Journal is what the store tells storage. A failed write is the
+// journal's to count; the item stays in memory.
+type Journal[C any] interface {
+	// Admitted queues a subject just admitted, before its evaluations are
+	// dispatched, and returns its id (0: not stored). Called with the
+	// store's lock held: it only queues, never waiting for a write.
+	Admitted(s Subject[C], admitted time.Time) uint64
+	// Rewritten queues the record of an item that took in the other half
+	// of its call in place of the one before, and returns its id. Called
+	// with the store's lock held; it only queues.
+	Rewritten(id uint64, s Subject[C], admitted time.Time) uint64
+	// Finished queues a result of a stored item that still waits for
+	// others.
+	Finished(id uint64, r Result)
+	// Left removes an item that has been sent on.
+	Left(id uint64)
+}
+
+// Observer is told what the store does, for telemetry.
+type Observer interface {
+	// Result: a result was filed (not a skip).
+	Result(ctx context.Context, r Result)
+	// Unscored: an item left without any score, and why (Reason*).
+	Unscored(ctx context.Context, reason string)
+	// ContextWaitEnded: an item stopped waiting for context; arrived
+	// says whether the context came.
+	ContextWaitEnded(ctx context.Context, arrived bool)
+	// SignalJoined: how a call seen on both signals ended (Join*).
+	SignalJoined(ctx context.Context, outcome string)
+	// Recovered: an item found in storage was resumed or forwarded.
+	Recovered(ctx context.Context, outcome string)
+}
+
+// Result is one scorer's finished evaluation of one item.
+type Result struct {
+	Scorer string // configured scorer name
+	Result scoring.Result
+	At     time.Time // when the result was produced
+	Ran    bool      // a scorer was run (not found not scorable up front)
+	// Skipped: the scorer does not apply to the item (its include,
+	// exclude or when); the result is not written or counted.
+	Skipped bool
+}
+
+// Label is the result's verdict; anything unknown counts as an error.
+func (r Result) Label() scoring.Label { return Label(r.Result) }
+
+// Label is the verdict of r; anything unknown counts as an error.
+func Label(r scoring.Result) scoring.Label {
+	switch r.Label {
+	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
+		return r.Label
+	}
+	return scoring.LabelError
+}

@@ -1,0 +1,29 @@
+// Langfuse's JS SDK (v4+ is built on OpenTelemetry): the openai client
+// wrapped by observeOpenAI, so each completion is a Langfuse generation
+// observation. The spans go through the app's own global NodeTracerProvider
+// and a plain OTLP/HTTP exporter to OTEL_EXPORTER_OTLP_ENDPOINT, not through
+// Langfuse's span processor: no Langfuse server is involved.
+'use strict';
+
+const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node');
+const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+const { resourceFromAttributes } = require('@opentelemetry/resources');
+
+const provider = new NodeTracerProvider({
+  resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME }),
+  spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+});
+provider.register();
+
+const { OpenAI } = require('openai');
+const { observeOpenAI } = require('@langfuse/openai');
+const { chatWithTool } = require('../../shared/scenario.cjs');
+
+async function main() {
+  try {
+    console.log(await chatWithTool(observeOpenAI(new OpenAI())));
+  } finally {
+    await provider.shutdown();
+  }
+}
+main().catch((err) => { console.error(err); process.exitCode = 1; });
