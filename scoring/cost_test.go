@@ -22,6 +22,10 @@ var costCases = map[string]string{
 	scoring.PromptAlignment: "prompt_alignment_ifeval.jsonl",
 	scoring.TaskCompletion:  "agent_runs.jsonl",
 	scoring.ToolUse:         "agent_runs.jsonl",
+	// The QA cases have a question, an answer and a retrieved passage.
+	scoring.AnswerRelevancy:  "hallucination_halueval_qa.jsonl",
+	scoring.ContextRelevance: "hallucination_halueval_qa.jsonl",
+	scoring.Toxicity:         "bias_crows_pairs.jsonl",
 }
 
 func loadCases(tb testing.TB, file string) []scoring.Case {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -293,9 +294,14 @@ var errorCauses = map[string]string{
 	"restarted":             "the collector restarted after max_wait had passed",
 }
 
+// typeAndStep matches the error type and pipeline step a judge error's
+// message names ("judge_unavailable in preprocess step: "), also where one
+// error wraps another (an open circuit wraps the failure that opened it).
+var typeAndStep = regexp.MustCompile(`\b(?:judge_[a-z_]+|invalid_case)(?: in [a-z_]+ step)?: `)
+
 // errorCause is an error result's cause once: what its type means, then
-// the detail of its message without the type and pipeline step the
-// message starts with ("judge_unavailable in preprocess step: ...").
+// the detail of its message without the error types and pipeline steps
+// it names ("judge_unavailable in preprocess step: ...").
 func errorCause(errorType, reason string) string {
 	detail := strings.TrimSpace(reason)
 	if rest, ok := strings.CutPrefix(detail, errorType); ok {
@@ -304,6 +310,11 @@ func errorCause(errorType, reason string) string {
 			detail = detail[i+len(" step: "):]
 		}
 		detail = strings.TrimSpace(strings.TrimPrefix(detail, ":"))
+	}
+	detail = strings.TrimSpace(typeAndStep.ReplaceAllString(detail, ""))
+	if errorType == "judge_unavailable" {
+		// The cause already says the judge could not be reached.
+		detail = strings.TrimPrefix(detail, "judge unreachable: ")
 	}
 	cause, known := errorCauses[errorType]
 	if !known {
@@ -351,13 +362,36 @@ func printEvaluationMetrics(w io.Writer, url string) error {
 	fmt.Fprintf(w, "\nPrometheus metrics at %s (gen_ai_evaluation_results_total; gen_ai_evaluation_score_* omitted):\n", url)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	zero := 0
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "gen_ai_evaluation_results_total") {
-			fmt.Fprintln(w, "  "+dropScopeLabels(line))
+		if !strings.HasPrefix(line, "gen_ai_evaluation_results_total") {
+			continue
 		}
+		// Every label set's series start at 0 (so that rate() counts the
+		// first failure); listing them all would bury the counts.
+		if sampleValue(line) == "0" {
+			zero++
+			continue
+		}
+		fmt.Fprintln(w, "  "+dropScopeLabels(line))
+	}
+	if zero > 0 {
+		fmt.Fprintf(w, "  (%d series at 0 not shown: the connector starts every series at 0, so that alerts count its first result)\n", zero)
 	}
 	return sc.Err()
+}
+
+// sampleValue is the value of a Prometheus text-format sample line.
+func sampleValue(line string) string {
+	rest := strings.TrimPrefix(line, "gen_ai_evaluation_results_total")
+	if i := strings.LastIndex(rest, "}"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if f := strings.Fields(rest); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // dropScopeLabels removes the otel_scope_* labels, identical on every line.

@@ -71,6 +71,7 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "# TYPE gen_ai_evaluation_results_total counter")
 		fmt.Fprintln(w, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot",otel_scope_name="x",otel_scope_schema_url="",otel_scope_version=""} 1`)
+		fmt.Fprintln(w, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",gen_ai_evaluation_score_label="fail",job="chatbot"} 0`)
 		fmt.Fprintln(w, `gen_ai_evaluation_score_bucket{le="0"} 0`)
 	}))
 	t.Cleanup(prom.Close)
@@ -87,6 +88,8 @@ func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
 	assert.NotContains(t, out, "GET /health")
 	assert.Contains(t, out, `gen_ai_evaluation_results_total{gen_ai_evaluation_name="bias",job="chatbot"} 1`)
 	assert.NotContains(t, out, "score_bucket")
+	assert.NotContains(t, out, `score_label="fail"`, "series at 0 are counted, not listed")
+	assert.Contains(t, out, "(1 series at 0 not shown")
 }
 
 func TestResultsErrors(t *testing.T) {
@@ -138,8 +141,10 @@ func TestResultsErrorRows(t *testing.T) {
 		}
 		ev.Attributes().PutStr("gen_ai.evaluation.explanation", reason)
 	}
-	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
+	add("hallucination", "", "judge_unavailable", "judge_unavailable in preprocess step: judge unreachable: Post \"http://127.0.0.1:9/v1/chat/completions\": dial tcp 127.0.0.1:9: connect: connection refused")
 	add("prompt_alignment", "", "judge_circuit_open", "judge_circuit_open")
+	// An open circuit's message wraps the failure that opened it, type and step included.
+	add("task_completion", "", "judge_circuit_open", "judge_circuit_open in analyze step: judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge_unavailable in preprocess step: judge unreachable: dial tcp: lookup api.openai.com: no such host")
 	add("bias", "fail", "", long)
 	path := filepath.Join(t.TempDir(), "traces.jsonl")
 	writeExport(t, path, td)
@@ -155,11 +160,12 @@ func TestResultsErrorRows(t *testing.T) {
 			want: []string{
 				`error         the judge could not be reached: Post "http://127.0.0.1:9/v1/chat/completions": dial tcp 127.0.0.1:9: connect: connection refused`,
 				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker)\n",
-				"2 results are errors because no judge answered",
+				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker): judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge unreachable: dial tcp: lookup api.openai.com: no such host\n",
+				"3 results are errors because no judge answered",
 				"bin/llmeval demo-judge",
 				"…",
 			},
-			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON"},
+			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON", "could not be reached: judge unreachable"},
 		},
 		{
 			name: "full",

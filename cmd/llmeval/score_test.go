@@ -104,7 +104,7 @@ func TestScoreKeepsInputOrderAndReportsBadLines(t *testing.T) {
 	}
 	code, out, stderr := runScoreCLI(t, jsonl(lines...), append(judgeFlags(srv, "bias"), "--concurrency", "4")...)
 	require.Equal(t, exitCasesErrored, code, "one malformed line: %s", stderr)
-	assert.Equal(t, "llmeval score: 7 cases: 6 pass, 0 fail, 0 not_scorable, 1 error\n", stderr,
+	assert.Equal(t, "llmeval score: 7 results: 6 pass, 0 fail, 0 not_scorable, 1 error\n", stderr,
 		"only the summary: no progress when stderr is not a terminal")
 
 	require.Len(t, out, 7, "the blank line is skipped, the malformed one is reported")
@@ -188,7 +188,7 @@ func TestScoreScorerList(t *testing.T) {
 		"2 hallucination error", "2 bias error",
 		"3 hallucination not_scorable", "3 bias pass",
 	}, got)
-	assert.Contains(t, stderr, "6 cases: 3 pass, 0 fail, 1 not_scorable, 2 error")
+	assert.Contains(t, stderr, "6 results: 3 pass, 0 fail, 1 not_scorable, 2 error")
 }
 
 func TestScorePromptAlignmentInstructionsFile(t *testing.T) {
@@ -279,7 +279,7 @@ func TestScoreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, criteria, checks`},
+		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, criteria, checks`},
 		{"misspelt scorer", append([]string{"--scorer", "halucination", "--model", "m"}, endpoint...), `--scorer: unknown scorer "halucination" (did you mean hallucination?)`},
 		{"misspelt scorer in a list", append([]string{"--scorer", "bias,Prompt-Alignment", "--model", "m"}, endpoint...), `unknown scorer "Prompt-Alignment" (did you mean prompt_alignment?)`},
 		{"checks in a list", append([]string{"--scorer", "bias,checks", "--model", "m"}, endpoint...), "checks needs no judge and is scored alone"},
@@ -371,7 +371,7 @@ func TestScoreAllowErrors(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	require.Len(t, out, 1)
 	assert.Equal(t, "error", out[0].Label)
-	assert.Contains(t, stderr, "1 cases: 0 pass, 0 fail, 0 not_scorable, 1 error")
+	assert.Contains(t, stderr, "1 results: 0 pass, 0 fail, 0 not_scorable, 1 error")
 }
 
 // TestScoreEmptyOutputIsZeroHallucination: an empty output claims nothing,
@@ -392,7 +392,7 @@ func TestScoreEmptyOutputIsZeroHallucination(t *testing.T) {
 		assert.Contains(t, r.Reason, "the output is empty")
 	}
 	assert.Empty(t, srv.Calls(), "no judge call")
-	assert.Contains(t, stderr, "2 cases: 2 pass, 0 fail, 0 not_scorable, 0 error")
+	assert.Contains(t, stderr, "2 results: 2 pass, 0 fail, 0 not_scorable, 0 error")
 }
 
 func TestScoreCapsInput(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 )
 
@@ -275,6 +276,13 @@ const (
 	// batch span processors of OpenTelemetry SDKs flush every 5s by
 	// default, their log record processors every 1s to 5s.
 	defaultCrossSignalWait = 10 * time.Second
+	// The area of spans without content waiting for their events: a
+	// content-less span holds about 1 to 2 KiB.
+	defaultMaxWaitingSpans = 10000
+	defaultMaxWaitingBytes = 32 << 20
+	// defaultContentCaptureOffAfter: spans of a service in a row whose
+	// events never came before its spans stop waiting.
+	defaultContentCaptureOffAfter = 50
 )
 
 // Bounds of the memory of calls that left, by which a half of a call
@@ -302,6 +310,18 @@ type LogEventsConfig struct {
 	// call is evaluated once with its results on the span (default 10s;
 	// at most half of max_wait; 0 evaluates each signal on its own).
 	CrossSignalWait time.Duration `mapstructure:"cross_signal_wait"`
+	// MaxWaitingSpans bounds the spans without content waiting for their
+	// log events; they take no queue_size slot. A span finding the area
+	// full is not_scorable at once (default 10000).
+	MaxWaitingSpans int `mapstructure:"max_waiting_spans"`
+	// MaxWaitingBytes bounds the estimated bytes of those spans (default
+	// 32 MiB).
+	MaxWaitingBytes int `mapstructure:"max_waiting_bytes"`
+	// ContentCaptureOffAfter is how many spans of one service in a row
+	// must wait in vain before its spans stop waiting (not_scorable at
+	// once, "content capture is off") until an event of the service
+	// arrives (default 50; 0 never stops waiting).
+	ContentCaptureOffAfter int `mapstructure:"content_capture_off_after"`
 }
 
 func defaultLogEventsConfig() LogEventsConfig {
@@ -310,6 +330,10 @@ func defaultLogEventsConfig() LogEventsConfig {
 		MaxPending:      defaultMaxPending,
 		MaxPendingBytes: defaultMaxPendingBytes,
 		CrossSignalWait: defaultCrossSignalWait,
+
+		MaxWaitingSpans:        defaultMaxWaitingSpans,
+		MaxWaitingBytes:        defaultMaxWaitingBytes,
+		ContentCaptureOffAfter: defaultContentCaptureOffAfter,
 	}
 }
 
@@ -331,7 +355,21 @@ func (c LogEventsConfig) validate() []error {
 	if c.CrossSignalWait < 0 {
 		errs = append(errs, fmt.Errorf("cross_signal_wait: must not be negative, got %s", c.CrossSignalWait))
 	}
+	if c.MaxWaitingSpans < 1 {
+		errs = append(errs, fmt.Errorf("max_waiting_spans: must be at least 1, got %d", c.MaxWaitingSpans))
+	}
+	if c.MaxWaitingBytes < 1 {
+		errs = append(errs, fmt.Errorf("max_waiting_bytes: must be at least 1, got %d", c.MaxWaitingBytes))
+	}
+	if c.ContentCaptureOffAfter < 0 {
+		errs = append(errs, fmt.Errorf("content_capture_off_after: must not be negative (0 never stops waiting), got %d", c.ContentCaptureOffAfter))
+	}
 	return errs
+}
+
+// eventWaits bounds the store's area of spans waiting for their events.
+func (c LogEventsConfig) eventWaits() evalstore.EventWaits {
+	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
 }
 
 // effectiveCrossSignalWait is how long a half waits for its other half:

@@ -52,3 +52,35 @@ func TestLogEventsConfigPath(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "log_events: max_pending: must be at least 1, got 0")
 }
+
+// The waiting area's bounds and the capture-off learning are validated,
+// naming their keys; 0 for content_capture_off_after turns learning off.
+func TestLogEventsWaitingAreaValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*LogEventsConfig)
+		want   string // YAML key named in the error; "" for a valid config
+	}{
+		{name: "no waiting spans", modify: func(c *LogEventsConfig) { c.MaxWaitingSpans = 0 }, want: "max_waiting_spans"},
+		{name: "no waiting bytes", modify: func(c *LogEventsConfig) { c.MaxWaitingBytes = -1 }, want: "max_waiting_bytes"},
+		{name: "negative learning", modify: func(c *LogEventsConfig) { c.ContentCaptureOffAfter = -1 }, want: "content_capture_off_after"},
+		{name: "learning off", modify: func(c *LogEventsConfig) { c.ContentCaptureOffAfter = 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := defaultLogEventsConfig()
+			tt.modify(&c)
+			err := errors.Join(c.validate()...)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	w := defaultLogEventsConfig().eventWaits()
+	assert.Equal(t, defaultMaxWaitingSpans, w.MaxSpans)
+	assert.Equal(t, defaultMaxWaitingBytes, w.MaxBytes)
+	assert.Equal(t, defaultContentCaptureOffAfter, w.LearnAfter)
+}

@@ -101,6 +101,12 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	ev.tel = tel
 	ev.store = newEvalStore(cfg, tel, func() time.Time { return ev.now() })
+	if err := tel.tb.RegisterProcessorLlmEvalEventsWaitingCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(ev.store.EventWaitStats().Spans))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	if ev.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
 		return nil, fmt.Errorf("llm_eval: %w", err)
 	}
@@ -351,6 +357,7 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 		Capacity:    cfg.QueueSize,
 		Workers:     cfg.Judge.MaxConcurrency,
 		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
+		EventWaits:  cfg.LogEvents.eventWaits(),
 		Now:         now,
 		Observer:    storeObserver{tel},
 	})

@@ -176,6 +176,10 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		// (pair.go, internal/evalstore): one evaluation for both.
 		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
+		service := serviceName(g.Resource().Resource())
+		if store.Joining() {
+			store.EventsArrived(service) // its spans wait for their events again
+		}
 		if gen.Missing == genai.MissingToolCalls {
 			if store.SettleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != evalstore.SettledLate {
 				p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
@@ -187,12 +191,17 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 				p.core.tel.contentMalformed(ctx, gen.Malformed)
 			}
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
+			if contentless(gen) {
+				library := g.Scope().Scope().Name()
+				p.core.tel.capture.warn(service, library, warnEvents)
+				notScorable.Reason += ": content capture is likely off; to turn it on, " + contentCaptureHint(library)
+			}
 			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
 				call.markAll(ctx, notScorable, reasonNotScorable, true)
 			}
 			continue
 		}
-		switch store.AdmitHalf(ctx, key, pairing.Events, true, func() evalSubject { return call }) {
+		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: pairing.Events, HasContent: true}, func() evalSubject { return call }) {
 		case evalstore.RejectedFull:
 			call.markAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
 		case evalstore.RejectedClosed:

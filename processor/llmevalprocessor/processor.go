@@ -258,13 +258,29 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		if gen.Malformed != "" {
 			p.tel.contentMalformed(ctx, gen.Malformed)
 		}
-		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
+		reason := gen.Missing
+		if contentless(gen) && !agent {
+			p.tel.capture.warn(serviceName(rs.Resource()), ss.Scope().Name(), warnSpans)
+			reason += ": content capture is likely off; to turn it on, " + contentCaptureHint(ss.Scope().Name())
+		}
+		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
 		return false
 	}
+	half := evalstore.Half{Side: pairing.Span, HasContent: !awaitsEvents}
+	if awaitsEvents {
+		// It waits for its events outside queue_size (eventswait.go).
+		half.Source, half.Library = serviceName(rs.Resource()), ss.Scope().Name()
+		half.Size, half.NoEvents = spanBytes(span), noEventsReason(half.Library)
+	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.AdmitHalf(ctx, key, pairing.Span, !awaitsEvents, func() evalSubject {
+	switch p.store.AdmitHalf(ctx, key, half, func() evalSubject {
 		return newHeldSpan(p.out, p.join, rs, ss, span, r)
 	}) {
+	case evalstore.WaitingAreaFull:
+		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable,
+			Reason: "no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes"}, reasonNotScorable, true)
+	case evalstore.NoEventsExpected:
+		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: captureOffReason(half.Library)}, reasonNotScorable, true)
 	case evalstore.Admitted, evalstore.JoinedPartner:
 		return true
 	case evalstore.LateHalf:

@@ -2,6 +2,7 @@ package llmevalprocessor
 
 import (
 	"context"
+	"go.uber.org/zap"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +39,7 @@ type bothHarness struct {
 	cases  chan scoring.Case
 	gate   chan struct{}  // evaluations finish once it is closed
 	host   component.Host // the host both instances start with; a nop host when nil
+	logger *zap.Logger    // the instances' logger; a nop logger when nil
 }
 
 func newBothHarness(t *testing.T, cfg *Config, label scoring.Label) *bothHarness {
@@ -72,6 +74,9 @@ func (h *bothHarness) create(t testing.TB, cfg *Config, scorers ...scoring.Score
 	t.Cleanup(func() { require.NoError(t, h.tel.Shutdown(context.Background())) })
 	build := fakeJudge(scorers)
 	set := metadatatest.NewSettings(h.tel)
+	if h.logger != nil {
+		set.Logger = h.logger
+	}
 	var err error
 	f := newFactoryWith(build) // one factory: the two instances share an evaluator
 	h.traces, err = f.CreateTraces(context.Background(), set, cfg, h.spans)

@@ -44,6 +44,8 @@ type telemetry struct {
 
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
+
+	capture captureWarnings // content capture off, once per service and library
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -69,6 +71,7 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, sc
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
+		capture:  captureWarnings{logger: set.Logger},
 		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
 		judge:    judge,
@@ -174,10 +177,10 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans go on with judge_auth error results instead of scores", fields...)
 	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
-			"; spans pass through unscored", fields...)
+			"; spans go on with judge_circuit_open error results instead of scores", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
 	default:
@@ -334,7 +337,7 @@ func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
-		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
+		t.logFailure("split:"+o.Fallback, "instruction split failed; prompt_alignment takes the whole system prompt as one instruction",
 			zap.String("error_type", o.Fallback))
 	}
 	if o.Truncated {
@@ -418,6 +421,13 @@ func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
 }
 func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
+}
+func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
+	o.t.capture.warn(service, library, warnSpansNoEvents)
+	if learned {
+		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
+			attribute.String("service", service), attribute.String("library", library)))
+	}
 }
 func (o storeObserver) Recovered(ctx context.Context, outcome string) {
 	o.t.tb.ProcessorLlmEvalStorageRecovered.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))

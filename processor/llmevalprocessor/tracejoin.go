@@ -47,7 +47,7 @@ func newTraceJoin(cfg *Config, tel *telemetry) (*traceJoin, error) {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.When.ContextPresent || sc.Name == scoring.Hallucination || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || slices.Contains(scoring.ContextNames(), sc.Name) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // indexSpan adds a GenAI span of a sampled trace to the index, with its

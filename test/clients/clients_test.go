@@ -61,6 +61,8 @@ type clientApp struct {
 	agent bool
 	// agentSpan is the name of that agent span.
 	agentSpan string
+	// captureOff runs the app without content capture turned on.
+	captureOff bool
 }
 
 // agentScorers are the default scorers and the trajectory scorers.
@@ -209,11 +211,13 @@ func runApp(t *testing.T, a clientApp, modelURL, otlpURL string) string {
 		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(modelURL, "/v1"),
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlpURL,
 		"OTEL_SERVICE_NAME=" + a.name,
-		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
 		// Opt-outs of the libraries that phone home.
 		"MASTRA_TELEMETRY_DISABLED=1",
 		"TRACELOOP_TELEMETRY=false",
 		"DO_NOT_TRACK=1",
+	}
+	if !a.captureOff {
+		cmd.Env = append(cmd.Env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true")
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

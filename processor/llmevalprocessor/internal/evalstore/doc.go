@@ -5,17 +5,24 @@
 // and every change of state happens in this package, under the store's
 // one lock:
 //
-//   - StateAdmitted: taken in. A half of a call that waits for its other
-//     half goes to StatePairing; any other item begins.
+//   - StateAdmitted: taken in. Log events that wait for their span go to
+//     StatePairing; a span without content that waits for its log events
+//     goes to StateWaitingForEvents; any other item begins.
 //   - Beginning, an item whose trace has no context yet goes to
 //     StateWaitingForContext, any other to StateEvaluating.
-//   - StatePairing: when the other half comes, or log events alone reach
-//     cross_signal_wait, the item begins; a span alone at
-//     cross_signal_wait goes to StateLeft, not scorable.
+//   - StatePairing: when the span comes, or the events alone reach
+//     cross_signal_wait, the item begins.
+//   - StateWaitingForEvents (outside queue_size, in the waiting area of
+//     eventswait.go): when its events come it takes a queue_size slot and
+//     begins (or, queue_size full, leaves queue_full); alone at
+//     cross_signal_wait it goes to StateLeft, not scorable.
 //   - StateWaitingForContext: when the context comes, or context_wait
 //     passes, StateEvaluating.
 //   - Any state but StateLeft: at its last result, at max_wait or at
 //     shutdown, StateLeft.
+//
+// A span without content is not admitted at all when the waiting area is
+// full or its service is known to send no events (eventswait.go).
 //
 // Every held item leaves exactly once, with one result per scorer:
 // the results in at the time and a marker (max_wait, shutdown, restarted)

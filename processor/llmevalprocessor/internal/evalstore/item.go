@@ -12,17 +12,21 @@ import (
 // State is where an admitted item is in its life.
 type State uint8
 
-// States of an item. A new kind of wait before evaluation (such as an area
-// for items waiting for their log events) is one more state between
-// StateAdmitted and StateEvaluating, with its own bounded area and timer as
-// StateWaitingForContext has in contextwait.go.
+// States of an item. A kind of wait before evaluation is one state
+// between StateAdmitted and StateEvaluating, with its own bounded area and
+// timer (contextwait.go, eventswait.go).
 const (
 	// StateAdmitted: held, its evaluations not yet dispatched; an item passes
 	// through it within the call that admits it.
 	StateAdmitted State = iota
-	// StatePairing: one half of a call seen on both signals, waiting for the
-	// other half; none of its evaluations is dispatched.
+	// StatePairing: log events of a call seen on both signals, waiting for
+	// its span; none of its evaluations is dispatched. It holds a
+	// queue_size slot: it is evaluated alone if the span does not come.
 	StatePairing
+	// StateWaitingForEvents: a span without content waiting for the log
+	// events that carry its content, in the waiting area (eventswait.go),
+	// outside queue_size; none of its evaluations is dispatched.
+	StateWaitingForEvents
 	// StateWaitingForContext: the evaluations of the scorers that read its
 	// trace's context wait for it (context_wait); the others run.
 	StateWaitingForContext
@@ -39,6 +43,8 @@ func (s State) String() string {
 		return "admitted"
 	case StatePairing:
 		return "pairing"
+	case StateWaitingForEvents:
+		return "waiting_for_events"
 	case StateWaitingForContext:
 		return "waiting_for_context"
 	case StateEvaluating:
@@ -67,6 +73,12 @@ type item[C any] struct {
 	// (pairs.go); zero when it is not in the table.
 	call   pairing.Key
 	stored uint64 // its id in the journal; 0 when not stored
+	// Set while StateWaitingForEvents: its estimated bytes, the service
+	// and library that sent it, and its reason if its events do not come.
+	waitBytes int
+	source    string
+	library   string
+	noEvents  string
 }
 
 // evaluation is one (item, scorer) job for the worker pool.

@@ -2,6 +2,7 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
@@ -49,22 +50,38 @@ func (s *Store[C]) JoinSignals(wait, remember time.Duration, rememberMax int, ne
 func (s *Store[C]) Joining() bool { return s.joining.Load() }
 
 // AdmitHalf admits one half of a call: a generation span (side Span) or
-// the call read from its log events (side Events). hasContent says whether
-// the half can be scored on its own; a span without content waits for its
-// events, and events wait for their span, so that the results go on the
+// the call read from its log events (side Events). A span without content
+// waits for its events in the waiting area (eventswait.go), outside
+// queue_size; events wait for their span, so that the results go on the
 // span. newSubject is called only when the half is taken. It returns
 // Admitted, JoinedPartner (the half joined its other half's item),
-// LateHalf (its call has left), Unjoinable, or why it was refused.
-func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, side pairing.Side, hasContent bool, newSubject func() Subject[C]) AdmitResult {
+// LateHalf (its call has left), Unjoinable, WaitingAreaFull,
+// NoEventsExpected, or why it was refused.
+func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubject func() Subject[C]) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
-		return s.admitAlone(ctx, hasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newSubject)
 	}
+	side := h.Side
 	now := time.Now()
 	st, sides, it := s.calls.State(key, now)
 	switch {
 	case (st == pairing.Waiting || st == pairing.Active) && sides&side == 0:
+		if it.state == StateWaitingForEvents {
+			// The span takes a queue_size slot now that it is evaluated.
+			s.leaveEventWait(it)
+			s.eventsCame(it.source)
+			if s.unfinished > s.capacity {
+				it.subject.(Pair[C]).Join(newSubject())
+				s.calls.Join(key, side)
+				s.obs.SignalJoined(it.ctx, JoinJoined)
+				s.settle(it, ErrorResult(scoring.ErrorQueueFull, errQueueFull), false, now)
+				s.leaveUnlocking([]*item[C]{it}, leftQueueFull)
+				s.mu.Lock() // the deferred unlock
+				return JoinedPartner
+			}
+		}
 		it.subject.(Pair[C]).Join(newSubject())
 		s.calls.Join(key, side)
 		if s.journal != nil {
@@ -81,25 +98,42 @@ func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, side pairing.
 	case st != pairing.Unknown:
 		// The same half again (a duplicate delivery): evaluated on its own,
 		// as without joining.
-		return s.admitAlone(ctx, hasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newSubject)
 	}
-	if res := s.refusal(); res != Admitted {
-		return res
+	waitsForEvents := side == pairing.Span && !h.HasContent
+	switch {
+	case !waitsForEvents:
+		if res := s.refusal(); res != Admitted {
+			return res
+		}
+	case s.eventWaits.captureOff(h.Source):
+		s.noEventsOutcome(ctx, JoinContentCaptureOff)
+		return NoEventsExpected
+	case s.eventWaits.full(h.Size):
+		s.noEventsOutcome(ctx, JoinWaitingAreaFull)
+		return WaitingAreaFull
 	}
 	call := s.newPair()
 	call.Join(newSubject())
 	it = s.hold(ctx, call)
 	it.call = key
-	if hasContent && side == pairing.Span {
+	if !waitsForEvents && side == pairing.Span {
 		s.calls.Track(key, side, it)
 		s.begin(it)
 		return Admitted
 	}
-	it.state = StatePairing
+	if waitsForEvents {
+		s.enterEventWait(it, h.Size)
+		it.source, it.library, it.noEvents = h.Source, h.Library, h.NoEvents
+	} else {
+		it.state = StatePairing
+	}
 	s.calls.Wait(key, side, it, now)
 	s.armCallTimer()
 	return Admitted
 }
+
+var errQueueFull = errors.New("queue_size calls were already waiting for results when its log events came")
 
 // admitAlone admits a half as an item of its own, as without joining.
 // Called with mu held.
@@ -140,6 +174,7 @@ func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing
 	st, sides, it := s.calls.State(key, now)
 	switch {
 	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
+		s.eventsCame(it.source)
 		s.calls.Join(key, side)
 		it.subject.(Pair[C]).Join(half)
 		s.obs.SignalJoined(it.ctx, JoinJoined)
@@ -182,6 +217,9 @@ func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.T
 		it.results[i] = &r
 	}
 	it.pending = 0
+	if it.state == StateWaitingForEvents {
+		s.leaveEventWait(it)
+	}
 	s.unfinished--
 	s.takeOut(it)
 	s.forgetCall(it, now)
@@ -217,12 +255,17 @@ func (s *Store[C]) callWaitsExpired() {
 	now := time.Now()
 	var leaving []*item[C]
 	for _, it := range s.calls.Expire(now) {
-		if it.state != StatePairing {
+		if it.state != StatePairing && it.state != StateWaitingForEvents {
 			continue // left at max_wait meanwhile
 		}
 		if _, sides, _ := it.subject.(Pair[C]).Call(); sides&pairing.Span != 0 {
 			s.obs.SignalJoined(it.ctx, JoinSpanAlone)
-			s.settle(it, scoring.Result{Label: scoring.LabelNotScorable, Reason: NotScorableWithoutEvents}, false, now)
+			s.obs.EventsMissed(it.ctx, it.source, it.library, s.eventsMissed(it.source))
+			reason := it.noEvents
+			if reason == "" {
+				reason = NotScorableWithoutEvents
+			}
+			s.settle(it, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, false, now)
 			leaving = append(leaving, it)
 			continue
 		}

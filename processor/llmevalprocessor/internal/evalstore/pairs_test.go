@@ -17,7 +17,13 @@ import (
 // half is one signal's half of a call.
 type half struct {
 	subject
-	side pairing.Side
+	side   pairing.Side
+	source string // the service that sent it
+}
+
+// half describes h to AdmitHalf.
+func (h *half) half() Half {
+	return Half{Side: h.side, HasContent: h.output != "", Source: h.source, Size: len(h.output) + 100}
 }
 
 // pair joins the halves of one call; a span without content is judged on
@@ -95,11 +101,12 @@ func TestPairHalvesInEitherOrder(t *testing.T) {
 				first, second = events, span
 			}
 			admit := func(h *half) AdmitResult {
-				return f.s.AdmitHalf(context.Background(), key, h.side, h.output != "", func() Subject[string] { return h })
+				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h })
 			}
 
 			require.Equal(t, Admitted, admit(first))
-			assert.Equal(t, StatePairing, f.stateOf(first), "the first half waits for the other")
+			wantState := map[bool]State{true: StateWaitingForEvents, false: StatePairing}[spanFirst]
+			assert.Equal(t, wantState, f.stateOf(first), "the first half waits for the other")
 			assert.Zero(t, sc.calls.Load(), "nothing is evaluated while a half waits")
 
 			require.Equal(t, JoinedPartner, admit(second))
@@ -130,13 +137,13 @@ func TestPairHalfAlone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, key := pairFixture(t, 10*time.Millisecond, &scorer{name: "a"})
 			h := tt.half
-			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.side, h.output != "", func() Subject[string] { return h }))
+			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h }))
 			eventually(t, func() bool { return h.left() != nil }, "leaves after the wait")
 			assert.Equal(t, []string{tt.want}, labels(h.left()))
 			assert.Equal(t, []string{tt.outcome}, f.obs.snapshot().joins)
 
 			o := tt.other
-			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.side, o.output != "", func() Subject[string] { return o }))
+			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Subject[string] { return o }))
 			assert.Nil(t, o.left(), "a late half is not held")
 		})
 	}

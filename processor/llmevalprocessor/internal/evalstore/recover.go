@@ -97,7 +97,11 @@ func (s *Store[C]) recoverCall(it *item[C], now time.Time) bool {
 		s.calls.Track(key, sides, it) // a span with content is evaluated at once
 		return false
 	}
-	it.state = StatePairing
+	if sides == pairing.Span {
+		s.enterEventWait(it, 0) // its size is not stored: it counts by number
+	} else {
+		it.state = StatePairing
+	}
 	s.calls.Wait(key, sides, it, now)
 	s.armCallTimer()
 	return true

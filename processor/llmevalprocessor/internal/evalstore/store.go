@@ -32,6 +32,13 @@ const (
 	// half (ids that match nothing, or a second copy of a half already
 	// held): not admitted, not scorable as without joining.
 	Unjoinable
+	// WaitingAreaFull: a span without content found the area of spans
+	// waiting for their events full (log_events.max_waiting_spans or
+	// max_waiting_bytes): not admitted, not scorable.
+	WaitingAreaFull
+	// NoEventsExpected: a span without content of a service that is known
+	// to send no events (content capture off): not admitted, not scorable.
+	NoEventsExpected
 )
 
 // Why an item left without any score (Observer.Unscored), and the markers
@@ -42,6 +49,7 @@ const (
 	ReasonRestarted   = "restarted" // found in storage at start after max_wait
 	ReasonNotScorable = "not_scorable"
 	ReasonError       = "error"
+	ReasonQueueFull   = "queue_full"
 )
 
 // leaveReason says why an item left before all its results were in.
@@ -52,6 +60,7 @@ const (
 	leftMaxWait   leaveReason = ReasonMaxWait
 	leftShutdown  leaveReason = ReasonShutdown
 	leftRestarted leaveReason = ReasonRestarted
+	leftQueueFull leaveReason = ReasonQueueFull // its events came with queue_size full
 )
 
 // Settings configure a Store.
@@ -63,6 +72,7 @@ type Settings struct {
 	Capacity    int           // queue_size: items with unfinished evaluations
 	Workers     int           // max_concurrency
 	ContextWait time.Duration // trace_context.context_wait; 0: no wait
+	EventWaits  EventWaits    // the area of spans waiting for their log events
 	Now         func() time.Time
 	Observer    Observer
 }
@@ -114,6 +124,8 @@ type Store[C any] struct {
 	newPair   func() Pair[C]
 	callTimer *time.Timer
 	joining   atomic.Bool // calls is set: read without mu on the hot path
+	// Spans without content waiting for their log events (eventswait.go).
+	eventWaits eventWaits
 	// journal keeps admitted items in storage; nil when storage is off.
 	journal Journal[C]
 }
@@ -140,6 +152,7 @@ func New[C any](set Settings) *Store[C] {
 		now:         now,
 		obs:         set.Observer,
 		contextWait: set.ContextWait,
+		eventWaits:  eventWaits{limits: set.EventWaits},
 	}
 }
 
@@ -323,7 +336,11 @@ func (s *Store[C]) Expire(now time.Time) {
 			s.armExpiry(it.expiresAt.Sub(now))
 			break
 		}
-		if it.state == StatePairing {
+		switch it.state {
+		case StateWaitingForEvents:
+			s.leaveEventWait(it)
+			fallthrough
+		case StatePairing:
 			// Never dispatched: no evaluation will finish.
 			it.pending = 0
 			s.unfinished--
@@ -480,6 +497,8 @@ func (s *Store[C]) leave(it *item[C], why leaveReason) {
 	}
 	if !scored && applied > 0 {
 		switch {
+		case why == leftQueueFull:
+			s.obs.Unscored(it.ctx, ReasonQueueFull)
 		case unfinished:
 			s.obs.Unscored(it.ctx, string(why))
 		case notScorable:
@@ -512,6 +531,7 @@ type Stats struct {
 	Unfinished        int // items with evaluations not finished
 	Results           int // results filed on held items
 	WaitingForContext int // items waiting for their trace's context
+	WaitingForEvents  int // spans waiting for their log events (outside Unfinished)
 	IdleWorkers       int // workers parked on an empty queue
 }
 
@@ -519,7 +539,7 @@ type Stats struct {
 func (s *Store[C]) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Held: s.held.Len(), Unfinished: s.unfinished, WaitingForContext: s.waits.order.Len(), IdleWorkers: len(s.idle)}
+	st := Stats{Held: s.held.Len(), Unfinished: s.unfinished, WaitingForContext: s.waits.order.Len(), WaitingForEvents: s.eventWaits.count, IdleWorkers: len(s.idle)}
 	for e := s.held.Front(); e != nil; e = e.Next() {
 		for _, r := range e.Value.(*item[C]).results {
 			if r != nil {

@@ -97,6 +97,8 @@ type observer struct {
 	waits    []bool
 	joins    []string
 	recovery []string
+	learned  []string
+	missed   int
 }
 
 func (o *observer) Result(context.Context, Result) { o.mu.Lock(); o.results++; o.mu.Unlock() }
@@ -115,6 +117,14 @@ func (o *observer) SignalJoined(_ context.Context, outcome string) {
 	defer o.mu.Unlock()
 	o.joins = append(o.joins, outcome)
 }
+func (o *observer) EventsMissed(_ context.Context, service, _ string, learned bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.missed++
+	if learned {
+		o.learned = append(o.learned, service)
+	}
+}
 func (o *observer) Recovered(_ context.Context, outcome string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -125,7 +135,8 @@ func (o *observer) snapshot() observer {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return observer{results: o.results, unscored: append([]string(nil), o.unscored...), waits: append([]bool(nil), o.waits...),
-		joins: append([]string(nil), o.joins...), recovery: append([]string(nil), o.recovery...)}
+		joins: append([]string(nil), o.joins...), recovery: append([]string(nil), o.recovery...),
+		learned: append([]string(nil), o.learned...), missed: o.missed}
 }
 
 // journal records the store's writes by item id.

@@ -97,6 +97,11 @@ type Observer interface {
 	ContextWaitEnded(ctx context.Context, arrived bool)
 	// SignalJoined: how a call seen on both signals ended (Join*).
 	SignalJoined(ctx context.Context, outcome string)
+	// EventsMissed: a span of the service, written by the library, waited
+	// in vain for its log events; learned says that the service's spans
+	// stop waiting now, none having come for EventWaits.LearnAfter spans
+	// in a row.
+	EventsMissed(ctx context.Context, service, library string, learned bool)
 	// Recovered: an item found in storage was resumed or forwarded.
 	Recovered(ctx context.Context, outcome string)
 }

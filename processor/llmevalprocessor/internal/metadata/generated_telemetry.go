@@ -32,10 +32,12 @@ type TelemetryBuilder struct {
 	ProcessorInternalDuration                 metric.Float64Histogram
 	ProcessorLlmEvalCacheHits                 metric.Int64ObservableCounter
 	ProcessorLlmEvalCacheMisses               metric.Int64ObservableCounter
+	ProcessorLlmEvalContentCaptureOff         metric.Int64Counter
 	ProcessorLlmEvalContentMalformed          metric.Int64Counter
 	ProcessorLlmEvalContextJoins              metric.Int64Counter
 	ProcessorLlmEvalContextWaits              metric.Int64Counter
 	ProcessorLlmEvalEvaluations               metric.Int64Counter
+	ProcessorLlmEvalEventsWaiting             metric.Int64ObservableGauge
 	ProcessorLlmEvalHeldSpans                 metric.Int64ObservableGauge
 	ProcessorLlmEvalInputsTruncated           metric.Int64Counter
 	ProcessorLlmEvalInstructionSplitCacheHits metric.Int64ObservableCounter
@@ -107,6 +109,21 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalCacheMissesCallback(cb 
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalCacheMisses, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalCacheMisses)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalEventsWaitingCallback sets callback for observable ProcessorLlmEvalEventsWaiting metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalEventsWaitingCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalEventsWaiting, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalEventsWaiting)
 	if err != nil {
 		return err
 	}
@@ -303,6 +320,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalContentCaptureOff, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_content_capture_off",
+		metric.WithDescription("Times llm_eval learned that a service's instrumentation sends no GenAI log events for its spans without content (content capture off), after log_events.content_capture_off_after such spans in a row; its spans then stop waiting until an event of it arrives. [Development]"),
+		metric.WithUnit("{services}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContentMalformed, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_content_malformed",
 		metric.WithDescription("Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged), by attribute. [Development]"),
@@ -311,7 +334,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContextJoins, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_context_joins",
-		metric.WithDescription("Evaluations by scorers that read context (hallucination, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
+		metric.WithDescription("Evaluations by scorers that read context (hallucination, context_relevance, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)
@@ -325,6 +348,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_evaluations",
 		metric.WithDescription("Evaluations finished, by scorer and outcome. [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalEventsWaiting, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_events_waiting",
+		metric.WithDescription("Spans without content waiting for their GenAI log events now, in the waiting area outside queue_size (log_events.max_waiting_spans, max_waiting_bytes). [Development]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalHeldSpans, err = builder.meter.Int64ObservableGauge(

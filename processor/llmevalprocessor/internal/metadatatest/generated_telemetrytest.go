@@ -84,6 +84,22 @@ func AssertEqualProcessorLlmEvalCacheMisses(t *testing.T, tt *componenttest.Tele
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorLlmEvalContentCaptureOff(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_content_capture_off",
+		Description: "Times llm_eval learned that a service's instrumentation sends no GenAI log events for its spans without content (content capture off), after log_events.content_capture_off_after such spans in a row; its spans then stop waiting until an event of it arrives. [Development]",
+		Unit:        "{services}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_content_capture_off")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorLlmEvalContentMalformed(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_content_malformed",
@@ -103,7 +119,7 @@ func AssertEqualProcessorLlmEvalContentMalformed(t *testing.T, tt *componenttest
 func AssertEqualProcessorLlmEvalContextJoins(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_context_joins",
-		Description: "Evaluations by scorers that read context (hallucination, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]",
+		Description: "Evaluations by scorers that read context (hallucination, context_relevance, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]",
 		Unit:        "{evaluations}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -144,6 +160,20 @@ func AssertEqualProcessorLlmEvalEvaluations(t *testing.T, tt *componenttest.Tele
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_evaluations")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalEventsWaiting(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_events_waiting",
+		Description: "Spans without content waiting for their GenAI log events now, in the waiting area outside queue_size (log_events.max_waiting_spans, max_waiting_bytes). [Development]",
+		Unit:        "{spans}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_events_waiting")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -28,6 +28,10 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalEventsWaitingCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorLlmEvalHeldSpansCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -66,6 +70,7 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ProcessorIncomingItems.Add(context.Background(), 1)
 	tb.ProcessorInternalDuration.Record(context.Background(), 1)
+	tb.ProcessorLlmEvalContentCaptureOff.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContentMalformed.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextWaits.Add(context.Background(), 1)
@@ -110,6 +115,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorLlmEvalCacheMisses(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalContentCaptureOff(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalContentMalformed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -120,6 +128,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalEvaluations(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalEventsWaiting(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalHeldSpans(t, testTel,
