@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
@@ -45,7 +46,7 @@ type telemetry struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 
-	capture captureWarnings // content capture off, once per service and library
+	capture capture.Warnings // content capture off, once per service and library
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -72,7 +73,7 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		capture:  captureWarnings{logger: set.Logger},
+		capture:  capture.Warnings{Logger: set.Logger},
 		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
 		judge:    judge,
@@ -433,7 +434,7 @@ func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
 }
 func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
-	o.t.capture.warn(service, library, warnSpansNoEvents)
+	o.t.capture.Warn(service, library, capture.WarnSpansNoEvents)
 	if learned {
 		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("service", service), attribute.String("library", library)))
