@@ -116,9 +116,9 @@ e2e-clients: $(COLLECTOR) clients-install
 clients-samples: clients-install
 	$(GO) test -tags clients -count=1 -timeout 10m -run TestClients ./$(CLIENTS)/ -update-samples
 
-# Mastra's own bias and hallucination scorers (npm @mastra/evals, on the
-# node@22 of test/mastra) and ours on the same scripted verdicts: the scores
-# must be equal (see test/mastra/README.md). Needs npm and the npm registry.
+# Mastra's own bias, hallucination, answer relevancy, context relevance and
+# toxicity scorers (npm @mastra/evals, on the node@22 of test/mastra) and
+# ours on the same scripted verdicts: the scores must be equal (see test/mastra/README.md). Needs npm and the npm registry.
 MASTRA := test/mastra
 
 mastra-reference:

@@ -22,6 +22,10 @@ var costCases = map[string]string{
 	scoring.PromptAlignment: "prompt_alignment_ifeval.jsonl",
 	scoring.TaskCompletion:  "agent_runs.jsonl",
 	scoring.ToolUse:         "agent_runs.jsonl",
+	// The QA cases have a question, an answer and a retrieved passage.
+	scoring.AnswerRelevancy:  "hallucination_halueval_qa.jsonl",
+	scoring.ContextRelevance: "hallucination_halueval_qa.jsonl",
+	scoring.Toxicity:         "bias_crows_pairs.jsonl",
 }
 
 func loadCases(tb testing.TB, file string) []scoring.Case {
@@ -50,10 +54,52 @@ func loadCases(tb testing.TB, file string) []scoring.Case {
 	return cases
 }
 
+// costCriteria is the custom criteria scorer the cost benchmark measures:
+// one criterion without steps, so the judge writes its steps once, on the
+// scorer's first evaluation.
+var costCriteria = scoring.CriteriaConfig{
+	Name:     "answers_the_question",
+	Criteria: "The answer responds to the question asked, is correct and gives nothing the question did not ask for.",
+}
+
+// costScorer is one configurable scorer of the cost benchmark: its name in
+// the benchmark, how it is built and the fixture it scores.
+type costScorer struct {
+	name  string
+	file  string
+	build func(scoring.Judge, scoring.Options) (scoring.Scorer, error)
+}
+
+// costScorers are every scorer a user can configure: the built-in ones,
+// one criteria scorer and one checks scorer (which calls no judge).
+func costScorers() []costScorer {
+	var out []costScorer
+	for _, name := range scoring.Names() {
+		out = append(out, costScorer{name: name, file: costCases[name], build: func(j scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
+			return scoring.New(name, j, o)
+		}})
+	}
+	out = append(out,
+		costScorer{name: scoring.Criteria, file: "hallucination_halueval_qa.jsonl", build: func(j scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
+			return scoring.NewCriteria(costCriteria, j, o)
+		}},
+		costScorer{name: scoring.Checks, file: "prompt_alignment_ifeval.jsonl", build: func(_ scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
+			maxWords := 300
+			return scoring.NewChecks([]scoring.CheckRule{{Type: "words", Max: &maxWords}}, o)
+		}},
+	)
+	return out
+}
+
 // BenchmarkEvaluationCost measures what one evaluation costs per scorer and
 // reason mode: judge calls and the tokens the fake judge reports (about four
 // characters per token of the messages sent and of the reply). One op is
-// one evaluation; the samples are scored round robin over HTTP.
+// one evaluation; the samples are scored round robin over HTTP, so a
+// -benchtime that is a multiple of 10 (20x) scores every sample equally
+// often. A criteria scorer is measured in its steady state: its first
+// evaluation, made before the measured ones, also has the judge write the
+// criterion's steps, and first_eval_calls and first_eval_prompt_tokens
+// report what that evaluation cost.
 func BenchmarkEvaluationCost(b *testing.B) {
 	modes := []struct {
 		name string
@@ -63,10 +109,10 @@ func BenchmarkEvaluationCost(b *testing.B) {
 		{"summary", scoring.Options{ReasonMode: scoring.ReasonSummary}},
 		{"none", scoring.Options{OmitReason: true}},
 	}
-	for _, name := range scoring.Names() {
-		cases := loadCases(b, costCases[name])
+	for _, sc := range costScorers() {
+		cases := loadCases(b, sc.file)
 		for _, m := range modes {
-			b.Run(name+"/"+m.name, func(b *testing.B) {
+			b.Run(sc.name+"/"+m.name, func(b *testing.B) {
 				srv := scoringtest.New(b)
 				j, err := openai.NewJudge(openai.Config{
 					BaseURL: srv.URL, Model: "judge-model", HTTPClient: srv.Client(),
@@ -75,14 +121,21 @@ func BenchmarkEvaluationCost(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s, err := scoring.New(name, j, m.opts)
+				s, err := sc.build(j, m.opts)
 				if err != nil {
 					b.Fatal(err)
 				}
+				ctx := context.Background()
+				var first scoring.Usage
+				if sc.name == scoring.Criteria {
+					res := s.Score(ctx, cases[0])
+					if !res.Scored() {
+						b.Fatalf("first evaluation: %s %v", res.Label, res.Err)
+					}
+					first = res.Usage
+				}
 				var total scoring.Usage
 				evals := 0
-				ctx := context.Background()
-				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
 					res := s.Score(ctx, cases[i%len(cases)])
 					if res.Label == scoring.LabelError {
@@ -91,7 +144,14 @@ func BenchmarkEvaluationCost(b *testing.B) {
 					total.Add(res.Usage)
 					evals++
 				}
+				if got, want := len(srv.Calls()), first.LLMCalls+total.LLMCalls; got != want {
+					b.Fatalf("the judge received %d calls, the results report %d", got, want)
+				}
 				n := float64(evals)
+				if sc.name == scoring.Criteria { // after b.Loop, which clears metrics
+					b.ReportMetric(float64(first.LLMCalls), "first_eval_calls")
+					b.ReportMetric(float64(first.PromptTokens), "first_eval_prompt_tokens")
+				}
 				b.ReportMetric(float64(total.LLMCalls)/n, "calls/eval")
 				b.ReportMetric(float64(total.PromptTokens)/n, "prompt_tokens/eval")
 				b.ReportMetric(float64(total.CompletionTokens)/n, "completion_tokens/eval")

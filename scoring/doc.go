@@ -1,6 +1,7 @@
 // Package scoring scores LLM generations with an LLM judge for bias,
-// hallucination, prompt alignment and custom criteria, and agent runs for
-// task completion and tool use. It has no OpenTelemetry imports and can be
+// hallucination, prompt alignment, answer relevancy, context relevance,
+// toxicity and custom criteria, and agent runs for task completion and
+// tool use. It has no OpenTelemetry imports and can be
 // used on its own.
 //
 // # Case, Scorer, Result
@@ -53,6 +54,23 @@
 //     Score = hallucinated / claims × scale. An empty output scores 0
 //     (it claims nothing) and a case with no context is not scorable,
 //     both without a judge call.
+//
+//   - AnswerRelevancy: preprocess splits the output into statements
+//     (at most MaxStatements are judged), analyze calls each "yes",
+//     "unsure" or "no" against the Input. Score = (yes +
+//     Options.UncertaintyWeight × unsure) / statements × scale, rounded to
+//     two decimals. An empty output scores 0 and a case without an Input
+//     is not scorable, both without a call.
+//
+//   - ContextRelevance: no preprocess; analyze rates each Context item
+//     (at most MaxContextItems) high, medium, low or none for the Input,
+//     says whether the Output used it and lists what the answer needed
+//     that no item had. Score = max(0, mean weight − penalties) × scale
+//     (ContextPenalties). No Context or no Input is not scorable.
+//
+//   - Toxicity: no preprocess; analyze splits the output into statements
+//     and calls each toxic or not. Score = toxic / statements × scale.
+//     An empty output, or no statements, scores 0.
 //
 //   - PromptAlignment: no preprocess (the instructions are given); analyze
 //     gives "yes", "no" or "n/a" per instruction, with the instruction's
@@ -133,10 +151,10 @@
 //
 // # Direction, threshold and labels
 //
-// The direction is fixed. Bias and hallucination are better when lower
-// and pass when score <= threshold; prompt alignment, criteria, task
-// completion and tool use are better when higher and pass when
-// score >= threshold. The default threshold is half the
+// The direction is fixed. Bias, hallucination and toxicity are better when
+// lower and pass when score <= threshold; prompt alignment, answer
+// relevancy, context relevance, criteria, task completion and tool use
+// are better when higher and pass when score >= threshold. The default threshold is half the
 // scale. Options.StrictMode makes scores binary: for bias and
 // hallucination any score above 0 becomes the scale and the threshold is
 // 0; for the others any score below the scale becomes 0 and the threshold

@@ -134,11 +134,11 @@ func ExampleOptions_summaryReason() {
 func ExampleNew_badOptions() {
 	_, err := scoring.New(scoring.Bias, cannedJudge{}, scoring.Options{Threshold: new(2.0)})
 	fmt.Println(err)
-	_, err = scoring.New("toxicity", cannedJudge{}, scoring.Options{})
+	_, err = scoring.New("sentiment", cannedJudge{}, scoring.Options{})
 	fmt.Println(err)
 	// Output:
 	// scorer bias: threshold must be between 0 and the scale 1, got 2
-	// unknown scorer "toxicity": want one of bias, hallucination, prompt_alignment, task_completion, tool_use
+	// unknown scorer "sentiment": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity
 }
 
 func ExampleNewCriteria() {

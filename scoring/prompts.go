@@ -19,6 +19,8 @@ var prompts = template.Must(template.New("prompts").Funcs(template.FuncMap{
 	// The marker as the judge sees it, without its leading space.
 	"truncationMarker": func() string { return strings.TrimSpace(TruncationMarker) },
 	"inc":              func(i int) int { return i + 1 },
+	// The caps the scorers apply to what the judge returns.
+	"maxStatements": func() int { return MaxStatements },
 }).ParseFS(promptFS, "prompts/*.tmpl"))
 
 // promptData is what a step's prompt is built from: system templates read

@@ -14,19 +14,23 @@ const (
 
 // Schema names set on Request.Schema.Name, one per kind of reply.
 const (
-	SchemaBiasOpinions            = "bias_opinions"
-	SchemaBiasResults             = "bias_results"
-	SchemaHallucinationClaims     = "hallucination_claims"
-	SchemaHallucinationVerdicts   = "hallucination_verdicts"
-	SchemaPromptAlignmentVerdicts = "prompt_alignment_verdicts"
-	SchemaCriteriaScore           = "criteria_score"
-	SchemaCriteriaBinary          = "criteria_binary"
-	SchemaCriteriaSteps           = "criteria_steps"
-	SchemaTaskCompletionTask      = "task_completion_task"
-	SchemaTaskCompletionVerdicts  = "task_completion_verdicts"
-	SchemaToolUseVerdicts         = "tool_use_verdicts"
-	SchemaReason                  = "reason"
-	SchemaInstructionSplit        = "instruction_split"
+	SchemaBiasOpinions                = "bias_opinions"
+	SchemaBiasResults                 = "bias_results"
+	SchemaHallucinationClaims         = "hallucination_claims"
+	SchemaHallucinationVerdicts       = "hallucination_verdicts"
+	SchemaPromptAlignmentVerdicts     = "prompt_alignment_verdicts"
+	SchemaCriteriaScore               = "criteria_score"
+	SchemaCriteriaBinary              = "criteria_binary"
+	SchemaCriteriaSteps               = "criteria_steps"
+	SchemaTaskCompletionTask          = "task_completion_task"
+	SchemaTaskCompletionVerdicts      = "task_completion_verdicts"
+	SchemaToolUseVerdicts             = "tool_use_verdicts"
+	SchemaAnswerRelevancyStatements   = "answer_relevancy_statements"
+	SchemaAnswerRelevancyResults      = "answer_relevancy_results"
+	SchemaContextRelevanceEvaluations = "context_relevance_evaluations"
+	SchemaToxicityVerdicts            = "toxicity_verdicts"
+	SchemaReason                      = "reason"
+	SchemaInstructionSplit            = "instruction_split"
 )
 
 // The schemas are strict in the OpenAI structured-outputs sense: every
@@ -226,6 +230,84 @@ var (
     "reason": {"type": "string"}
   },
   "required": ["reason"],
+  "additionalProperties": false
+}`)}
+)
+
+// The schemas of answer_relevancy, context_relevance and toxicity.
+var (
+	schemaAnswerRelevancyStatements = &Schema{Name: SchemaAnswerRelevancyStatements, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "statements": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["statements"],
+  "additionalProperties": false
+}`)}
+
+	schemaAnswerRelevancyResults = &Schema{Name: SchemaAnswerRelevancyResults, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "results": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "statement": {"type": "string"},
+          "result": {"type": "string", "enum": ["yes", "unsure", "no"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["statement", "result", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["results"],
+  "additionalProperties": false
+}`)}
+
+	schemaContextRelevanceEvaluations = &Schema{Name: SchemaContextRelevanceEvaluations, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "evaluations": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "item": {"type": "integer"},
+          "relevance": {"type": "string", "enum": ["high", "medium", "low", "none"]},
+          "used": {"type": "boolean"},
+          "reason": {"type": "string"}
+        },
+        "required": ["item", "relevance", "used", "reason"],
+        "additionalProperties": false
+      }
+    },
+    "missing_context": {"type": "array", "items": {"type": "string"}},
+    "overall_assessment": {"type": "string"}
+  },
+  "required": ["evaluations", "missing_context", "overall_assessment"],
+  "additionalProperties": false
+}`)}
+
+	schemaToxicityVerdicts = &Schema{Name: SchemaToxicityVerdicts, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "verdicts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "statement": {"type": "string"},
+          "verdict": {"type": "string", "enum": ["yes", "no"]},
+          "reason": {"type": "string"}
+        },
+        "required": ["statement", "verdict", "reason"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["verdicts"],
   "additionalProperties": false
 }`)}
 )

@@ -12,17 +12,24 @@ import (
 
 // Scorer names.
 const (
-	Bias            = "bias"
-	Hallucination   = "hallucination"
-	PromptAlignment = "prompt_alignment"
-	TaskCompletion  = "task_completion"
-	ToolUse         = "tool_use"
+	Bias             = "bias"
+	Hallucination    = "hallucination"
+	PromptAlignment  = "prompt_alignment"
+	TaskCompletion   = "task_completion"
+	ToolUse          = "tool_use"
+	AnswerRelevancy  = "answer_relevancy"
+	ContextRelevance = "context_relevance"
+	Toxicity         = "toxicity"
 )
 
 // Names returns the names New accepts, in a fixed order.
 func Names() []string {
-	return []string{Bias, Hallucination, PromptAlignment, TaskCompletion, ToolUse}
+	return []string{Bias, Hallucination, PromptAlignment, TaskCompletion, ToolUse, AnswerRelevancy, ContextRelevance, Toxicity}
 }
+
+// ContextNames returns the names of the built-in scorers that judge a
+// Case's Context and find a Case without one not scorable.
+func ContextNames() []string { return []string{Hallucination, ContextRelevance} }
 
 // TrajectoryNames returns the names of the scorers that judge an agent
 // run's Trajectory and find a Case without one not scorable.
@@ -41,14 +48,15 @@ type Scorer interface {
 type Options struct {
 	// Scale is the maximum score (default 1). It must be positive.
 	Scale float64
-	// Threshold decides pass or fail. Bias and hallucination pass when
-	// score <= threshold; prompt alignment, criteria, task completion and
-	// tool use pass when score >= threshold.
+	// Threshold decides pass or fail. Bias, hallucination and toxicity
+	// pass when score <= threshold; the others (prompt alignment, answer
+	// relevancy, context relevance, criteria, task completion, tool use)
+	// pass when score >= threshold.
 	// Nil means the default, half the scale (0.5 at the default scale).
 	// It must lie in [0, Scale].
 	Threshold *float64
 	// StrictMode makes the score binary (0 or Scale) and forces the
-	// threshold to 0 (bias, hallucination) or Scale (the others).
+	// threshold to 0 (bias, hallucination, toxicity) or Scale (the others).
 	StrictMode bool
 	// OmitReason skips the reason step (include_reason: false).
 	OmitReason bool
@@ -78,6 +86,13 @@ type Options struct {
 	// each context item and instruction) before it is sent to the judge.
 	// It runs before MaxInputChars is applied.
 	Redact func(string) string
+	// UncertaintyWeight is what an "unsure" statement counts for in
+	// answer_relevancy, between 0 and 1; nil means
+	// DefaultUncertaintyWeight.
+	UncertaintyWeight *float64
+	// ContextPenalties are context_relevance's deductions; nil means
+	// DefaultContextPenalties.
+	ContextPenalties *ContextPenalties
 	// Requirements, when set, gives task_completion the requirements of a
 	// request (guard.RequirementCache keeps them by the request's hash, so
 	// a request repeated across runs is split by the judge once); nil asks
@@ -108,7 +123,7 @@ const PromptVersion = "6"
 // scorerSpec is what distinguishes one scorer from another.
 type scorerSpec struct {
 	name          string
-	lowerIsBetter bool // bias and hallucination: a lower score is better
+	lowerIsBetter bool // bias, hallucination and toxicity: a lower score is better
 	// usesTrajectory: the scorer judges Case.Trajectory; the others never
 	// see it.
 	usesTrajectory bool
@@ -131,11 +146,14 @@ func fields(fs ...Field) map[Field]bool {
 }
 
 var specs = map[string]scorerSpec{
-	Bias:            {name: Bias, lowerIsBetter: true, sends: fields(FieldOutput), run: runBias},
-	Hallucination:   {name: Hallucination, lowerIsBetter: true, sends: fields(FieldInput, FieldOutput, FieldContext), run: runHallucination},
-	PromptAlignment: {name: PromptAlignment, lowerIsBetter: false, sends: fields(FieldInput, FieldOutput, FieldInstructions), run: runPromptAlignment},
-	TaskCompletion:  {name: TaskCompletion, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runTaskCompletion},
-	ToolUse:         {name: ToolUse, usesTrajectory: true, usesTools: true, sends: fields(FieldInput, FieldOutput), run: runToolUse},
+	Bias:             {name: Bias, lowerIsBetter: true, sends: fields(FieldOutput), run: runBias},
+	Hallucination:    {name: Hallucination, lowerIsBetter: true, sends: fields(FieldInput, FieldOutput, FieldContext), run: runHallucination},
+	PromptAlignment:  {name: PromptAlignment, lowerIsBetter: false, sends: fields(FieldInput, FieldOutput, FieldInstructions), run: runPromptAlignment},
+	TaskCompletion:   {name: TaskCompletion, usesTrajectory: true, sends: fields(FieldInput, FieldOutput), run: runTaskCompletion},
+	ToolUse:          {name: ToolUse, usesTrajectory: true, usesTools: true, sends: fields(FieldInput, FieldOutput), run: runToolUse},
+	AnswerRelevancy:  {name: AnswerRelevancy, sends: fields(FieldInput, FieldOutput), run: runAnswerRelevancy},
+	ContextRelevance: {name: ContextRelevance, sends: fields(FieldInput, FieldOutput, FieldContext), run: runContextRelevance},
+	Toxicity:         {name: Toxicity, lowerIsBetter: true, sends: fields(FieldInput, FieldOutput), run: runToxicity},
 }
 
 // scorer is the one Scorer implementation; spec supplies the pipeline.
@@ -147,8 +165,7 @@ type scorer struct {
 	now       func() time.Time
 }
 
-// New returns the named scorer (Bias, Hallucination, PromptAlignment,
-// TaskCompletion or ToolUse) using judge. It reports an unknown name, a nil
+// New returns the named scorer (one of Names) using judge. It reports an unknown name, a nil
 // judge and invalid options.
 func New(name string, judge Judge, opts Options) (Scorer, error) {
 	spec, ok := specs[name]
@@ -198,6 +215,9 @@ func newScorer(spec scorerSpec, judge Judge, opts Options) (Scorer, error) {
 		return nil, fmt.Errorf("scorer %s: max trajectory steps must not be negative, got %d", name, opts.MaxTrajectorySteps)
 	case opts.MaxTrajectorySteps == 0:
 		opts.MaxTrajectorySteps = DefaultMaxTrajectorySteps
+	}
+	if err := checkRAGOptions(opts); err != nil {
+		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
 	return &scorer{spec: spec, judge: judge, opts: opts, threshold: threshold, now: time.Now}, nil
 }

@@ -17,7 +17,7 @@ func TestNewValidates(t *testing.T) {
 		opts    Options
 		wantErr string
 	}{
-		{"unknown scorer", "toxicity", j, Options{}, `unknown scorer "toxicity"`},
+		{"unknown scorer", "sentiment", j, Options{}, `unknown scorer "sentiment"`},
 		{"nil judge", Bias, nil, Options{}, "judge is nil"},
 		{"negative scale", Bias, j, Options{Scale: -1}, "scale must be a positive number"},
 		{"NaN scale", Hallucination, j, Options{Scale: math.NaN()}, "scale"},

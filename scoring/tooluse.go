@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -224,7 +223,7 @@ func parseToolCallVerdicts(reply string, calls []trajectoryCall, tools []ToolDef
 		parsed[i] = pv
 		named[i] = -1
 		if raw, ok := lookup(m, "call", "number"); ok {
-			named[i] = callNumber(raw, len(calls)) - 1
+			named[i] = itemNumber(raw, len(calls)) - 1
 		}
 	}
 	order, reordered, err := placeVerdicts(named, "tool call", "in call order, with its number")
@@ -238,25 +237,6 @@ func parseToolCallVerdicts(reply string, calls []trajectoryCall, tools []ToolDef
 		out.Verdicts[i] = pv
 	}
 	return out, nil
-}
-
-// callNumber reads a call number of 1..n written as a number or a numeric
-// string; anything else is 0 (no number).
-func callNumber(raw any, n int) int {
-	var s string
-	switch t := raw.(type) {
-	case json.Number:
-		s = t.String()
-	case string:
-		s = strings.TrimPrefix(strings.TrimSpace(t), "#")
-	default:
-		return 0
-	}
-	k, err := strconv.Atoi(s)
-	if err != nil || k < 1 || k > n {
-		return 0
-	}
-	return k
 }
 
 // parseMissingTools reads the "missing_tools" list of a tool_use reply:

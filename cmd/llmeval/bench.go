@@ -29,7 +29,7 @@ const benchHelp = `Usage: llmeval bench --dataset NAME [--file PATH] [--scorer N
 Measures a scorer against a labelled JSONL dataset and prints accuracy, precision, recall, F1,
 the confusion matrix, judge calls and tokens per case, latency and the cases that errored.
 The positive class is the outcome a scorer should flag: hallucinated (halueval), biased (crows),
-not followed (ifeval). A case the scorer labels "fail" is predicted positive.
+not followed (ifeval), toxic (davidson). A case the scorer labels "fail" is predicted positive.
 
 Datasets (--file defaults to ` + benchDataDir + `/FILE of the working directory or the nearest
 directory above it that has the file, i.e. the repository's copy):
@@ -41,7 +41,13 @@ counted and listed, never guessed. No judge is needed (0 judge calls).
 halueval and crows need an OpenAI-compatible judge (--judge-endpoint, --model, --api-key-env),
 the same flags as "llmeval score". Accuracy with a real judge is for you to measure, e.g.
   llmeval bench --dataset halueval --judge-endpoint https://api.openai.com/v1 --model gpt-4o-mini
-halueval also reports the baseline "answer longer than 25 characters means hallucinated".
+halueval also reports the baseline "answer longer than 25 characters means hallucinated",
+davidson the majority-class baseline "every tweet is toxic".
+
+--scripted-judge runs the judge scorers against the built-in scripted judge (the offline demo
+judge's string heuristics, not an LLM) instead of an endpoint: the report says so, and its
+figures check the pipeline and cost accounting, not any judge's accuracy. No open labelled set
+for answer_relevancy or context_relevance could be had (see testdata/bench/README.md).
 
 Flags:
 `
@@ -58,6 +64,7 @@ type benchFlags struct {
 	limit                      int
 	jsonOut                    bool
 	azure                      bool
+	scripted                   bool
 	explicitKeyEnv             bool
 }
 
@@ -73,7 +80,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, benchHelp, ds.String())
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.dataset, "dataset", "", "ifeval, halueval or crows (required)")
+	fs.StringVar(&f.dataset, "dataset", "", "ifeval, halueval, crows or davidson (required)")
 	fs.StringVar(&f.file, "file", "", "dataset JSONL file (default "+benchDataDir+"/<dataset file> of the repository)")
 	fs.StringVar(&f.scorer, "scorer", "", "scorer to measure (default: the dataset's)")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL (judge scorers)")
@@ -87,6 +94,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.limit, "limit", 0, "use only the first N rows (0: all)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as one JSON object")
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
+	fs.BoolVar(&f.scripted, "scripted-judge", false, "use the built-in scripted judge (string heuristics, not an LLM) instead of --judge-endpoint")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -99,7 +107,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Visit(func(fl *flag.Flag) { f.explicitKeyEnv = f.explicitKeyEnv || fl.Name == "api-key-env" })
 	i := slices.IndexFunc(benchDatasets, func(d struct{ name, file, scorer, about string }) bool { return d.name == f.dataset })
 	if i < 0 {
-		return benchUsageError(stderr, "--dataset: want ifeval, halueval or crows, got %q", f.dataset)
+		return benchUsageError(stderr, "--dataset: want ifeval, halueval, crows or davidson, got %q", f.dataset)
 	}
 	ds := benchDatasets[i]
 	if f.file == "" {
@@ -137,9 +145,12 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		rep = benchIFEval(rows[:limitRows(len(rows), f.limit)], opts)
 	} else {
 		var cases []benchCase
-		if ds.name == "halueval" {
+		switch ds.name {
+		case "halueval":
 			cases, err = loadHaluEval(f.file)
-		} else {
+		case "davidson":
+			cases, err = loadDavidson(f.file)
+		default:
 			cases, err = loadCrows(f.file)
 		}
 		if err != nil {
@@ -153,15 +164,32 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			}
 			cases = cases[:limitRows(len(cases), f.limit*per)]
 		}
+		if f.scripted {
+			if f.endpoint != "" || f.model != "" {
+				return benchUsageError(stderr, "--scripted-judge replaces --judge-endpoint and --model")
+			}
+			stop, serr := startScriptedJudge(&f)
+			if serr != nil {
+				fmt.Fprintf(stderr, "llmeval bench: %v\n", serr)
+				return exitFailure
+			}
+			defer stop()
+		}
 		scorer, code := benchJudgeScorer(f, opts, stderr)
 		if scorer == nil {
 			return code
 		}
 		rep = benchLabelled(context.Background(), scorer, cases, f.concurrency)
-		if ds.name == "halueval" {
-			rep.Baseline = lengthBaseline(cases)
+		switch ds.name {
+		case "halueval":
+			rep.Baseline, rep.BaselineName = lengthBaseline(cases), "len > 25"
+		case "davidson":
+			rep.Baseline, rep.BaselineName = majorityBaseline(cases), "always toxic"
 		}
 		rep.Model = f.model
+		if f.scripted {
+			rep.Model, rep.Judge = "", scriptedJudgeNote
+		}
 	}
 	rep.Dataset, rep.File = ds.name, f.file
 	if f.jsonOut {
@@ -290,8 +318,12 @@ type benchReport struct {
 	// CrowS-Pairs only: pairs whose more stereotypical sentence scored higher.
 	PairsScored     int      `json:"pairs_scored,omitempty"`
 	MoreRatedHigher *float64 `json:"more_rated_higher,omitempty"`
-	// HaluEval only: the answer-length baseline over the same cases.
-	Baseline *metrics `json:"baseline,omitempty"`
+	// A trivial baseline over the same cases (HaluEval: answer length;
+	// Davidson: the majority class), named by BaselineName.
+	Baseline     *metrics `json:"baseline,omitempty"`
+	BaselineName string   `json:"baseline_name,omitempty"`
+	// Judge is set when the scripted judge gave the verdicts.
+	Judge string `json:"judge,omitempty"`
 
 	JudgeCalls                int         `json:"judge_calls"`
 	JudgeCallsPerCase         float64     `json:"judge_calls_per_case"`
@@ -465,6 +497,23 @@ func lengthBaseline(cases []benchCase) *metrics {
 	return &m
 }
 
+// majorityBaseline predicts the more common label of cases for every case.
+func majorityBaseline(cases []benchCase) *metrics {
+	positives := 0
+	for _, bc := range cases {
+		if bc.Positive {
+			positives++
+		}
+	}
+	predict := 2*positives >= len(cases)
+	var c confusion
+	for _, bc := range cases {
+		c.add(predict, bc.Positive)
+	}
+	m := metricsOf(c)
+	return &m
+}
+
 // writeTable prints the report for a reader.
 func (r *benchReport) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -472,6 +521,9 @@ func (r *benchReport) writeTable(w io.Writer) error {
 	fmt.Fprintf(tw, "scorer\t%s\n", r.Scorer)
 	if r.Model != "" {
 		fmt.Fprintf(tw, "judge model\t%s\n", r.Model)
+	}
+	if r.Judge != "" {
+		fmt.Fprintf(tw, "judge\t%s\n", r.Judge)
 	}
 	fmt.Fprintf(tw, "cases\t%d\n", r.Cases)
 	if r.Agreement != nil {
@@ -481,7 +533,7 @@ func (r *benchReport) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(tw)
 	if r.Baseline != nil {
-		fmt.Fprintln(tw, "\tscorer\tbaseline (len > 25)")
+		fmt.Fprintf(tw, "\tscorer\tbaseline (%s)\n", r.BaselineName)
 	}
 	row := func(name string, v, b float64) {
 		if r.Baseline != nil {

@@ -18,6 +18,7 @@ var benchDatasets = []struct{ name, file, scorer, about string }{
 	{"ifeval", "ifeval_dev.jsonl", scoring.Checks, "IFEval prompts; per-instruction followed labels (checks scorer)"},
 	{"halueval", "halueval_qa_dev.jsonl", scoring.Hallucination, "HaluEval QA answers labelled faithful or hallucinated"},
 	{"crows", "crows_pairs_dev.jsonl", scoring.Bias, "CrowS-Pairs: the more stereotypical sentence is biased, the other not"},
+	{"davidson", "davidson_toxicity_dev.jsonl", scoring.Toxicity, "Davidson et al. tweets: hate speech or offensive (toxic) or neither"},
 }
 
 // benchDataDir is where the repository keeps the datasets.
@@ -81,6 +82,37 @@ type crowsRow struct {
 	BiasType string `json:"bias_type"`
 	More     string `json:"more"`
 	Less     string `json:"less"`
+}
+
+// davidsonRow is one line of davidson_toxicity_dev.jsonl: a tweet and the
+// label its annotators' majority class maps to.
+type davidsonRow struct {
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Class int    `json:"class"`
+	Label string `json:"label"`
+}
+
+// loadDavidson reads the toxicity cases: each tweet is the output to judge,
+// with no question; "toxic" (hate speech or offensive) is positive.
+func loadDavidson(path string) ([]benchCase, error) {
+	rows, err := readJSONL(path, func(r davidsonRow) error {
+		if r.Label != "toxic" && r.Label != "not_toxic" {
+			return fmt.Errorf("label %q: want toxic or not_toxic", r.Label)
+		}
+		if strings.TrimSpace(r.Text) == "" {
+			return errors.New("text must be set")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]benchCase, len(rows))
+	for i, r := range rows {
+		out[i] = benchCase{ID: r.ID, Positive: r.Label == "toxic", Case: scoring.Case{Output: r.Text}}
+	}
+	return out, nil
 }
 
 // readJSONL decodes every non-blank line of path into a T, naming the

@@ -44,6 +44,9 @@ type benchJSON struct {
 		Accuracy  float64 `json:"accuracy"`
 		Confusion struct{ TP, FP, FN, TN int }
 	} `json:"baseline"`
+	BaselineName    string   `json:"baseline_name"`
+	Judge           string   `json:"judge"`
+	Model           string   `json:"model"`
 	PairsScored     int      `json:"pairs_scored"`
 	MoreRatedHigher *float64 `json:"more_rated_higher"`
 	JudgeCalls      int      `json:"judge_calls"`
@@ -272,7 +275,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no dataset", nil, exitUsage, "--dataset: want ifeval, halueval or crows"},
+		{"no dataset", nil, exitUsage, "--dataset: want ifeval, halueval, crows or davidson"},
+		{"scripted judge and an endpoint", []string{"--dataset", "davidson", "--scripted-judge", "--judge-endpoint", "http://127.0.0.1:1/v1"}, exitUsage, "--scripted-judge replaces --judge-endpoint"},
 		{"unknown dataset", []string{"--dataset", "mmlu"}, exitUsage, `got "mmlu"`},
 		{"ifeval with a judge scorer", []string{"--dataset", "ifeval", "--scorer", "bias"}, exitUsage, "works with --scorer checks only"},
 		{"judge flags missing", []string{"--dataset", "halueval"}, exitUsage, "needs --judge-endpoint and --model"},

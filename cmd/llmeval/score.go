@@ -41,6 +41,12 @@ type scoreFlags struct {
 	apiKeyEnv         string
 	structuredOutputs string
 	threshold         optionalFloat
+	// uncertaintyWeight and the penalties tune answer_relevancy and
+	// context_relevance; unset keeps the library's defaults.
+	uncertaintyWeight optionalFloat
+	penaltyUnused     optionalFloat
+	penaltyMissing    optionalFloat
+	penaltyMaxMissing optionalFloat
 	scale             float64
 	strict            bool
 	noReason          bool
@@ -143,6 +149,10 @@ Flags:`)
 	fs.StringVar(&f.structuredOutputs, "structured-outputs", string(openai.StructuredOutputsAuto), "auto, json_schema, json_object or off")
 	fs.Var(&f.threshold, "threshold", "pass/fail threshold (default: half the scale)")
 	fs.Float64Var(&f.scale, "scale", 1, "maximum score")
+	fs.Var(&f.uncertaintyWeight, "uncertainty-weight", "answer_relevancy: what an \"unsure\" statement counts for, 0 to 1 (default 0.3)")
+	fs.Var(&f.penaltyUnused, "penalty-unused-high", "context_relevance: deduction per highly relevant item the answer did not use (default 0.1)")
+	fs.Var(&f.penaltyMissing, "penalty-missing", "context_relevance: deduction per piece of information no item had (default 0.15)")
+	fs.Var(&f.penaltyMaxMissing, "penalty-max-missing", "context_relevance: cap on the deduction for missing information (default 0.5)")
 	fs.BoolVar(&f.strict, "strict", false, "binary scores (0 or scale) and the strictest threshold")
 	fs.BoolVar(&f.noReason, "no-reason", false, "no reason at all (one judge call less per case)")
 	fs.StringVar(&f.reasonMode, "reason-mode", string(scoring.ReasonLLM), "llm (the judge writes the reason in one more call) or summary (built from the verdicts, no extra call)")
@@ -232,6 +242,9 @@ Flags:`)
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
+	if msg := ragFlags(f, names, &opts); msg != "" {
+		return usageError(stderr, "%s", msg)
+	}
 	var scorers []scoring.Scorer
 	for _, name := range names {
 		scorer, err := newCLIScorer(name, f, judge, opts)
@@ -243,6 +256,34 @@ Flags:`)
 
 	s := &scoreRun{scorers: scorers, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
+}
+
+// ragFlags moves the answer_relevancy and context_relevance flags into
+// opts, shared by the scorers of names (the others ignore them), or says
+// why they do not apply. Their ranges are checked by the
+// library.
+func ragFlags(f scoreFlags, names []string, opts *scoring.Options) string {
+	if f.uncertaintyWeight.set {
+		if !slices.Contains(names, scoring.AnswerRelevancy) {
+			return "--uncertainty-weight is for --scorer " + scoring.AnswerRelevancy + " only"
+		}
+		opts.UncertaintyWeight = &f.uncertaintyWeight.v
+	}
+	penalties := []*optionalFloat{&f.penaltyUnused, &f.penaltyMissing, &f.penaltyMaxMissing}
+	if !slices.ContainsFunc(penalties, func(o *optionalFloat) bool { return o.set }) {
+		return ""
+	}
+	if !slices.Contains(names, scoring.ContextRelevance) {
+		return "--penalty-* flags are for --scorer " + scoring.ContextRelevance + " only"
+	}
+	p := scoring.DefaultContextPenalties()
+	for i, dst := range []*float64{&p.UnusedHighRelevance, &p.MissingPerItem, &p.MaxMissing} {
+		if penalties[i].set {
+			*dst = penalties[i].v
+		}
+	}
+	opts.ContextPenalties = &p
+	return ""
 }
 
 // execute scores every case of stdin onto stdout, prints the summary line on

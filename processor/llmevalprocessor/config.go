@@ -60,7 +60,7 @@ type Config struct {
 	// logs pipeline.
 	LogEvents LogEventsConfig `mapstructure:"log_events"`
 	// TraceContext sizes the per-trace index of retrieved documents and
-	// tool results joined into generations' cases (tracejoin.go).
+	// tool results joined into generations' cases (the trace join of the subjects).
 	TraceContext TraceContextConfig `mapstructure:"trace_context"`
 	// SpanFilterConfig (include, exclude) limits which generation spans
 	// are scored, by resource and span attributes (config_context.go).
@@ -182,7 +182,8 @@ type SamplingConfig struct {
 // ScorerConfig configures one scorer.
 type ScorerConfig struct {
 	// Name is a built-in scorer (bias, hallucination, prompt_alignment,
-	// task_completion, tool_use), checks, or the name of a custom criteria
+	// task_completion, tool_use, answer_relevancy, context_relevance,
+	// toxicity), checks, or the name of a custom criteria
 	// scorer or of another checks scorer.
 	Name string `mapstructure:"name"`
 	// Threshold decides pass or fail; nil keeps the scorer's default.
@@ -209,6 +210,11 @@ type ScorerConfig struct {
 	// before the scorer judges them (judge.go). Nil means true
 	// where it applies.
 	SplitInstructions *bool `mapstructure:"split_instructions"`
+	// UncertaintyWeight is what an "unsure" statement counts for in
+	// answer_relevancy (default 0.3; config_rag.go).
+	UncertaintyWeight *float64 `mapstructure:"uncertainty_weight"`
+	// ContextPenalties tune context_relevance's deductions (config_rag.go).
+	ContextPenalties *ContextPenaltiesConfig `mapstructure:"context_penalties"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
 	// named Name: what a good response does, in plain words.
@@ -538,6 +544,7 @@ func (sc *ScorerConfig) Validate() error {
 	if err := sc.validateSplitInstructions(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, sc.validateRAG()...)
 	return configcheck.JoinFields(errs)
 }
 
@@ -648,6 +655,9 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 		StrictMode: sc.StrictMode,
 		OmitReason: !sc.IncludeReason,
 		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
+		// Set only for answer_relevancy and context_relevance (validateRAG).
+		UncertaintyWeight: sc.UncertaintyWeight,
+		ContextPenalties:  sc.contextPenalties(),
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
 // The keys for agent and RAG traces (issue 8). In YAML:
@@ -286,7 +286,7 @@ const (
 )
 
 // Bounds of the memory of calls that left, by which a half of a call
-// arriving after its call left is recognised (pair.go, internal/evalstore).
+// arriving after its call left is recognised (the pair of both halves, internal/evalstore).
 const (
 	crossSignalRemember    = 2 * time.Minute
 	crossSignalRememberPer = 8 // halves remembered per queue_size
@@ -367,13 +367,28 @@ func (c LogEventsConfig) validate() []error {
 	return errs
 }
 
-// eventWaits bounds the store's area of spans waiting for their events.
-func (c LogEventsConfig) eventWaits() evalstore.EventWaits {
-	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
-}
-
 // effectiveCrossSignalWait is how long a half waits for its other half:
 // cross_signal_wait, at most half of max_wait, so the evaluation has time.
 func (c LogEventsConfig) effectiveCrossSignalWait(maxWait time.Duration) time.Duration {
 	return min(c.CrossSignalWait, maxWait/2)
+}
+
+// indexConfig is the trace context index's configuration for these
+// settings.
+func (tc TraceContextConfig) indexConfig() tracecontext.Config {
+	return tracecontext.Config{
+		MaxTraces:        tc.MaxTraces,
+		MaxBytes:         tc.MaxBytes,
+		TTL:              tc.TTL,
+		MaxDocumentBytes: contextMaxDocumentBytes,
+		MaxTraceBytes:    min(tc.MaxBytes, contextMaxTraceBytes),
+	}
+}
+
+// scope is the index scope a generation's query uses.
+func (tc TraceContextConfig) scope() tracecontext.Scope {
+	if tc.Scope == contextScopeTrace {
+		return tracecontext.ScopeTrace
+	}
+	return tracecontext.ScopeSiblings
 }

@@ -79,7 +79,7 @@ func TestLogEventsWaitingAreaValidate(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
-	w := defaultLogEventsConfig().eventWaits()
+	w := eventWaits(defaultLogEventsConfig())
 	assert.Equal(t, defaultMaxWaitingSpans, w.MaxSpans)
 	assert.Equal(t, defaultMaxWaitingBytes, w.MaxBytes)
 	assert.Equal(t, defaultContentCaptureOffAfter, w.LearnAfter)

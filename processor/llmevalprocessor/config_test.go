@@ -92,7 +92,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "minimal", want: minimal},
 		{name: "full", want: full},
 		{name: "cache_off_ignores_size", want: cacheOff},
-		{name: "unknown_scorer", wantErr: []string{`scorers::0: criteria: must be set: "toxicity" is not a built-in scorer`}},
+		{name: "unknown_scorer", wantErr: []string{`scorers::0: criteria: must be set: "sentiment" is not a built-in scorer`}},
 		{name: "bad_percentage", wantErr: []string{"sampling: percentage: must be between 0 and 100, got 150"}},
 		{name: "no_endpoint", wantErr: []string{"judge: endpoint: must be set"}},
 		{name: "no_model", wantErr: []string{"judge: model: must be set"}},

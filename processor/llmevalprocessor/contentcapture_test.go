@@ -14,32 +14,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
 )
-
-// Each library's hint names the setting that library reads.
-func TestContentCaptureHint(t *testing.T) {
-	tests := []struct {
-		scope string
-		want  string
-	}{
-		{scope: "@opentelemetry/instrumentation-openai", want: "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"},
-		{scope: "@elastic/opentelemetry-instrumentation-openai", want: "captureMessageContent: true"},
-		{scope: "opentelemetry.instrumentation.openai_v2", want: "SPAN_AND_EVENT / EVENT_ONLY"},
-		{scope: "@arizeai/openinference-instrumentation-openai", want: "OPENINFERENCE_HIDE_OUTPUTS"},
-		{scope: "@traceloop/instrumentation-openai", want: "TRACELOOP_TRACE_CONTENT=true"},
-		{scope: "ai", want: "recordOutputs: true"},
-		{scope: "aiohttp-client", want: genericCaptureHint},
-		{scope: "", want: genericCaptureHint},
-	}
-	for _, tt := range tests {
-		t.Run(tt.scope, func(t *testing.T) {
-			assert.Contains(t, contentCaptureHint(tt.scope), tt.want)
-		})
-	}
-}
 
 // With a traces and a logs pipeline, spans without content waiting for
 // their events take no queue_size slot: a span with content arriving
@@ -140,26 +117,4 @@ func spanReason(t *testing.T, h *bothHarness, c call) string {
 		}
 	}
 	return ""
-}
-
-// A generation is taken as sent with content capture off only when it has
-// no message text at all; an empty answer to a question is not.
-func TestContentless(t *testing.T) {
-	tests := []struct {
-		name string
-		gen  genai.Generation
-		want bool
-	}{
-		{name: "nothing", gen: genai.Generation{Missing: genai.MissingOutput}, want: true},
-		{name: "tool call names only", gen: genai.Generation{Missing: genai.MissingOutput, Conversation: "assistant: lookup_order()", ToolResults: []string{""}}, want: true},
-		{name: "empty answer to a question", gen: genai.Generation{Missing: genai.MissingOutput, Input: "Where is my order?"}},
-		{name: "system prompt", gen: genai.Generation{Missing: genai.MissingOutput, SystemInstructions: []string{"Be brief."}}},
-		{name: "tool result", gen: genai.Generation{Missing: genai.MissingOutput, ToolResults: []string{"shipped"}}},
-		{name: "redacted", gen: genai.Generation{Missing: genai.MissingRedacted}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, contentless(tt.gen))
-		})
-	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestContextSources checks what each scorers[].context_sources list puts
-// into a hallucination case: a generation whose system prompt holds a
+// into a hallucination or context_relevance case: a generation whose system prompt holds a
 // document, whose input holds a tool result, which records a retrieved
 // document itself, under an agent whose retrieval span holds another.
 func TestContextSources(t *testing.T) {
@@ -32,47 +32,49 @@ func TestContextSources(t *testing.T) {
 		{"system", []string{contextSourceSystem}, []string{system}},
 		{"all", []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem}, []string{tool, ownDoc, system, traceDo}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cases := make(chan scoring.Case, 1)
-			cfg := testConfig(scoring.Hallucination)
-			if tt.sources != nil {
-				cfg.Scorers[0].ContextSources = tt.sources
-			}
-			h := newHarness(t, cfg, &fakeScorer{name: scoring.Hallucination, fn: func(_ context.Context, c scoring.Case) scoring.Result {
-				cases <- c
-				return scoring.Result{Label: scoring.LabelPass}
-			}})
-			trace := randomTraceID()
-			b := newBatch()
-			agent := b.spans.AppendEmpty()
-			agent.SetTraceID(trace)
-			agent.SetSpanID(nextSpanID())
-			agent.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
-			retrieval := b.spans.AppendEmpty()
-			retrieval.SetTraceID(trace)
-			retrieval.SetSpanID(nextSpanID())
-			retrieval.SetParentSpanID(agent.SpanID())
-			retrieval.Attributes().PutStr("gen_ai.operation.name", "retrieval")
-			retrieval.Attributes().PutStr("gen_ai.retrieval.documents", `[{"id":"r1","content":"`+traceDo+`"}]`)
-			b.generation(trace, "Where is my order?", "It shipped.")
-			gen := b.spans.At(b.spans.Len() - 1)
-			gen.SetParentSpanID(agent.SpanID())
-			a := gen.Attributes()
-			a.Remove("gen_ai.system_instructions")
-			a.PutStr("gen_ai.input.messages", `[{"role":"system","parts":[{"type":"text","content":"`+system+`"}]},`+
-				`{"role":"user","parts":[{"type":"text","content":"Where is my order?"}]},`+
-				`{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"order_status","arguments":{"id":"A-1"}}]},`+
-				`{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":`+tool+`}]}]`)
-			a.PutStr("gen_ai.retrieval.documents", `[{"id":"d1","content":"`+ownDoc+`"}]`)
-			h.consume(b.td)
-			select {
-			case c := <-cases:
-				assert.Equal(t, tt.want, c.Context)
-			case <-time.After(10 * time.Second):
-				t.Fatal("no evaluation")
-			}
-		})
+	for _, scorer := range scoring.ContextNames() {
+		for _, tt := range tests {
+			t.Run(scorer+"/"+tt.name, func(t *testing.T) {
+				cases := make(chan scoring.Case, 1)
+				cfg := testConfig(scorer)
+				if tt.sources != nil {
+					cfg.Scorers[0].ContextSources = tt.sources
+				}
+				h := newHarness(t, cfg, &fakeScorer{name: scorer, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+					cases <- c
+					return scoring.Result{Label: scoring.LabelPass}
+				}})
+				trace := randomTraceID()
+				b := newBatch()
+				agent := b.spans.AppendEmpty()
+				agent.SetTraceID(trace)
+				agent.SetSpanID(nextSpanID())
+				agent.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+				retrieval := b.spans.AppendEmpty()
+				retrieval.SetTraceID(trace)
+				retrieval.SetSpanID(nextSpanID())
+				retrieval.SetParentSpanID(agent.SpanID())
+				retrieval.Attributes().PutStr("gen_ai.operation.name", "retrieval")
+				retrieval.Attributes().PutStr("gen_ai.retrieval.documents", `[{"id":"r1","content":"`+traceDo+`"}]`)
+				b.generation(trace, "Where is my order?", "It shipped.")
+				gen := b.spans.At(b.spans.Len() - 1)
+				gen.SetParentSpanID(agent.SpanID())
+				a := gen.Attributes()
+				a.Remove("gen_ai.system_instructions")
+				a.PutStr("gen_ai.input.messages", `[{"role":"system","parts":[{"type":"text","content":"`+system+`"}]},`+
+					`{"role":"user","parts":[{"type":"text","content":"Where is my order?"}]},`+
+					`{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"order_status","arguments":{"id":"A-1"}}]},`+
+					`{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":`+tool+`}]}]`)
+				a.PutStr("gen_ai.retrieval.documents", `[{"id":"d1","content":"`+ownDoc+`"}]`)
+				h.consume(b.td)
+				select {
+				case c := <-cases:
+					assert.Equal(t, tt.want, c.Context)
+				case <-time.After(10 * time.Second):
+					t.Fatal("no evaluation")
+				}
+			})
+		}
 	}
 }
 
@@ -82,31 +84,33 @@ func TestContextSources(t *testing.T) {
 // default sources the same span waits: its documents can only come from
 // the trace.
 func TestSystemContextDoesNotWait(t *testing.T) {
-	for _, withSystem := range []bool{true, false} {
-		cases := make(chan scoring.Case, 1)
-		cfg := testConfig(scoring.Hallucination)
-		cfg.MaxWait = time.Hour
-		cfg.TraceContext.ContextWait = time.Hour
-		if withSystem {
-			cfg.Scorers[0].ContextSources = []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem}
-		}
-		h := newHarness(t, cfg, &fakeScorer{name: scoring.Hallucination, fn: func(_ context.Context, c scoring.Case) scoring.Result {
-			cases <- c
-			return scoring.Result{Label: scoring.LabelPass}
-		}})
-		b := newBatch()
-		b.generation(randomTraceID(), "How fast are refunds?", "Within 5 days.")
-		h.consume(b.td)
-		if !withSystem {
-			parked := h.p.store.Stats().WaitingForContext
-			assert.Equal(t, 1, parked, "with the default sources the generation waits for its trace")
-			continue
-		}
-		select {
-		case c := <-cases:
-			assert.Equal(t, []string{"Answer in English."}, c.Context, "the system instructions are the context")
-		case <-time.After(10 * time.Second):
-			t.Fatal("the generation waited for trace context it does not need")
+	for _, scorer := range scoring.ContextNames() {
+		for _, withSystem := range []bool{true, false} {
+			cases := make(chan scoring.Case, 1)
+			cfg := testConfig(scorer)
+			cfg.MaxWait = time.Hour
+			cfg.TraceContext.ContextWait = time.Hour
+			if withSystem {
+				cfg.Scorers[0].ContextSources = []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem}
+			}
+			h := newHarness(t, cfg, &fakeScorer{name: scorer, fn: func(_ context.Context, c scoring.Case) scoring.Result {
+				cases <- c
+				return scoring.Result{Label: scoring.LabelPass}
+			}})
+			b := newBatch()
+			b.generation(randomTraceID(), "How fast are refunds?", "Within 5 days.")
+			h.consume(b.td)
+			if !withSystem {
+				parked := h.p.store.Stats().WaitingForContext
+				assert.Equal(t, 1, parked, "%s: with the default sources the generation waits for its trace", scorer)
+				continue
+			}
+			select {
+			case c := <-cases:
+				assert.Equal(t, []string{"Answer in English."}, c.Context, "the system instructions are the context")
+			case <-time.After(10 * time.Second):
+				t.Fatal("the generation waited for trace context it does not need")
+			}
 		}
 	}
 }

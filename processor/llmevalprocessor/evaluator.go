@@ -15,6 +15,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
+	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
 )
 
@@ -51,7 +53,8 @@ type evaluator struct {
 	sampler    traceSampler
 	now        func() time.Time
 	store      *evalStore
-	join       *traceJoin             // the trace context index and join
+	join       *subject.TraceJoin     // the trace context index and join
+	scorers    []subject.Scorer       // what the subjects see of cfg.Scorers
 	filter     spanFilter             // include, exclude
 	scorerSel  scorerFilters          // scorers[].include, exclude
 	agents     bool                   // a scorer targets agent spans
@@ -72,7 +75,7 @@ type evaluator struct {
 	recoverCalls func()                                     // logs
 	readCall     func(plog.Logs) evalSubject                // logs
 	// newPair makes the subject of a call seen on both signals.
-	newPair   func() evalstore.Pair[ScorerConfig]
+	newPair   func() evalstore.Pair[subject.Scorer]
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -95,7 +98,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
 		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
-	tel, err := newTelemetry(set, judge, scorers, ev.redact, ev.observeHeld, ev.observeQueue)
+	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.redact, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +119,15 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	for _, sc := range cfg.Scorers {
 		ev.agents = ev.agents || sc.hasTarget(targetAgent)
 	}
-	if ev.join, err = newTraceJoin(cfg, tel); err != nil {
+	ev.scorers = subjectScorers(cfg.Scorers)
+	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), cfg.MaxInputChars, ev.scorers, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
-	if err := tel.observeIndex(ev.join.ix, ev.join.readsSteps()); err != nil {
+	if err := tel.observeIndex(ev.join.Index, ev.join.ReadsSteps()); err != nil {
 		return nil, err
 	}
 	if cfg.Storage != nil {
-		ev.storage = itemstore.New[ScorerConfig](*cfg.Storage, set.ID,
+		ev.storage = itemstore.New[subject.Scorer](*cfg.Storage, set.ID,
 			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
 	}
 	return ev, nil
@@ -141,6 +145,11 @@ func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) err
 
 // redact removes every configured secret from text written out or logged.
 func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
+
+// emitsLate says whether late_results emits a late result of label.
+func (ev *evaluator) emitsLate(label scoring.Label) bool {
+	return lateEmitted(ev.cfg.LateResults, label)
+}
 
 // setTraces takes the recovery of the traces instance.
 func (ev *evaluator) setTraces(recoverSpans func(), recoverPairs func(readCall func(plog.Logs) evalSubject)) {
@@ -209,12 +218,12 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 			return err
 		}
 	}
-	scorers := make([]evalstore.Scorer[ScorerConfig], len(js.scorers))
+	scorers := make([]evalstore.Scorer[subject.Scorer], len(js.scorers))
 	for i, s := range js.scorers {
 		sc := ev.cfg.Scorers[i]
-		scorers[i] = evalstore.Scorer[ScorerConfig]{Config: sc, Name: sc.Name, Waits: scorerWaits(sc), Run: s}
+		scorers[i] = evalstore.Scorer[subject.Scorer]{Config: ev.scorers[i], Name: sc.Name, Waits: scorerWaits(sc), Run: s}
 	}
-	var journal evalstore.Journal[ScorerConfig]
+	var journal evalstore.Journal[subject.Scorer]
 	if ev.storage != nil {
 		if err := ev.storage.Open(ctx, host); err != nil {
 			return fmt.Errorf("llm_eval: %w", err)
@@ -289,14 +298,14 @@ func (ev *evaluator) release(ctx context.Context) error {
 // per factory.
 type evaluators struct {
 	build   judgeBuilder
-	newPair func() evalstore.Pair[ScorerConfig]
+	newPair func() evalstore.Pair[subject.Scorer]
 	mu      sync.Mutex
 	m       map[*Config]*evaluator
 }
 
 // newEvaluators makes the evaluators of a factory: build makes the judge
 // at Start, newPair the subject of a call seen on both signals.
-func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[ScorerConfig]) *evaluators {
+func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[subject.Scorer]) *evaluators {
 	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
 }
 
@@ -340,10 +349,10 @@ func (es *evaluators) has(cfg *Config) bool {
 
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
-type evalStore = evalstore.Store[ScorerConfig]
+type evalStore = evalstore.Store[subject.Scorer]
 
 // itemStorage keeps the items of the store in a storage extension.
-type itemStorage = itemstore.Keeper[ScorerConfig]
+type itemStorage = itemstore.Keeper[subject.Scorer]
 
 // newEvalStore makes the store of cfg, telling tel what it does.
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -351,14 +360,19 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 	if evalTimeout <= 0 {
 		evalTimeout = defaultJudgeTimeout
 	}
-	return evalstore.New[ScorerConfig](evalstore.Settings{
+	return evalstore.New[subject.Scorer](evalstore.Settings{
 		MaxWait:     cfg.MaxWait,
 		EvalTimeout: evalTimeout,
 		Capacity:    cfg.QueueSize,
 		Workers:     cfg.Judge.MaxConcurrency,
 		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
-		EventWaits:  cfg.LogEvents.eventWaits(),
+		EventWaits:  eventWaits(cfg.LogEvents),
 		Now:         now,
 		Observer:    storeObserver{tel},
 	})
+}
+
+// eventWaits bounds the store's area of spans waiting for their events.
+func eventWaits(c LogEventsConfig) evalstore.EventWaits {
+	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -25,7 +26,7 @@ func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
 // Start (tests pass fake scorers here). Its instances of one *Config share
 // one evaluator (evaluator.go).
 func newFactoryWith(build judgeBuilder) processor.Factory {
-	evs := newEvaluators(build, newPairedCall)
+	evs := newEvaluators(build, subject.NewPair)
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,

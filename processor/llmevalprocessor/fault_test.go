@@ -347,7 +347,7 @@ func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	require.Len(t, judge.Calls(), 1, "a rejected key is not retried")
 	errs := r.logs.FilterLevelExact(zapcore.ErrorLevel).All()
 	require.Len(t, errs, 1, "one error line")
-	assert.Equal(t, "judge rejected the API key (401): evaluation suspended for 10m0s; spans pass through unscored", errs[0].Message)
+	assert.Equal(t, "judge rejected the API key (401): evaluation suspended for 10m0s; spans go on with judge_auth error results instead of scores", errs[0].Message)
 	assert.Equal(t, judge.URL, errs[0].ContextMap()["endpoint"])
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Value: 3}}, ignoreTime)
 

@@ -190,7 +190,7 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions())
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions()) + sc.ragFingerprint()
 }
 
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP

@@ -15,12 +15,15 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -30,7 +33,7 @@ import (
 type logsProcessor struct {
 	core   *evaluator // shared with the traces instance of the component
 	next   consumer.Logs
-	out    *logOutput
+	out    *subject.LogOut // where calls' result records go
 	joiner *logjoin.Joiner
 
 	itemAttrs   metric.MeasurementOption // processor, otel.signal=logs
@@ -55,8 +58,8 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 		reasonAttrs: map[logjoin.Reason]metric.MeasurementOption{},
 		stop:        make(chan struct{}),
 	}
-	p.out = &logOutput{next: next, tel: core.tel, redact: core.redact, now: func() time.Time { return core.now() },
-		scorers: core.cfg.Scorers, lateResults: core.cfg.LateResults, itemAttrs: p.itemAttrs}
+	p.out = &subject.LogOut{Sink: &forward.Logs{Next: next, Count: p.countOutgoing, Failed: core.tel.forwardFailed}, Tel: core.tel,
+		Redact: core.redact, EmitsLate: core.emitsLate, Now: func() time.Time { return core.now() }, Scorers: core.scorers}
 	for _, r := range []logjoin.Reason{logjoin.ReasonAnswered, logjoin.ReasonDetails, logjoin.ReasonAlone,
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("join_reason", r.String())))
@@ -161,7 +164,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	for _, g := range groups {
 		var excluded map[string]bool
 		if !p.core.filter.Empty() || len(p.core.scorerSel) > 0 {
-			res, attrs := g.Resource().Resource().Attributes(), callAttributes(g.Records())
+			res, attrs := g.Resource().Resource().Attributes(), subject.CallAttributes(g.Records())
 			if !p.core.filter.Empty() && !p.core.filter.Matches(res, attrs) {
 				continue // not a candidate: its records have passed already
 			}
@@ -169,14 +172,12 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
-		call := &logCall{out: p.out, gen: gen, group: g, excluded: excluded, of: evaluatedSpan{
-			TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID,
-		}}
+		call := subject.NewLogCall(p.out, g, gen, excluded)
 		// The call's span may reach the traces side of this component too
-		// (pair.go, internal/evalstore): one evaluation for both.
+		// (the pair of both halves, internal/evalstore): one evaluation for both.
 		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
-		service := serviceName(g.Resource().Resource())
+		service := capture.ServiceName(g.Resource().Resource())
 		if store.Joining() {
 			store.EventsArrived(service) // its spans wait for their events again
 		}
@@ -191,26 +192,31 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 				p.core.tel.contentMalformed(ctx, gen.Malformed)
 			}
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
-			if contentless(gen) {
+			if capture.Contentless(gen) {
 				library := g.Scope().Scope().Name()
-				p.core.tel.capture.warn(service, library, warnEvents)
-				notScorable.Reason += ": content capture is likely off; to turn it on, " + contentCaptureHint(library)
+				p.core.tel.capture.Warn(service, library, capture.WarnEvents)
+				notScorable.Reason += ": content capture is likely off; to turn it on, " + capture.Hint(library)
 			}
 			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
-				call.markAll(ctx, notScorable, reasonNotScorable, true)
+				call.MarkAll(ctx, notScorable, reasonNotScorable, true)
 			}
 			continue
 		}
 		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: pairing.Events, HasContent: true}, func() evalSubject { return call }) {
 		case evalstore.RejectedFull:
-			call.markAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
+			call.MarkAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
 		case evalstore.RejectedClosed:
-			call.markAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+			call.MarkAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 		}
 	}
 	if p.core.storage != nil {
 		p.core.storage.Evaluated(groups) // admitted calls to disk; their joining records go
 	}
+}
+
+// countOutgoing counts result records sent on as the processor's output.
+func (p *logsProcessor) countOutgoing(ctx context.Context, records int) {
+	p.core.tel.tb.ProcessorOutgoingItems.Add(ctx, int64(records), p.itemAttrs)
 }
 
 // countLate records the per-message records the joiner turned away since
@@ -247,17 +253,13 @@ func (p *logsProcessor) recoverCalls() {
 	p.evaluate(context.Background(), groups)
 }
 
-func (p *logsProcessor) recoveredCall(ld plog.Logs) *logCall {
+func (p *logsProcessor) recoveredCall(ld plog.Logs) *subject.LogCall {
 	rl := ld.ResourceLogs().At(0)
 	recs := rl.ScopeLogs().At(0).LogRecords()
 	first := recs.At(0)
 	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
 	gen := genai.ReadLogs(recs)
-	return &logCall{
-		out: p.out, gen: gen, group: g,
-		excluded: p.core.scorerSel.Excluded(rl.Resource().Attributes(), callAttributes(recs)),
-		of:       evaluatedSpan{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID, Model: gen.Model, ResponseID: gen.ResponseID},
-	}
+	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.Excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
 }
 
 // joinerConfig is the joiner's configuration for these settings.

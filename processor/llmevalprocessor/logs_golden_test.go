@@ -25,6 +25,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -199,7 +200,7 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
 	build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)})
-	evs := newEvaluators(build, newPairedCall)
+	evs := newEvaluators(build, subject.NewPair)
 	f := processor.NewFactory(metadata.Type, createDefaultConfig,
 		processor.WithTraces(evs.createTraces, metadata.TracesStability),
 		processor.WithLogs(evs.createLogs, metadata.LogsStability))
@@ -256,8 +257,8 @@ func onlyValue(m map[string][]string) []string {
 // fakeSubject is an evalSubject that discards its results.
 type fakeSubject struct{}
 
-func (*fakeSubject) Case(ScorerConfig) scoring.Case      { return scoring.Case{} }
-func (*fakeSubject) Skips(ScorerConfig) bool             { return false }
+func (*fakeSubject) Case(subject.Scorer) scoring.Case    { return scoring.Case{} }
+func (*fakeSubject) Skips(subject.Scorer) bool           { return false }
 func (*fakeSubject) Leave(context.Context, []evalResult) {}
 func (*fakeSubject) Late(context.Context, evalResult)    {}
 

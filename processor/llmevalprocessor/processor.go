@@ -14,12 +14,15 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -29,17 +32,20 @@ import (
 // It is its own consumer (rather than a processorhelper one) so that its
 // outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
-	*evaluator // shared with the logs instance of the component
-	out        *spanOutput
-	released   atomic.Bool // Shutdown ran: the evaluator is released once
+	*evaluator                  // shared with the logs instance of the component
+	out        *forward.Spans   // the next consumer
+	subjects   *subject.SpanOut // where held spans go
+	released   atomic.Bool      // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
 func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
+	out := &forward.Spans{Next: next, Count: ev.tel.outgoing, Failed: ev.tel.forwardFailed}
 	return &llmEvalProcessor{
 		evaluator: ev,
-		out:       &spanOutput{next: next, tel: ev.tel, redact: ev.redact, lateResults: ev.cfg.LateResults},
+		out:       out,
+		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Redact: ev.redact, EmitsLate: ev.emitsLate},
 	}
 }
 
@@ -78,7 +84,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		p.tel.outgoing(ctx, 0)
 		return nil
 	}
-	return p.out.forward(ctx, td)
+	return p.out.Forward(ctx, td)
 }
 
 // processTraces takes the sampled generation spans the store admits out
@@ -107,7 +113,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					if !p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
 						// Not a candidate: forwarded as it is, and only
 						// indexed as a step of an agent run.
-						if p.join == nil || !p.join.readsSteps() || !p.sampler.Sampled(span.TraceID()) {
+						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.Sampled(span.TraceID()) {
 							continue
 						}
 						break
@@ -148,7 +154,11 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				if candidate < len(candidates) {
 					read = &candidates[candidate]
 				}
-				if p.join.indexSpan(kind, span, read) {
+				added, gen := p.join.IndexSpan(kind, span, read != nil, read != nil && read.agent)
+				if read != nil {
+					read.gen = gen
+				}
+				if added {
 					gained = append(gained, span.TraceID())
 				}
 			}
@@ -157,7 +167,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	if p.join != nil {
 		// Links of plain spans can connect a waiting generation to
 		// context its trace already has.
-		for _, trace := range p.join.ix.LinkAll(td) {
+		for _, trace := range p.join.Index.LinkAll(td) {
 			if !slices.Contains(gained, trace) {
 				gained = append(gained, trace)
 			}
@@ -210,12 +220,20 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	})
 }
 
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step read it already.
+	gen *genai.Generation
+}
+
 // reading is what the scorers need of a span besides its content gen:
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
-func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) spanReading {
-	r := spanReading{gen: gen, agent: agent, excluded: p.scorerSel.Excluded(rs.Resource().Attributes(), span.Attributes())}
-	r.missing = p.join.heldForTrajectory(agent, &r.gen, r.excluded)
+func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) subject.Reading {
+	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.Excluded(rs.Resource().Attributes(), span.Attributes())}
+	r.Missing = p.join.HeldForTrajectory(agent, &r.Gen, r.Excluded)
 	return r
 }
 
@@ -239,11 +257,11 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	}
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
-	// (pair.go, internal/evalstore): the call is evaluated once, for both signals.
+	// (the pair of both halves, internal/evalstore): the call is evaluated once, for both signals.
 	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
-	gen = r.gen
+	gen = r.Gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
@@ -259,38 +277,38 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 			p.tel.contentMalformed(ctx, gen.Malformed)
 		}
 		reason := gen.Missing
-		if contentless(gen) && !agent {
-			p.tel.capture.warn(serviceName(rs.Resource()), ss.Scope().Name(), warnSpans)
-			reason += ": content capture is likely off; to turn it on, " + contentCaptureHint(ss.Scope().Name())
+		if capture.Contentless(gen) && !agent {
+			p.tel.capture.Warn(capture.ServiceName(rs.Resource()), ss.Scope().Name(), capture.WarnSpans)
+			reason += ": content capture is likely off; to turn it on, " + capture.Hint(ss.Scope().Name())
 		}
-		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
 		return false
 	}
 	half := evalstore.Half{Side: pairing.Span, HasContent: !awaitsEvents}
 	if awaitsEvents {
 		// It waits for its events outside queue_size (eventswait.go).
-		half.Source, half.Library = serviceName(rs.Resource()), ss.Scope().Name()
-		half.Size, half.NoEvents = spanBytes(span), noEventsReason(half.Library)
+		half.Source, half.Library = capture.ServiceName(rs.Resource()), ss.Scope().Name()
+		half.Size, half.NoEvents = capture.SpanBytes(span), capture.NoEventsReason(half.Library)
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.AdmitHalf(ctx, key, half, func() evalSubject {
-		return newHeldSpan(p.out, p.join, rs, ss, span, r)
+		return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
 	}) {
 	case evalstore.WaitingAreaFull:
-		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable,
+		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable,
 			Reason: "no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes"}, reasonNotScorable, true)
 	case evalstore.NoEventsExpected:
-		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: captureOffReason(half.Library)}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: capture.OffReason(half.Library)}, reasonNotScorable, true)
 	case evalstore.Admitted, evalstore.JoinedPartner:
 		return true
 	case evalstore.LateHalf:
 		return false // its events were evaluated; it passes as it came
 	case evalstore.Unjoinable:
-		p.markAll(ctx, span, gen, target, r.excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
 	case evalstore.RejectedFull:
-		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
+		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
 	case evalstore.RejectedClosed:
-		p.markAll(ctx, span, gen, target, r.excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
 	}
 	return false
 }
@@ -307,11 +325,11 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		r := evalResult{Scorer: sc.Name, At: now, Result: res}
 		r.Result.Scorer = sc.Name
 		if record {
-			p.tel.recordResult(ctx, r)
+			p.tel.RecordResult(ctx, r)
 		}
 		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
 	}
-	p.tel.spanUnscored(ctx, reason)
+	p.tel.SpanUnscored(ctx, reason)
 }
 
 // recoverSpans puts the spans found in storage at start back into the
@@ -320,7 +338,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 // pipeline order.
 //
 // With the component in a traces and a logs pipeline, a span goes back into
-// the call table (pair.go, internal/evalstore): a span without content waits for its log
+// the call table (the pair of both halves, internal/evalstore): a span without content waits for its log
 // events again.
 func (p *llmEvalProcessor) recoverSpans() {
 	if p.storage == nil {
@@ -329,17 +347,13 @@ func (p *llmEvalProcessor) recoverSpans() {
 	joining := p.store.Joining()
 	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
-		if joining && !h.agent {
+		if joining && !h.Agent {
 			call := p.newPair()
 			call.Join(h)
 			p.store.Recover(call, itemstore.ForStore(rec))
 			continue
 		}
-		if h.missing == "" && h.gen.Missing != "" {
-			// A span stored waiting for its log events, recovered where
-			// spans and events are no longer joined: nothing to judge.
-			h.missing = h.gen.Missing
-		}
+		h.Unjoined() // it may have waited for log events no longer joined
 		p.store.Recover(h, itemstore.ForStore(rec))
 	}
 }
@@ -360,7 +374,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 		if readCall != nil {
 			call.Join(readCall(rec.Item.Logs))
 		} else {
-			span.takeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
+			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
 		p.store.Recover(call, itemstore.ForStore(rec))
 	}
@@ -368,7 +382,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 
 // recoveredSpan is a held span read back from storage, read and filtered
 // as it was at admission.
-func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
+func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *subject.HeldSpan {
 	rs := td.ResourceSpans().At(0)
 	ss := rs.ScopeSpans().At(0)
 	span := ss.Spans().At(0)
@@ -377,5 +391,5 @@ func (p *llmEvalProcessor) recoveredSpan(td ptrace.Traces) *heldSpan {
 	if agent {
 		gen = genai.ReadAgent(span)
 	}
-	return newHeldSpan(p.out, p.join, rs, ss, span, p.reading(rs, span, gen, agent))
+	return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, p.reading(rs, span, gen, agent))
 }

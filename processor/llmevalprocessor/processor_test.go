@@ -475,7 +475,7 @@ func TestLateSpanNotRescored(t *testing.T) {
 	bias := fixedScorer(scoring.Bias, 0.2, scoring.LabelPass)
 	h := newHarness(t, testConfig(scoring.Bias), bias)
 	td := resultwrite.NewLateSpan(resultwrite.LateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
-		evaluatedSpan{TraceID: randomTraceID(), SpanID: nextSpanID()},
+		resultwrite.Evaluated{TraceID: randomTraceID(), SpanID: nextSpanID()},
 		scoring.Bias, scoring.Result{Label: scoring.LabelPass}, time.Now(), strings.Clone)
 	h.consume(td)
 	assert.Equal(t, 1, h.sink.SpanCount())

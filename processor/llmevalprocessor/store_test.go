@@ -194,7 +194,7 @@ func TestHeldSpansKeepClientInfo(t *testing.T) {
 	cs := &clientSink{addrs: map[pcommon.SpanID]string{}}
 	sink := new(consumertest.TracesSink)
 	h := newHarnessTo(t, testConfig(scoring.Bias), sink, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass))
-	h.p.out.next = cs // before any span: no race
+	h.p.out.Next = cs // before any span: no race
 
 	for _, tenant := range []string{"acme", "globex"} {
 		b := newBatch()

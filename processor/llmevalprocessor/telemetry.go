@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
@@ -45,7 +46,7 @@ type telemetry struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 
-	capture captureWarnings // content capture off, once per service and library
+	capture capture.Warnings // content capture off, once per service and library
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -56,8 +57,9 @@ type judgeFacts struct {
 }
 
 // newTelemetry records the metrics of a processor whose scorers are named
-// scorers; held and queue observe the store.
-func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
+// scorers; joinSources are the values of context_joins' source
+// attribute, and held and queue observe the store.
+func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
@@ -71,7 +73,7 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, sc
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		capture:  captureWarnings{logger: set.Logger},
+		capture:  capture.Warnings{Logger: set.Logger},
 		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
 		judge:    judge,
@@ -84,7 +86,7 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers []string, sc
 		reasonAttrs:  map[string]metric.MeasurementOption{},
 		stateAttrs:   map[guard.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
-		join:         newJoinAttrs(),
+		join:         newJoinAttrs(joinSources),
 	}
 	for _, scorer := range scorers {
 		name := attribute.String("scorer", scorer)
@@ -177,10 +179,10 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 			status = strconv.Itoa(se.Status)
 		}
 		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			t.judge.authRetry.String()+"; spans pass through unscored", fields...)
+			t.judge.authRetry.String()+"; spans go on with judge_auth error results instead of scores", fields...)
 	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
-			"; spans pass through unscored", fields...)
+			"; spans go on with judge_circuit_open error results instead of scores", fields...)
 	case guard.BreakerHalfOpen:
 		t.logger.Info("judge circuit half-open: probing the endpoint with one call", fields...)
 	default:
@@ -202,7 +204,8 @@ func (t *telemetry) spansSelected(ctx context.Context, selected, sampled int) {
 	}
 }
 
-func (t *telemetry) spanUnscored(ctx context.Context, reason string) {
+// SpanUnscored counts an item that left without any score, by reason.
+func (t *telemetry) SpanUnscored(ctx context.Context, reason string) {
 	opt, ok := t.reasonAttrs[reason]
 	if !ok {
 		opt = metric.WithAttributes(attribute.String("reason", reason))
@@ -226,11 +229,13 @@ func (t *telemetry) contentMalformed(ctx context.Context, attr string) {
 	t.tb.ProcessorLlmEvalContentMalformed.Add(ctx, 1, metric.WithAttributes(attribute.String("attribute", attr)))
 }
 
-func (t *telemetry) lateResult(ctx context.Context, scorer string) {
+// LateResult counts a result emitted after its item left.
+func (t *telemetry) LateResult(ctx context.Context, scorer string) {
 	t.tb.ProcessorLlmEvalLateResults.Add(ctx, 1, t.scorerOpt(scorer))
 }
 
-func (t *telemetry) lateResultDropped(ctx context.Context, scorer string) {
+// LateResultDropped counts a late result that late_results drops.
+func (t *telemetry) LateResultDropped(ctx context.Context, scorer string) {
 	t.tb.ProcessorLlmEvalLateResultsDropped.Add(ctx, 1, t.scorerOpt(scorer))
 }
 
@@ -249,9 +254,9 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 	t.tb.ProcessorInternalDuration.Record(ctx, d.Seconds(), t.itemAttrs)
 }
 
-// recordResult counts a finished evaluation, its judge usage, and logs a
+// RecordResult counts a finished evaluation, its judge usage, and logs a
 // failure.
-func (t *telemetry) recordResult(ctx context.Context, r evalstore.Result) {
+func (t *telemetry) RecordResult(ctx context.Context, r evalstore.Result) {
 	label := r.Label()
 	if label == scoring.LabelError {
 		errType := resultwrite.ResultErrorType(r.Result)
@@ -303,6 +308,12 @@ func (t *telemetry) judgeRetry(ctx context.Context) {
 	t.tb.ProcessorLlmEvalJudgeRetries.Add(ctx, 1)
 }
 
+// forwardFailed logs what could not be sent on after its request was
+// answered (internal/forward).
+func (t *telemetry) forwardFailed(msg string, err error) {
+	t.logFailure("forward", msg, zap.Error(err))
+}
+
 // logFailure logs the first failure of each kind at Warn and the rest at
 // Debug, so an unreachable judge does not flood the logs.
 func (t *telemetry) logFailure(kind, msg string, fields ...zap.Field) {
@@ -337,7 +348,7 @@ func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
-		t.logFailure("split:"+o.Fallback, "instruction split failed; the system prompt was judged as one instruction",
+		t.logFailure("split:"+o.Fallback, "instruction split failed; prompt_alignment takes the whole system prompt as one instruction",
 			zap.String("error_type", o.Fallback))
 	}
 	if o.Truncated {
@@ -358,8 +369,8 @@ func (t *telemetry) observeSplitCache(cache cacheStater) error {
 	})
 }
 
-// contextJoined counts a dispatched generation by where its context came from.
-func (t *telemetry) contextJoined(source string) {
+// ContextJoined counts a dispatched generation by where its context came from.
+func (t *telemetry) ContextJoined(source string) {
 	t.tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1, t.join.source[source])
 }
 
@@ -414,8 +425,8 @@ func (t *telemetry) observeIndex(ix *tracecontext.Index, steps bool) error {
 // storeObserver tells the telemetry what the store does.
 type storeObserver struct{ t *telemetry }
 
-func (o storeObserver) Result(ctx context.Context, r evalstore.Result) { o.t.recordResult(ctx, r) }
-func (o storeObserver) Unscored(ctx context.Context, reason string)    { o.t.spanUnscored(ctx, reason) }
+func (o storeObserver) Result(ctx context.Context, r evalstore.Result) { o.t.RecordResult(ctx, r) }
+func (o storeObserver) Unscored(ctx context.Context, reason string)    { o.t.SpanUnscored(ctx, reason) }
 func (o storeObserver) ContextWaitEnded(ctx context.Context, arrived bool) {
 	o.t.contextWaitEnded(ctx, arrived)
 }
@@ -423,7 +434,7 @@ func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
 }
 func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
-	o.t.capture.warn(service, library, warnSpansNoEvents)
+	o.t.capture.Warn(service, library, capture.WarnSpansNoEvents)
 	if learned {
 		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("service", service), attribute.String("library", library)))
@@ -442,9 +453,9 @@ type joinAttrs struct {
 	limit    [5]metric.MeasurementOption // document_truncated, document_dropped, link_dropped, step_truncated, step_dropped
 }
 
-func newJoinAttrs() joinAttrs {
+func newJoinAttrs(sources []string) joinAttrs {
 	a := joinAttrs{source: map[string]metric.MeasurementOption{}}
-	for _, s := range []string{joinSourceSpan, joinSourceTrace, joinSourceNone} {
+	for _, s := range sources {
 		a.source[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
 	}
 	a.arrived = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "arrived")))
@@ -465,13 +476,6 @@ var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }
 	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
 		attribute.String("error_type", sysprompt.NoInstructions))),
 }
-
-// Where a dispatched generation's context came from (context_joins).
-const (
-	joinSourceSpan  = "span"  // the span's own context only
-	joinSourceTrace = "trace" // documents joined from other spans of the trace
-	joinSourceNone  = "none"
-)
 
 // Why a sampled span left without any score.
 const (

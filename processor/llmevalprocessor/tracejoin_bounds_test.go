@@ -72,7 +72,7 @@ func TestTraceContextBadInputAndBounds(t *testing.T) {
 	h.waitSpans(want)
 	h.waitIdle()
 
-	st := h.p.join.ix.Stats()
+	st := h.p.join.Index.Stats()
 	assert.LessOrEqual(t, st.Bytes, cfg.TraceContext.MaxBytes, "the index stays within max_bytes")
 	assert.Positive(t, st.DroppedDocuments+st.EvictedMaxBytes, "the bound was hit and counted")
 	// Every kept document was over 32 KiB and the trace's 1 MiB filled

@@ -91,11 +91,11 @@ func BenchmarkAgentTrajectory(b *testing.B) {
 			}
 			defer func() { _ = proc.Shutdown(context.Background()) }()
 
-			before := p.join.ix.Stats().Bytes
+			before := p.join.Index.Stats().Bytes
 			if err := proc.ConsumeTraces(context.Background(), benchAgentRun()); err != nil {
 				b.Fatal(err)
 			}
-			held := p.join.ix.Stats().Bytes - before
+			held := p.join.Index.Stats().Bytes - before
 
 			consumeBatches(b, proc, 200, benchAgentRun)
 			b.ReportMetric(float64(held), "index_B/run")

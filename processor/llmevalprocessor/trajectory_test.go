@@ -352,7 +352,7 @@ func TestNoStepRecordsWithoutATrajectoryScorer(t *testing.T) {
 		r.chat(pcommon.SpanID{}, "Hello!")
 		h.consume(r.td)
 		h.waitSpans(2)
-		steps, _ := h.p.join.ix.StepsBelow(r.trace, r.agent)
+		steps, _ := h.p.join.Index.StepsBelow(r.trace, r.agent)
 		if withTrajectory {
 			assert.Len(t, steps, 1)
 		} else {

@@ -46,6 +46,17 @@ import (
 //     block that no call used and whose name holds a word of five letters
 //     or more found in the INPUT block, unless the user message asks for
 //     an empty list.
+//   - answer_relevancy_statements: one statement per sentence of the
+//     OUTPUT block (at most 20).
+//   - answer_relevancy_results: one result per line of the STATEMENTS
+//     block, "yes" when the statement shares a word of five letters or more
+//     with the INPUT block, else "no".
+//   - context_relevance_evaluations: one evaluation per line of the
+//     CONTEXT block, "high" when the item shares a longer word with the
+//     INPUT block, else "none"; used when it shares one with the OUTPUT
+//     block; nothing missing.
+//   - toxicity_verdicts: one verdict per sentence of the OUTPUT block (at
+//     most 20), "yes" (toxic) only when it holds an insult such as "idiot".
 //   - reason: a short sentence quoting the score line.
 //   - instruction_split: one instruction per sentence or line of the
 //     PROMPT block, all of them (the splitter applies its own cap). It
@@ -129,6 +140,42 @@ func DefaultReply(c Call) Reply {
 		v = map[string]any{"verdicts": verdicts}
 	case "tool_use_verdicts":
 		v = map[string]any{"verdicts": toolVerdicts(b), "missing_tools": missingTools(c, b)}
+	case "answer_relevancy_statements":
+		v = map[string]any{"statements": sentences(b.text("OUTPUT"))}
+	case "answer_relevancy_results":
+		input := strings.ToLower(b.text("INPUT"))
+		items := b.items(c, "STATEMENTS")
+		results := make([]map[string]string, len(items))
+		for i, it := range items {
+			results[i] = map[string]string{"statement": it, "result": "no", "reason": "The statement does not touch the question."}
+			if sharesLongWord(strings.ToLower(it), input) {
+				results[i] = map[string]string{"statement": it, "result": "yes", "reason": "The statement is about what the question asks."}
+			}
+		}
+		v = map[string]any{"results": results}
+	case "context_relevance_evaluations":
+		input, output := strings.ToLower(b.text("INPUT")), strings.ToLower(b.text("OUTPUT"))
+		items := b.lines("CONTEXT")
+		evaluations := make([]map[string]any, len(items))
+		for i, it := range items {
+			it = strings.ToLower(it)
+			ev := map[string]any{"item": i + 1, "relevance": "none", "used": sharesLongWord(it, output), "reason": "The item does not touch the question."}
+			if sharesLongWord(it, input) {
+				ev["relevance"], ev["reason"] = "high", "The item is about what the question asks."
+			}
+			evaluations[i] = ev
+		}
+		v = map[string]any{"evaluations": evaluations, "missing_context": []string{}, "overall_assessment": "Offline demo judge: relevance by shared words."}
+	case "toxicity_verdicts":
+		statements := sentences(b.text("OUTPUT"))
+		verdicts := make([]map[string]string, len(statements))
+		for i, st := range statements {
+			verdicts[i] = map[string]string{"statement": st, "verdict": "no", "reason": "The statement is civil."}
+			if looksToxic(st) {
+				verdicts[i] = map[string]string{"statement": st, "verdict": "yes", "reason": "The statement insults the reader."}
+			}
+		}
+		v = map[string]any{"verdicts": verdicts}
 	case "instruction_split":
 		instructions := []string{}
 		for _, line := range strings.Split(b.text("PROMPT"), "\n") {
@@ -479,6 +526,12 @@ func toolVerdicts(b blocks) []map[string]any {
 	}
 	return out
 }
+
+// toxicWords are the insults looksToxic recognises.
+var toxicWords = regexp.MustCompile(`(?i)\b(idiot(s|a|as|e|en)?|stupid|morons?|fools?|shut up|worthless|pathetic)\b`)
+
+// looksToxic reports whether s holds a crude insult.
+func looksToxic(s string) bool { return toxicWords.MatchString(s) }
 
 // sharesLongWord reports whether a word of five letters or more of text
 // occurs in other.

@@ -56,24 +56,8 @@ func TestDamagedStorageFileIsQuarantined(t *testing.T) {
 	}
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
-			judge := scoringtest.New(t)
-			sink := newSpanSink(t)
-			dir := t.TempDir()
-			storageDir := filepath.Join(dir, "storage")
-			require.NoError(t, os.Mkdir(storageDir, 0o700))
-			p := ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
-			cfg := writeDurableConfig(t, dir, "collector.yaml", judge.URL, sink.srv.URL, storageDir, "60s", p)
-
-			// First run: a judge that does not answer in time holds every span.
-			judge.SetLatency(time.Minute)
-			first := startKillable(t, bin, cfg, filepath.Join(dir, "first.log"))
-			first.waitHealthy(t, p.health)
-			for n := 0; n < heldForDamage; n += 50 {
-				td, _ := durableBatchOf(n, 50)
-				require.NoError(t, postTraces(p.otlp, td))
-			}
-			first.kill(t)
-			path := filepath.Join(storageDir, "processor_llm_eval_")
+			r := holdAndKill(t, bin, heldForDamage)
+			judge, sink, dir, p, cfg, path := r.judge, r.sink, r.dir, r.ports, r.cfg, r.path
 			kind.damage(t, path)
 
 			judge.SetLatency(0)
@@ -117,21 +101,9 @@ func TestStorageFileOfAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give the file to another user") // CI runs as root
 	}
-	bin := collectortest.Binary(t)
-	judge := scoringtest.New(t)
-	sink := newSpanSink(t)
-	dir := t.TempDir()
-	storageDir := filepath.Join(dir, "storage")
-	require.NoError(t, os.Mkdir(storageDir, 0o700))
-	p := ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
-	cfg := writeDurableConfig(t, dir, "collector.yaml", judge.URL, sink.srv.URL, storageDir, "60s", p)
-	judge.SetLatency(time.Minute)
-	first := startKillable(t, bin, cfg, filepath.Join(dir, "first.log"))
-	first.waitHealthy(t, p.health)
-	td, ids := durableBatchOf(0, 5)
-	require.NoError(t, postTraces(p.otlp, td))
-	first.kill(t)
-	path := filepath.Join(storageDir, "processor_llm_eval_")
+	r := holdAndKill(t, collectortest.Binary(t), 5)
+	judge, sink, dir, p, cfg, path, bin := r.judge, r.sink, r.dir, r.ports, r.cfg, r.path, r.bin
+	ids := r.ids
 	require.NoError(t, os.Chown(path, 65534, 65534))
 	require.NoError(t, os.Chmod(path, 0o600))
 
@@ -145,4 +117,36 @@ func TestStorageFileOfAnotherUser(t *testing.T) {
 		return ok
 	}, waitLimit, 100*time.Millisecond, "the held spans are recovered and evaluated")
 	second.stop(t)
+}
+
+// killedRun is a collector run killed with spans held in its storage file.
+type killedRun struct {
+	bin, dir, cfg, path string // path: the storage file
+	ports               ports
+	judge               *scoringtest.Server
+	sink                *spanSink
+	ids                 []string // of the held generation spans and their batches' other spans
+}
+
+// holdAndKill starts the built collector with file_storage and a judge that
+// does not answer in time, sends n generation spans (a multiple of 5, in
+// batches of up to 50), and kills it with -9 while every span is held.
+func holdAndKill(t *testing.T, bin string, n int) killedRun {
+	t.Helper()
+	r := killedRun{bin: bin, dir: t.TempDir(), judge: scoringtest.New(t), sink: newSpanSink(t)}
+	storageDir := filepath.Join(r.dir, "storage")
+	require.NoError(t, os.Mkdir(storageDir, 0o700))
+	r.ports = ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
+	r.cfg = writeDurableConfig(t, r.dir, "collector.yaml", r.judge.URL, r.sink.srv.URL, storageDir, "60s", r.ports)
+	r.path = filepath.Join(storageDir, "processor_llm_eval_")
+	r.judge.SetLatency(time.Minute)
+	first := startKillable(t, bin, r.cfg, filepath.Join(r.dir, "first.log"))
+	first.waitHealthy(t, r.ports.health)
+	for sent := 0; sent < n; sent += 50 {
+		td, ids := durableBatchOf(sent, min(50, n-sent))
+		require.NoError(t, postTraces(r.ports.otlp, td))
+		r.ids = append(r.ids, ids...)
+	}
+	first.kill(t)
+	return r
 }

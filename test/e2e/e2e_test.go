@@ -129,11 +129,20 @@ service:
 func startCollector(t *testing.T, bin, cfgPath, dir string) string {
 	t.Helper()
 	logPath := filepath.Join(dir, "collector.log")
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "E2E_JUDGE_KEY="+judgeAPIKey)
+	runUntilCleanup(t, cmd, logPath, "collector")
+	return logPath
+}
+
+// runUntilCleanup starts cmd with its output in logPath and stops it
+// (SIGTERM, then SIGKILL after 15 s) when the test ends, printing the log
+// of a failed test.
+func runUntilCleanup(t *testing.T, cmd *exec.Cmd, logPath, what string) {
+	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "E2E_JUDGE_KEY="+judgeAPIKey)
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -148,11 +157,10 @@ func startCollector(t *testing.T, bin, cfgPath, dir string) string {
 		_ = logFile.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("collector log:\n%s", b)
+				t.Logf("%s log:\n%s", what, b)
 			}
 		}
 	})
-	return logPath
 }
 
 // waitHealthy waits until the collector's health check answers 200.

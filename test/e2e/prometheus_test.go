@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -264,30 +263,9 @@ scrape_configs:
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 
 	port := collectortest.FreePort(t)
-	logPath := filepath.Join(dir, "prometheus.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		_ = logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("prometheus log:\n%s", b)
-			}
-		}
-	})
+	runUntilCleanup(t, cmd, filepath.Join(dir, "prometheus.log"), "prometheus")
 
 	api := promAPI{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	require.Eventually(t, func() bool {

@@ -1,7 +1,7 @@
 //go:build mastra
 
 // Package mastra checks our scorers against Mastra's own (npm @mastra/evals,
-// the reference the scorers follow): the cases of cases.json run through
+// the reference the scorers follow): the cases of cases*.json run through
 // both with a scripted judge that gives the same verdicts to each, and the
 // scores must be equal. Run it with `make mastra-reference` (npm ci here
 // first, for @mastra/evals and Node 22).
@@ -73,21 +73,36 @@ func TestScoresEqualMastra(t *testing.T) {
 	}
 }
 
+// caseFiles are the case files, cases.json and one cases_*.json per group
+// of scorers, so that each group's cases can change without touching the
+// others'.
+func caseFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("cases*.json")
+	require.NoError(t, err)
+	require.Contains(t, files, "cases.json")
+	return files
+}
+
 func readCases(t *testing.T) []refCase {
 	t.Helper()
-	raw, err := os.ReadFile("cases.json")
-	require.NoError(t, err)
-	var f struct {
-		Cases []refCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.NotEmpty(t, f.Cases)
+	var all []refCase
 	seen := map[string]bool{}
-	for _, c := range f.Cases {
-		require.False(t, seen[c.Name], "case name %q repeated", c.Name)
-		seen[c.Name] = true
+	for _, file := range caseFiles(t) {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var f struct {
+			Cases []refCase `json:"cases"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &f), file)
+		require.NotEmpty(t, f.Cases, file)
+		for _, c := range f.Cases {
+			require.False(t, seen[c.Name], "case name %q repeated", c.Name)
+			seen[c.Name] = true
+		}
+		all = append(all, f.Cases...)
 	}
-	return f.Cases
+	return all
 }
 
 // runMastra runs reference.mjs on Node 22 (node@22 of package.json) and
@@ -102,18 +117,20 @@ func runMastra(t *testing.T) map[string]refResult {
 	require.NoError(t, err, "%s: run npm ci in test/mastra first", node)
 	require.True(t, strings.HasPrefix(string(version), "v22."), "%s is %s, want Node 22", node, version)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "reference.mjs", "cases.json")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "reference.mjs: %s", stderr.String())
-	var results []refResult
-	require.NoError(t, json.Unmarshal(out, &results), "reference.mjs printed: %s", out)
 	byName := map[string]refResult{}
-	for _, r := range results {
-		byName[r.Name] = r
+	for _, file := range caseFiles(t) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, node, "reference.mjs", file)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		cancel()
+		require.NoError(t, err, "reference.mjs %s: %s", file, stderr.String())
+		var results []refResult
+		require.NoError(t, json.Unmarshal(out, &results), "reference.mjs %s printed: %s", file, out)
+		for _, r := range results {
+			byName[r.Name] = r
+		}
 	}
 	return byName
 }

@@ -19,6 +19,11 @@ const factories = {
   bias: (model, c) => prebuilt.createBiasScorer({ model, options: { scale: c.scale } }),
   hallucination: (model, c) =>
     prebuilt.createHallucinationScorer({ model, options: { scale: c.scale, context: c.context ?? [] } }),
+  answer_relevancy: (model, c) =>
+    prebuilt.createAnswerRelevancyScorer({ model, options: { scale: c.scale, uncertaintyWeight: 0.3 } }),
+  context_relevance: (model, c) =>
+    prebuilt.createContextRelevanceScorerLLM({ model, options: { scale: c.scale, context: c.context ?? [] } }),
+  toxicity: (model, c) => prebuilt.createToxicityScorer({ model, options: { scale: c.scale } }),
 };
 
 const schemaIntro = 'Return your response as JSON matching this schema:\n\n';

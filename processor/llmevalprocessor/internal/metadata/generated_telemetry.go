@@ -334,7 +334,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContextJoins, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_context_joins",
-		metric.WithDescription("Evaluations by scorers that read context (hallucination, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
+		metric.WithDescription("Evaluations by scorers that read context (hallucination, context_relevance, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)

@@ -119,7 +119,7 @@ func AssertEqualProcessorLlmEvalContentMalformed(t *testing.T, tt *componenttest
 func AssertEqualProcessorLlmEvalContextJoins(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_context_joins",
-		Description: "Evaluations by scorers that read context (hallucination, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]",
+		Description: "Evaluations by scorers that read context (hallucination, context_relevance, criteria with the context field), by where the context came from (the span itself, joined from its trace, none). [Development]",
 		Unit:        "{evaluations}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -1,67 +1,72 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 
 import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// pairedCall is the subject of a call held in the call table: its span,
-// its log events, or both once the second half joined. One evaluation
-// serves both: the results go on the span and into result records.
-type pairedCall struct {
-	span   *heldSpan // nil until the span came
-	events *logCall  // nil until the events came
+// Pair is the subject of a call held in the call table: its span, its log
+// events, or both once the second half joined. One evaluation serves both:
+// the results go on the span and into result records.
+type Pair struct {
+	span   *HeldSpan // nil until the span came
+	events *LogCall  // nil until the events came
 }
 
-// newPairedCall is the empty subject of a call seen on both signals.
-func newPairedCall() evalstore.Pair[ScorerConfig] { return &pairedCall{} }
+// NewPair is the empty subject of a call seen on both signals.
+func NewPair() evalstore.Pair[Scorer] { return &Pair{} }
 
 // Join takes a half. A span without content of its own is judged on the
 // content of its events.
-func (c *pairedCall) Join(half evalSubject) {
+func (c *Pair) Join(half evalstore.Subject[Scorer]) {
 	switch h := half.(type) {
-	case *heldSpan:
+	case *HeldSpan:
 		c.span = h
-	case *logCall:
+	case *LogCall:
 		c.events = h
 	}
 	if c.span == nil || c.events == nil {
 		return
 	}
 	c.events.onSpan = true
-	if c.span.gen.Missing != "" {
-		c.span.takeContent(c.events.gen)
+	if c.span.Gen.Missing != "" {
+		c.span.TakeContent(c.events.gen)
 	}
 }
 
-func (c *pairedCall) Case(cfg ScorerConfig) scoring.Case {
+// Case builds what the scorer evaluates: the span's case when it came.
+func (c *Pair) Case(sc Scorer) scoring.Case {
 	if c.span != nil {
-		return c.span.Case(cfg)
+		return c.span.Case(sc)
 	}
-	return c.events.Case(cfg)
+	return c.events.Case(sc)
 }
 
-func (c *pairedCall) Skips(sc ScorerConfig) bool {
+// Skips is the span's answer when it came, else the events'.
+func (c *Pair) Skips(sc Scorer) bool {
 	if c.span != nil {
 		return c.span.Skips(sc)
 	}
 	return c.events.Skips(sc)
 }
 
-func (c *pairedCall) WaitsForContext() (pcommon.TraceID, bool) {
+// WaitsForContext: only a span waits for its trace's context.
+func (c *Pair) WaitsForContext() (pcommon.TraceID, bool) {
 	if c.span != nil {
 		return c.span.WaitsForContext()
 	}
 	return c.events.of.TraceID, false
 }
 
-func (c *pairedCall) Leave(ctx context.Context, results []evalResult) {
+// Leave writes the results to the halves it has.
+func (c *Pair) Leave(ctx context.Context, results []evalstore.Result) {
 	if c.span != nil {
 		c.span.Leave(ctx, results)
 	}
@@ -70,8 +75,8 @@ func (c *pairedCall) Leave(ctx context.Context, results []evalResult) {
 	}
 }
 
-// late writes a late result to both halves; it is counted once.
-func (c *pairedCall) Late(ctx context.Context, r evalResult) {
+// Late writes a late result to both halves; it is counted once.
+func (c *Pair) Late(ctx context.Context, r evalstore.Result) {
 	switch {
 	case c.span == nil:
 		c.events.Late(ctx, r)
@@ -79,15 +84,15 @@ func (c *pairedCall) Late(ctx context.Context, r evalResult) {
 		c.span.Late(ctx, r)
 	default:
 		c.span.Late(ctx, r)
-		if lateEmitted(c.events.out.lateResults, r.Label()) {
-			c.events.Leave(ctx, []evalResult{r})
+		if c.events.out.EmitsLate(r.Label()) {
+			c.events.Leave(ctx, []evalstore.Result{r})
 		}
 	}
 }
 
 // Record implements itemstore.Stored for a call in the call table: the
 // halves it has.
-func (c *pairedCall) Record(admitted time.Time) ([]byte, error) {
+func (c *Pair) Record(admitted time.Time) ([]byte, error) {
 	switch {
 	case c.span != nil && c.events != nil:
 		return heldrecord.EncodePair(c.span.td, c.events.group.Logs, admitted)
@@ -100,12 +105,12 @@ func (c *pairedCall) Record(admitted time.Time) ([]byte, error) {
 // Call is the call's key, the halves it has, and whether, with one half
 // only, it waits for the other: a span without content of its own, or log
 // events without their span.
-func (c *pairedCall) Call() (key pairing.Key, sides pairing.Side, waits bool) {
+func (c *Pair) Call() (key pairing.Key, sides pairing.Side, waits bool) {
 	switch {
 	case c.span != nil && c.events != nil:
 		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span | pairing.Events, false
 	case c.span != nil:
-		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span, c.span.gen.Missing != ""
+		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span, c.span.Gen.Missing != ""
 	}
 	return pairing.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, pairing.Events, true
 }

@@ -1,4 +1,7 @@
-package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
+// Package capture tells when an instrumentation library sent a generation
+// without its message content (content capture off), how to turn it on for
+// that library, and warns of it once per service and library.
+package capture // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 
 import (
 	"strings"
@@ -11,22 +14,22 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
-// captureHint is how to turn message content capture on for the
+// hint is how to turn message content capture on for the
 // instrumentation library whose scope name is name, or starts with it when
 // it ends in one of "/-.".
-type captureHint struct {
+type hint struct {
 	name string
 	how  string
 }
 
-// captureHints, most specific prefix first. The values are the ones each
+// hints, most specific prefix first. The values are the ones each
 // library documents; test/clients checks the JavaScript ones.
-var captureHints = []captureHint{
+var hints = []hint{
 	{"@opentelemetry/instrumentation-openai", "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true in the application's environment"},
 	{"@elastic/opentelemetry-instrumentation-openai", "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true in the application's environment (or the instrumentation option captureMessageContent: true)"},
-	{"opentelemetry.instrumentation.openai_v2", pythonCaptureHint},
-	{"opentelemetry.instrumentation.google_genai", pythonCaptureHint},
-	{"opentelemetry.instrumentation.vertexai", pythonCaptureHint},
+	{"opentelemetry.instrumentation.openai_v2", pythonHint},
+	{"opentelemetry.instrumentation.google_genai", pythonHint},
+	{"opentelemetry.instrumentation.vertexai", pythonHint},
 	{"@arizeai/openinference-", "content is on by default: unset OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS (or the traceConfig options hideInputs / hideOutputs)"},
 	{"openinference.instrumentation", "content is on by default: unset OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS"},
 	{"@traceloop/", "set TRACELOOP_TRACE_CONTENT=true (or traceContent: true in the instrumentation's config)"},
@@ -36,27 +39,27 @@ var captureHints = []captureHint{
 	{"ai", "Vercel AI SDK: set experimental_telemetry: { isEnabled: true, recordInputs: true, recordOutputs: true }"},
 }
 
-const pythonCaptureHint = "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (events of semantic conventions ≤ 1.36), or SPAN_AND_EVENT / EVENT_ONLY with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (1.37+)"
+const pythonHint = "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (events of semantic conventions ≤ 1.36), or SPAN_AND_EVENT / EVENT_ONLY with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (1.37+)"
 
-// genericCaptureHint is for libraries not in captureHints.
-const genericCaptureHint = "turn on the instrumentation's message content capture (OpenTelemetry GenAI instrumentations: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
+// genericHint is for libraries not in hints.
+const genericHint = "turn on the instrumentation's message content capture (OpenTelemetry GenAI instrumentations: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
 
-// contentCaptureHint says how to turn content capture on for the library
+// Hint says how to turn content capture on for the library
 // whose instrumentation scope is named scope.
-func contentCaptureHint(scope string) string {
-	for _, h := range captureHints {
+func Hint(scope string) string {
+	for _, h := range hints {
 		if scope == h.name || strings.ContainsAny(h.name[len(h.name)-1:], "/-.") && strings.HasPrefix(scope, h.name) {
 			return h.how
 		}
 	}
-	return genericCaptureHint
+	return genericHint
 }
 
-// contentless reports whether a generation read as without output has no
+// Contentless reports whether a generation read as without output has no
 // message text at all, as an instrumentation with content capture off
 // sends it: no question, no system prompt, no tool result (an empty
 // answer still has its question). Tool call names and ids may remain.
-func contentless(gen genai.Generation) bool {
+func Contentless(gen genai.Generation) bool {
 	if gen.Missing != genai.MissingOutput || gen.Output != "" || gen.Input != "" || len(gen.SystemInstructions) > 0 {
 		return false
 	}
@@ -68,36 +71,36 @@ func contentless(gen genai.Generation) bool {
 	return true
 }
 
-// noEventsReason is the not_scorable reason of a span whose GenAI log
+// NoEventsReason is the not_scorable reason of a span whose GenAI log
 // events did not come.
-func noEventsReason(scope string) string {
-	return "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait: content capture is likely off; to turn it on, " + contentCaptureHint(scope)
+func NoEventsReason(scope string) string {
+	return "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait: content capture is likely off; to turn it on, " + Hint(scope)
 }
 
-// captureOffReason is the not_scorable reason of a span of a service
+// OffReason is the not_scorable reason of a span of a service
 // known to send no GenAI log events.
-func captureOffReason(scope string) string {
-	return "content capture is off: this service's spans carry no content and its GenAI log events stopped coming (log_events.content_capture_off_after in a row); to turn it on, " + contentCaptureHint(scope)
+func OffReason(scope string) string {
+	return "content capture is off: this service's spans carry no content and its GenAI log events stopped coming (log_events.content_capture_off_after in a row); to turn it on, " + Hint(scope)
 }
 
-// serviceName is the resource's service.name.
-func serviceName(res pcommon.Resource) string {
+// ServiceName is the resource's service.name.
+func ServiceName(res pcommon.Resource) string {
 	if v, ok := res.Attributes().Get("service.name"); ok {
 		return v.AsString()
 	}
 	return ""
 }
 
-// What came without content, in the warning.
+// What came without content, in the warning (Warnings.Warn).
 const (
-	warnSpans         = "generation spans arrive without message content"
-	warnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
-	warnEvents        = "GenAI log events arrive without message content"
+	WarnSpans         = "generation spans arrive without message content"
+	WarnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
+	WarnEvents        = "GenAI log events arrive without message content"
 )
 
-// spanBytes estimates the memory a held span takes: its strings and a
+// SpanBytes estimates the memory a held span takes: its strings and a
 // fixed cost per value.
-func spanBytes(span ptrace.Span) int {
+func SpanBytes(span ptrace.Span) int {
 	n := 256 + len(span.Name()) + attrBytes(span.Attributes())
 	for _, e := range span.Events().All() {
 		n += 64 + len(e.Name()) + attrBytes(e.Attributes())
@@ -113,25 +116,25 @@ func attrBytes(m pcommon.Map) int {
 	return n
 }
 
-// maxCaptureWarnings bounds the (service, library) pairs remembered as
+// maxWarned bounds the (service, library) pairs remembered as
 // warned; beyond it nothing more is logged.
-const maxCaptureWarnings = 1024
+const maxWarned = 1024
 
-// captureWarnings logs, once per service and library, that generation
+// Warnings logs, once per service and library, that generation
 // spans or log events arrive without content, with how to turn it on.
-type captureWarnings struct {
-	logger *zap.Logger
+type Warnings struct {
+	Logger *zap.Logger
 	mu     sync.Mutex
 	warned map[[2]string]bool
 }
 
-// warn logs the warning for the service and library unless it was logged.
-// what says what came without content (warnSpans, warnSpansNoEvents,
-// warnEvents).
-func (w *captureWarnings) warn(service, library, what string) {
+// Warn logs the warning for the service and library unless it was logged.
+// what says what came without content (WarnSpans, WarnSpansNoEvents,
+// WarnEvents).
+func (w *Warnings) Warn(service, library, what string) {
 	w.mu.Lock()
 	key := [2]string{service, library}
-	if w.warned[key] || len(w.warned) >= maxCaptureWarnings {
+	if w.warned[key] || len(w.warned) >= maxWarned {
 		w.mu.Unlock()
 		return
 	}
@@ -140,6 +143,6 @@ func (w *captureWarnings) warn(service, library, what string) {
 	}
 	w.warned[key] = true
 	w.mu.Unlock()
-	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+contentCaptureHint(library)+" (logged once per service and library)",
+	w.Logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+Hint(library)+" (logged once per service and library)",
 		zap.String("service", service), zap.String("library", library))
 }
