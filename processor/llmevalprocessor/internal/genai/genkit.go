@@ -69,17 +69,17 @@ func readGenkit(attrs pcommon.Map) extraction {
 	}
 	if v, ok := attrs.Get(attrGenkitInput); ok {
 		x.hasInput = true
-		if malformedJSON(v, false) {
+		if val, bad := decodedMessages(v, false); bad {
 			x.malformed = attrGenkitInput
-		} else if req, ok := decoded(v).(map[string]any); ok {
+		} else if req, ok := val.(map[string]any); ok {
 			x.input = genkitMessages(req["messages"], "user")
 		}
 	}
 	if v, ok := attrs.Get(attrGenkitOutput); ok {
 		x.hasOutput = true
-		if malformedJSON(v, true) {
+		if val, bad := decodedMessages(v, true); bad {
 			x.malformed = attrGenkitOutput
-		} else if resp, ok := decodedOutput(v).(map[string]any); ok {
+		} else if resp, ok := val.(map[string]any); ok {
 			x.output = genkitOutput(resp)
 		}
 	}

@@ -28,18 +28,18 @@ func readLangfuse(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionLangfuse}
 	if v, ok := attrs.Get(attrLangfuseInput); ok {
 		x.hasInput = true
-		if malformedJSON(v, false) {
+		if val, bad := decodedMessages(v, false); bad {
 			x.malformed = attrLangfuseInput
 		} else {
-			x.input = parseMessages(decoded(v), "user")
+			x.input = parseMessages(val, "user")
 		}
 	}
 	if v, ok := attrs.Get(attrLangfuseOutput); ok {
 		x.hasOutput = true
-		if malformedJSON(v, true) {
+		if val, bad := decodedMessages(v, true); bad {
 			x.malformed = attrLangfuseOutput
 		} else {
-			x.output = parseMessages(decodedOutput(v), "assistant")
+			x.output = parseMessages(val, "assistant")
 		}
 	}
 	return x

@@ -17,18 +17,18 @@ func readSemconv(attrs pcommon.Map, convention string) extraction {
 	x := extraction{convention: convention}
 	if v, ok := attrs.Get(attrInputMessages); ok {
 		x.hasInput = true
-		if malformedJSON(v, false) {
+		if val, bad := decodedMessages(v, false); bad {
 			x.malformed = attrInputMessages
 		} else {
-			x.input = parseMessages(decoded(v), "user")
+			x.input = parseMessages(val, "user")
 		}
 	}
 	if v, ok := attrs.Get(attrOutputMessages); ok {
 		x.hasOutput = true
-		if malformedJSON(v, true) {
+		if val, bad := decodedMessages(v, true); bad {
 			x.malformed = attrOutputMessages
 		} else {
-			x.output = parseMessages(decodedOutput(v), "assistant")
+			x.output = parseMessages(val, "assistant")
 		}
 	}
 	if v, ok := attrs.Get(attrSystemInstructions); ok {

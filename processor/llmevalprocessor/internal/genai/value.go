@@ -66,23 +66,24 @@ func decodeTextOpt(s string, keepCut bool) any {
 	return v
 }
 
-// malformedJSON reports whether v is a string that means to be JSON (it
-// opens with [ or {) and cannot be read as such, even leniently as JSON cut
-// short. A convention whose messages are JSON is not judged on such text:
-// brackets and escapes are no answer.
-func malformedJSON(v pcommon.Value, keepCut bool) bool {
+// decodedMessages is decodedValue for a message attribute whose
+// convention defines it as JSON, decoded once; malformed reports a string
+// that opens as JSON ([ or {) and cannot be read as such, even leniently as
+// JSON cut short. Such text is not judged: brackets and escapes are no
+// answer. A Python instrumentation's repr is read as raw text, not malformed.
+func decodedMessages(v pcommon.Value, keepCut bool) (val any, malformed bool) {
 	if v.Type() != pcommon.ValueTypeStr {
-		return false
+		return decodedValue(v, keepCut), false
 	}
-	t := strings.TrimSpace(v.Str())
+	s := v.Str()
+	t := strings.TrimSpace(s)
 	if t == "" || (t[0] != '[' && t[0] != '{') {
-		return false
+		return s, false
 	}
-	if pythonRepr(t) {
-		return false // a Python instrumentation's repr: read as raw text
+	if parsed, ok := lenientjson.Parse(t, keepCut); ok {
+		return parsed, false
 	}
-	_, ok := lenientjson.Parse(t, keepCut)
-	return !ok
+	return s, !pythonRepr(t)
 }
 
 // pythonRepr reports whether t looks like the repr of a Python list or dict
