@@ -486,6 +486,7 @@ func (sc *SamplingConfig) Validate() error {
 // would at start.
 func (sc *ScorerConfig) Validate() error {
 	var errs []error
+	meant := configcheck.MisspeltScorer(sc.Name) // a built-in name sc.Name is a typo of
 	switch {
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
@@ -494,11 +495,11 @@ func (sc *ScorerConfig) Validate() error {
 		if _, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
-	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && configcheck.MisspeltScorer(sc.Name) != "":
+	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && meant != "":
 		// A typo of a built-in name, not a criteria scorer missing its
 		// criteria: say which name was meant.
 		errs = append(errs, fmt.Errorf("name: unknown scorer %q (did you mean %s?); built-in scorers are %s, and any other name needs criteria (a custom criteria scorer) or rules (a checks scorer)",
-			sc.Name, configcheck.MisspeltScorer(sc.Name), strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
+			sc.Name, meant, strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
 			sc.Name, strings.Join(scoring.Names(), ", ")))

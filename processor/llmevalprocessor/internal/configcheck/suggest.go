@@ -60,14 +60,11 @@ func NotOneOf(value string, allowed ...string) error {
 // MisspeltScorer returns the built-in scorer that name most likely meant,
 // or "" when name is far from all of them (a custom criteria scorer).
 func MisspeltScorer(name string) string {
-	known := map[string]struct{}{scoring.Checks: {}}
-	for _, n := range scoring.Names() {
-		known[n] = struct{}{}
-	}
-	if _, exact := known[name]; exact {
+	names := append(scoring.Names(), scoring.Checks)
+	if slices.Contains(names, name) {
 		return ""
 	}
-	return closestKey(suggest.Normalize(name), known)
+	return suggest.Closest(suggest.Normalize(name), names)
 }
 
 // CheckMinDuration rejects a duration below lowest. A positive value under
