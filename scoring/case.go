@@ -23,3 +23,15 @@ type Case struct {
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
+
+// Field is a part of a Case: what a scorer sends to its judge, and what a
+// criteria scorer shows it.
+type Field string
+
+// Fields.
+const (
+	FieldInput        Field = "input"
+	FieldOutput       Field = "output"
+	FieldContext      Field = "context"
+	FieldInstructions Field = "instructions" // the system instructions
+)

@@ -28,13 +28,3 @@ func NeutralizeTruncationMarkers(s string) string {
 	}
 	return markerLike.ReplaceAllLiteralString(s, neutralMarker)
 }
-
-// neutralizeKeepingCut neutralises the markers of a text that a caller may
-// already have cut: one TruncationMarker at its very end is taken as the
-// caller's cut and kept.
-func neutralizeKeepingCut(s string) string {
-	if body, ok := strings.CutSuffix(s, TruncationMarker); ok {
-		return NeutralizeTruncationMarkers(body) + TruncationMarker
-	}
-	return NeutralizeTruncationMarkers(s)
-}
