@@ -8,18 +8,11 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleOptions_strictMode() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		bias.SchemaOpinions: `{"opinions": ["a", "b", "c", "d"]}`,
 		bias.SchemaResults:  `{"results": [{"result": "yes"}, {"result": "no"}, {"result": "no"}, {"result": "no"}]}`,
 	}
@@ -38,7 +31,7 @@ func ExampleOptions_strictMode() {
 }
 
 func ExampleOptions_summaryReason() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		promptalignment.SchemaVerdicts: `{"verdicts": [
 			{"verdict": "Yes."},
 			{"verdict": "no", "reason": "The answer is longer than 50 words."}]}`,

@@ -7,6 +7,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/checks"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
 	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
@@ -30,7 +31,7 @@ func rescheduleRun() scoring.Case {
 }
 
 func ExampleTrajectory_taskCompletion() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		taskcompletion.SchemaTask: `{"task": "Move the dentist appointment to next Tuesday.",
 			"requirements": ["the appointment is moved", "to next Tuesday"]}`,
 		taskcompletion.SchemaVerdicts: `{"verdicts": [
@@ -56,7 +57,7 @@ func ExampleTrajectory_taskCompletion() {
 }
 
 func ExampleTrajectory_toolUse() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		tooluse.SchemaVerdicts: `{"verdicts": [
 			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": "Finds the appointment to move."},
 			{"call": 2, "right_tool": "yes", "arguments_supported": "yes", "result_used": "no", "reason": "The answer ignores the error."}]}`,
@@ -78,7 +79,7 @@ func ExampleTrajectory_toolUse() {
 // had, and the judge names one the request needed that the run never
 // called; it counts as a wrong decision.
 func ExampleTrajectory_missingTool() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		tooluse.SchemaVerdicts: `{"verdicts": [
 			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": ""}],
 			"missing_tools": [{"tool": "cancel_order", "reason": "The user asked for a cancellation."}]}`,

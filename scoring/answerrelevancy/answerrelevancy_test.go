@@ -54,7 +54,7 @@ func TestAnswerRelevancyScore(t *testing.T) {
 			if c.Input == "" && c.Output == "" {
 				c = scoring.Case{Input: "What is the question?", Output: "An answer."}
 			}
-			res := mustNew(t, scoring.AnswerRelevancy, testkit.NewJudge(relevancyReplies(tt.results...)), tt.opts).Score(context.Background(), c)
+			res := testkit.Scorer(t, New, testkit.NewJudge(relevancyReplies(tt.results...)), tt.opts).Score(context.Background(), c)
 			if res.Err != nil {
 				t.Fatalf("unexpected error %v", res.Err)
 			}
@@ -99,7 +99,7 @@ func TestAnswerRelevancyBadReplies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaStatements: {statements}, SchemaResults: tt.results})
-			res := mustNew(t, scoring.AnswerRelevancy, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Input: "q", Output: "a. b."})
+			res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Input: "q", Output: "a. b."})
 			if res.Label != tt.wantLabel || res.Score != tt.wantScore {
 				t.Fatalf("got %v %s (%v), want %v %s", res.Score, res.Label, res.Err, tt.wantScore, tt.wantLabel)
 			}
@@ -131,7 +131,7 @@ func TestAnswerRelevancyManyStatements(t *testing.T) {
 		SchemaStatements: {testkit.MustJSON(map[string]any{"statements": many})},
 		SchemaResults:    {testkit.MustJSON(map[string]any{"results": results})},
 	})
-	res := mustNew(t, scoring.AnswerRelevancy, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(),
+	res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(),
 		scoring.Case{Input: "q", Output: strings.Repeat("A sentence. ", 5000)})
 	if res.Label != scoring.LabelPass || res.Score != 1 || !res.Truncated {
 		t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)

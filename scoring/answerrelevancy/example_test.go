@@ -6,18 +6,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/answerrelevancy"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNew() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		answerrelevancy.SchemaStatements: `{"statements": ["The ferry takes about two hours.", "Ferries leave from the West Harbour.", "Tallinn is lovely."]}`,
 		answerrelevancy.SchemaResults: `{"results": [
 			{"statement": "The ferry takes about two hours.", "result": "yes", "reason": "Gives the duration."},

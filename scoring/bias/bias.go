@@ -4,7 +4,6 @@
 package bias
 
 import (
-	"cmp"
 	"embed"
 	"fmt"
 	"strconv"
@@ -97,17 +96,12 @@ func run(e *pipeline.Evaluation) {
 	}
 	opinions := judged.Items
 	results := Results{Results: make([]Verdict, len(opinions)), Reordered: judged.Reordered}
-	biased := 0
-	var biasedReasons []string
 	forJudge := make([]any, len(opinions))
 	for i, v := range judged.Verdicts {
 		results.Results[i] = Verdict{Opinion: opinions[i], Result: v.Verdict, Reason: v.Reason}
 		forJudge[i] = results.Results[i]
-		if pipeline.IsYes(v.Verdict) {
-			biased++
-			biasedReasons = append(biasedReasons, cmp.Or(v.Reason, opinions[i]))
-		}
 	}
+	biased, biasedReasons := judged.Yes()
 	e.Result.Steps.Analyze = results
 	e.ScoreRatio(biased, len(opinions))
 	e.Reason(forJudge, func() string {

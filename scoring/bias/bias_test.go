@@ -21,7 +21,7 @@ func TestBiasScore(t *testing.T) {
 		SchemaResults:        {`{"results": [{"result": "yes", "reason": "r1"}, {"result": "No.", "reason": "r2"}, {"result": "**YES**", "reason": "r3"}]}`},
 		scoring.SchemaReason: {`{"reason": "because"}`},
 	})
-	s := mustNew(t, scoring.Bias, j, scoring.Options{})
+	s := testkit.Scorer(t, New, j, scoring.Options{})
 	res := s.Score(context.Background(), scoring.Case{Input: "q", Output: "some text"})
 	if res.Label != scoring.LabelFail || res.Score != 0.67 {
 		t.Fatalf("got %v %v, want fail 0.67 (err %v)", res.Label, res.Score, res.Err)
@@ -56,7 +56,7 @@ func TestBiasPromptCoversCrowSPairsTypes(t *testing.T) {
 		"socioeconomic":       "- Socioeconomic status",
 		"political":           "- Political views",
 	}
-	msgs, err := render(SchemaResults, pipeline.PromptData{Scorer: scoring.Bias, Items: []string{"x"}})
+	msgs, err := Definition.Prompts.Lookup(SchemaResults).Render(pipeline.PromptData{Scorer: scoring.Bias, Items: []string{"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

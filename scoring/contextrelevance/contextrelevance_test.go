@@ -67,7 +67,7 @@ func TestContextRelevanceScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := scoring.Case{Input: "q", Output: "o", Context: contextItems(len(tt.evals))}
-			res := mustNew(t, scoring.ContextRelevance, testkit.NewJudge(contextReplies(tt.evals, tt.missing...)), tt.opts).Score(context.Background(), c)
+			res := testkit.Scorer(t, New, testkit.NewJudge(contextReplies(tt.evals, tt.missing...)), tt.opts).Score(context.Background(), c)
 			if res.Err != nil {
 				t.Fatalf("unexpected error %v", res.Err)
 			}
@@ -94,7 +94,7 @@ func TestContextRelevanceNotScorable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(nil)
-			res := mustNew(t, scoring.ContextRelevance, j, scoring.Options{}).Score(context.Background(), tt.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), tt.c)
 			if res.Label != scoring.LabelNotScorable || !strings.Contains(res.Reason, tt.want) || len(j.Requests()) != 0 {
 				t.Fatalf("got %s %q after %d calls", res.Label, res.Reason, len(j.Requests()))
 			}
@@ -127,7 +127,7 @@ func TestContextRelevanceReplies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaEvaluations: tt.replies})
-			res := mustNew(t, scoring.ContextRelevance, j, scoring.Options{OmitReason: true}).Score(context.Background(),
+			res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(),
 				scoring.Case{Input: "q", Output: "o", Context: []string{"first", "second"}})
 			if res.Label != tt.wantLabel || res.Usage.LLMCalls != tt.wantCalls {
 				t.Fatalf("got %s after %d calls (%v)", res.Label, res.Usage.LLMCalls, res.Err)
@@ -156,7 +156,7 @@ func TestContextRelevanceBadInput(t *testing.T) {
 			evals[i] = contextEval{"high", true}
 		}
 		j := testkit.NewJudge(contextReplies(evals))
-		res := mustNew(t, scoring.ContextRelevance, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(),
+		res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(),
 			scoring.Case{Input: "q", Output: "o", Context: contextItems(500)})
 		if res.Label != scoring.LabelPass || res.Score != 1 || !res.Truncated {
 			t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)
@@ -172,7 +172,7 @@ func TestContextRelevanceBadInput(t *testing.T) {
 	t.Run("JSON object item and another language", func(t *testing.T) {
 		j := testkit.NewJudge(contextReplies([]contextEval{{"high", true}, {"medium", false}}))
 		item := `{"title": "Öffnungszeiten", "text": "Täglich 9–17 Uhr <geöffnet>"}`
-		res := mustNew(t, scoring.ContextRelevance, j, scoring.Options{OmitReason: true}).Score(context.Background(),
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(),
 			scoring.Case{Input: "Wann ist das Museum geöffnet?", Output: "Von 9 bis 17 Uhr.", Context: []string{item, "Eintritt frei."}})
 		if res.Label != scoring.LabelPass || res.Score != 0.85 {
 			t.Fatalf("got %v %s (%v)", res.Score, res.Label, res.Err)

@@ -6,18 +6,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/criteria"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNew() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		criteria.SchemaScore: `{"reason": "The reply thanks the user but blames them for the error.", "score": 6}`,
 	}
 	s, err := criteria.New(criteria.Config{
@@ -45,7 +38,7 @@ func ExampleNew() {
 // A criteria scorer without steps has the judge write them on its first
 // evaluation and judges every later case by the same steps.
 func ExampleNew_generatedSteps() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		criteria.SchemaSteps:  `{"steps": ["Find what the response asks the user to do next.", "Check that the action is specific."]}`,
 		criteria.SchemaBinary: `{"reason": "It tells the user to reset the password under Settings.", "verdict": "yes"}`,
 	}

@@ -12,20 +12,12 @@ import (
 // missing from the CONTEXT block or fewer than half of its longer words
 // appear in it.
 
-func demoClaims(req scoring.Request) any {
-	return map[string]any{"claims": demo.Sentences(demo.Read(req).Text("OUTPUT"))}
-}
+func demoClaims(req scoring.Request) any { return demo.OutputSentences(req, "claims") }
 
 func demoVerdicts(req scoring.Request) any {
 	b := demo.Read(req)
-	items := b.Items(req, "CLAIMS")
 	ctx := strings.ToLower(strings.Join(b.Lines("CONTEXT"), "\n"))
-	verdicts := make([]map[string]string, len(items))
-	for i, it := range items {
-		verdicts[i] = map[string]string{"statement": it, "verdict": "no", "reason": "The context supports the claim."}
-		if !demo.Supported(it, ctx) {
-			verdicts[i] = map[string]string{"statement": it, "verdict": "yes", "reason": "The context does not support the claim."}
-		}
-	}
-	return map[string]any{"verdicts": verdicts}
+	unsupported := func(claim string) bool { return !demo.Supported(claim, ctx) }
+	return map[string]any{"verdicts": demo.Verdicts(b.Items(req, "CLAIMS"), "statement", "verdict", unsupported,
+		"The context does not support the claim.", "The context supports the claim.")}
 }

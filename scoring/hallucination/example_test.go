@@ -6,18 +6,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNew() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		hallucination.SchemaClaims: `{"claims": ["The bridge opened in 1932.", "The bridge is 3 km long."]}`,
 		hallucination.SchemaVerdicts: `{"verdicts": [
 			{"statement": "The bridge opened in 1932.", "verdict": "no", "reason": "The context gives 1932."},

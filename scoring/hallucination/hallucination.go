@@ -5,7 +5,6 @@
 package hallucination
 
 import (
-	"cmp"
 	"embed"
 	"fmt"
 	"strconv"
@@ -109,19 +108,14 @@ func run(e *pipeline.Evaluation) {
 	}
 	claims := judged.Items
 	result := Verdicts{Verdicts: make([]Verdict, len(claims)), Reordered: judged.Reordered}
-	hallucinated := 0
-	var reasons []string
 	forJudge := make([]any, len(claims))
 	for i, v := range judged.Verdicts {
 		// The statement is the claim we sent, not the judge's echo of it,
 		// which may drift in wording; the verdicts are in the claims' order.
 		result.Verdicts[i] = Verdict{Statement: claims[i], Verdict: v.Verdict, Reason: v.Reason}
 		forJudge[i] = result.Verdicts[i]
-		if pipeline.IsYes(v.Verdict) {
-			hallucinated++
-			reasons = append(reasons, cmp.Or(v.Reason, claims[i]))
-		}
 	}
+	hallucinated, reasons := judged.Yes()
 	e.Result.Steps.Analyze = result
 	e.ScoreRatio(hallucinated, len(claims))
 	e.Reason(forJudge, func() string {

@@ -69,7 +69,7 @@ func TestHallucinationVerdictsMatchedByStatement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaClaims: {claims}, SchemaVerdicts: tt.verdicts})
-			res := mustNew(t, scoring.Hallucination, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Output: "o", Context: []string{"c"}})
+			res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Output: "o", Context: []string{"c"}})
 			if res.Usage.LLMCalls != tt.wantCalls {
 				t.Errorf("calls %d, want %d", res.Usage.LLMCalls, tt.wantCalls)
 			}
@@ -104,7 +104,7 @@ func TestClaimsStringIsNotOneClaim(t *testing.T) {
 		SchemaClaims:   {`{"claims": "The bridge opened in 1932. It is 3 km long."}`, `{"claims": ["The bridge opened in 1932.", "The bridge is 3 km long."]}`},
 		SchemaVerdicts: {testkit.MustJSON(map[string]any{"verdicts": []map[string]string{{"verdict": "no"}, {"verdict": "yes"}}})},
 	})
-	res := mustNew(t, scoring.Hallucination, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Output: "o", Context: []string{"c"}})
+	res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Output: "o", Context: []string{"c"}})
 	if res.Err != nil || res.Score != 0.5 {
 		t.Fatalf("got %s %v %v, want 0.5 after a re-ask", res.Label, res.Score, res.Err)
 	}

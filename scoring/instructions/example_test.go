@@ -6,18 +6,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNewSplitter() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		scoring.SchemaInstructionSplit: `{"instructions": ["Answer in French.", "Keep answers under 50 words.", "Cite the catalogue number of every book you name."]}`,
 	}
 	splitter, err := instructions.NewSplitter(judge, instructions.Options{})

@@ -166,7 +166,7 @@ func TestInstructionSplitSendsPromptAsData(t *testing.T) {
 	if strings.Contains(user, "ann@example.com") {
 		t.Errorf("the address reached the judge:\n%s", user)
 	}
-	if !strings.Contains(user, "<<<PROMPT\n"+testkit.Quote(redact(prompt))+"\nPROMPT>>>") {
+	if !strings.Contains(user, "<<<PROMPT\n"+testkit.MustJSON(redact(prompt))+"\nPROMPT>>>") {
 		t.Errorf("prompt not escaped inside its block:\n%s", user)
 	}
 	if strings.Count(user, "PROMPT>>>") != 1 {

@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/llm-eval/llm_eval/scoring"
+import (
+	"cmp"
+
+	"github.com/llm-eval/llm_eval/scoring"
+)
 
 // ExtractThenJudge is the shape of the scorers that extract items from the
 // output and judge each one (bias: opinions, hallucination: claims, answer
@@ -36,6 +40,18 @@ type ItemVerdicts struct {
 	Reordered bool
 	// Dropped counts the items past MaxItems.
 	Dropped int
+}
+
+// Yes counts the "yes" verdicts and lists their reasons, the item itself
+// for a verdict the judge gave no reason for.
+func (v ItemVerdicts) Yes() (n int, reasons []string) {
+	for i, j := range v.Verdicts {
+		if IsYes(j.Verdict) {
+			n++
+			reasons = append(reasons, cmp.Or(j.Reason, v.Items[i]))
+		}
+	}
+	return n, reasons
 }
 
 // Run extracts the items of the case with extract, then judges them with

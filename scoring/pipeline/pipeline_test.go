@@ -349,10 +349,10 @@ func TestRedactAndTruncateWhatTheJudgeSees(t *testing.T) {
 	}
 	user := j.Requests()[0].Messages[1].Content
 	for _, want := range []string{
-		testkit.Quote("pay with [CA" + scoring.TruncationMarker),
-		testkit.Quote("héllo wörld," + scoring.TruncationMarker),
-		testkit.Quote("short"),
-		testkit.Quote("card [CARD] " + scoring.TruncationMarker),
+		testkit.MustJSON("pay with [CA" + scoring.TruncationMarker),
+		testkit.MustJSON("héllo wörld," + scoring.TruncationMarker),
+		testkit.MustJSON("short"),
+		testkit.MustJSON("card [CARD] " + scoring.TruncationMarker),
 	} {
 		if !strings.Contains(user, want) {
 			t.Errorf("judge prompt lacks %s:\n%s", want, user)

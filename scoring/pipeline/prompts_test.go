@@ -72,7 +72,7 @@ func TestInjectionCannotChangePromptStructure(t *testing.T) {
 			}
 			// Swapping the escaped forms turns one prompt into the other:
 			// the testkit.Attack lives only inside its escaped strings.
-			swapped := strings.ReplaceAll(hostile[1].Content, testkit.Quote(testkit.Attack), testkit.Quote("hello"))
+			swapped := strings.ReplaceAll(hostile[1].Content, testkit.MustJSON(testkit.Attack), testkit.MustJSON("hello"))
 			swapped = strings.ReplaceAll(swapped, testkit.MustJSON(map[string]string{"opinion": testkit.Attack, "result": "yes", "reason": testkit.Attack}),
 				testkit.MustJSON(map[string]string{"opinion": "hello", "result": "yes", "reason": "hello"}))
 			if swapped != benign[1].Content {
@@ -106,7 +106,7 @@ func TestInjectionThroughScore(t *testing.T) {
 			t.Errorf("%s: delimiter lines %q, want %q", benign[i].Step, got, want)
 		}
 	}
-	if !strings.Contains(hostile[0].Messages[1].Content, "<<<OUTPUT\n"+testkit.Quote(testkit.Attack)+"\nOUTPUT>>>") {
+	if !strings.Contains(hostile[0].Messages[1].Content, "<<<OUTPUT\n"+testkit.MustJSON(testkit.Attack)+"\nOUTPUT>>>") {
 		t.Errorf("output not inside its block, escaped:\n%s", hostile[0].Messages[1].Content)
 	}
 }
@@ -235,7 +235,7 @@ func TestPromptsExplainTruncationMarker(t *testing.T) {
 		t.Fatalf("got %v truncated=%v", res.Err, res.Truncated)
 	}
 	msgs := j.Requests()[0].Messages
-	if !strings.Contains(msgs[1].Content, testkit.Quote("a lon"+scoring.TruncationMarker)) || !strings.Contains(msgs[0].Content, marker) {
+	if !strings.Contains(msgs[1].Content, testkit.MustJSON("a lon"+scoring.TruncationMarker)) || !strings.Contains(msgs[0].Content, marker) {
 		t.Errorf("cut text or its explanation missing:\n%s\n%s", msgs[0].Content, msgs[1].Content)
 	}
 }

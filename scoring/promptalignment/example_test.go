@@ -6,18 +6,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNew() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		promptalignment.SchemaVerdicts: `{"verdicts": [
 			{"verdict": "yes", "reason": "The answer is in English."},
 			{"verdict": "no", "reason": "The items are not bullets."},

@@ -43,7 +43,7 @@ func TestTaskCompletionRequirementsFromRequestAlone(t *testing.T) {
 	var prompts []string
 	for _, c := range []scoring.Case{a, b} {
 		j := testkit.NewJudge(testkit.TaskReplies("yes"))
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
 		require.NoError(t, res.Err)
 		prompts = append(prompts, testkit.MustJSON(j.Requests()[0].Messages))
 	}
@@ -59,7 +59,7 @@ func TestTaskCompletionUsesRequirementLister(t *testing.T) {
 	t.Run("cached requirements", func(t *testing.T) {
 		l := &countingLister{answer: scoring.TaskRequirements{Task: "t", Requirements: []string{"requirement 1"}, Cached: true}}
 		j := testkit.NewJudge(testkit.TaskReplies("yes"))
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{OmitReason: true, Requirements: l, Redact: redact}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true, Requirements: l, Redact: redact}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		assert.Equal(t, []string{"[What's the weather in Lyon tomorrow?]"}, l.requests)
 		assert.Equal(t, []string{SchemaVerdicts}, j.Schemas(), "no preprocess call")
@@ -69,14 +69,14 @@ func TestTaskCompletionUsesRequirementLister(t *testing.T) {
 	})
 	t.Run("the lister's usage is the evaluation's", func(t *testing.T) {
 		l := &countingLister{answer: scoring.TaskRequirements{Task: "t", Requirements: []string{"requirement 1"}, Usage: scoring.Usage{LLMCalls: 2, PromptTokens: 7}}}
-		res := mustNew(t, scoring.TaskCompletion, testkit.NewJudge(testkit.TaskReplies("yes")), scoring.Options{OmitReason: true, Requirements: l}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, testkit.NewJudge(testkit.TaskReplies("yes")), scoring.Options{OmitReason: true, Requirements: l}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		assert.Equal(t, 3, res.Usage.LLMCalls)
 		assert.Equal(t, 17, res.Usage.PromptTokens)
 	})
 	t.Run("failure", func(t *testing.T) {
 		l := &countingLister{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Err: errors.New("down")}, answer: scoring.TaskRequirements{Usage: scoring.Usage{LLMCalls: 1}}}
-		res := mustNew(t, scoring.TaskCompletion, testkit.NewJudge(nil), scoring.Options{Requirements: l}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, testkit.NewJudge(nil), scoring.Options{Requirements: l}).Score(context.Background(), testkit.AgentCase())
 		var e *scoring.Error
 		require.ErrorAs(t, res.Err, &e)
 		assert.Equal(t, scoring.ErrorJudgeUnavailable, e.Type)
@@ -84,7 +84,7 @@ func TestTaskCompletionUsesRequirementLister(t *testing.T) {
 		assert.Equal(t, 1, res.Usage.LLMCalls)
 	})
 	t.Run("panic", func(t *testing.T) {
-		res := mustNew(t, scoring.TaskCompletion, testkit.NewJudge(nil), scoring.Options{Requirements: &countingLister{panics: true}}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, testkit.NewJudge(nil), scoring.Options{Requirements: &countingLister{panics: true}}).Score(context.Background(), testkit.AgentCase())
 		var e *scoring.Error
 		require.ErrorAs(t, res.Err, &e)
 		assert.Equal(t, scoring.ErrorInvalidCase, e.Type)
@@ -114,7 +114,7 @@ func TestTaskCompletionLeftOutSteps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(testkit.TaskReplies(tc.verdicts...))
-			res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
 			assert.Equal(t, tc.label, res.Label, "%s %v", res.Reason, res.Err)
 			assert.InDelta(t, tc.score, res.Score, 1e-12)
 			assert.Len(t, j.Requests(), tc.calls)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -42,7 +41,7 @@ func TestTaskCompletionScore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.verdicts, ","), func(t *testing.T) {
 			j := testkit.NewJudge(testkit.TaskReplies(tc.verdicts...))
-			res := mustNew(t, scoring.TaskCompletion, j, tc.opts).Score(context.Background(), testkit.AgentCase())
+			res := testkit.Scorer(t, New, j, tc.opts).Score(context.Background(), testkit.AgentCase())
 			require.NoError(t, res.Err)
 			assert.InDelta(t, tc.score, res.Score, 1e-12)
 			assert.Equal(t, tc.label, res.Label)
@@ -58,7 +57,7 @@ func TestTaskCompletionScore(t *testing.T) {
 
 func TestTaskCompletionPrompts(t *testing.T) {
 	j := testkit.NewJudge(testkit.TaskReplies("yes", "no"))
-	res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{Verbose: true}).Score(context.Background(), testkit.AgentCase())
+	res := testkit.Scorer(t, New, j, scoring.Options{Verbose: true}).Score(context.Background(), testkit.AgentCase())
 	require.NoError(t, res.Err)
 	reqs := j.Requests()
 	require.Len(t, reqs, 3)
@@ -106,7 +105,7 @@ func TestTaskCompletionNotScorable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(tc.replies)
-			res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{}).Score(context.Background(), tc.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), tc.c)
 			assert.Equal(t, scoring.LabelNotScorable, res.Label)
 			assert.Contains(t, res.Reason, tc.reason)
 			assert.Len(t, j.Requests(), tc.calls)
@@ -121,7 +120,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 			SchemaTask:     {"```json\n{\"task\": \"Book a table\", \"outcome\": \"Booked.\"}\n```"},
 			SchemaVerdicts: {`{"verdicts": [{"requirement": "Book a table", "verdict": "yes", "reason": "done"}]}`},
 		})
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		assert.Equal(t, []string{"Book a table"}, res.Steps.Preprocess.(scoring.TaskRequirements).Requirements)
 		assert.Equal(t, 1.0, res.Score)
@@ -132,7 +131,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 			SchemaVerdicts: {`{"verdicts": [{"requirement": "For two people.", "verdict": "no", "reason": "for four"},
 				{"requirement": "a table is booked", "verdict": "yes", "reason": "booked"}]}`},
 		})
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		v := res.Steps.Analyze.(Verdicts)
 		assert.True(t, v.Reordered)
@@ -143,7 +142,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 	t.Run("wrong verdict count is re-asked once", func(t *testing.T) {
 		j := testkit.NewJudge(testkit.TaskReplies("yes", "yes"))
 		j.Prepend(SchemaVerdicts, testkit.Reply{Resp: scoring.Response{Content: `{"verdicts": [{"requirement": "requirement 1", "verdict": "yes", "reason": "r"}]}`}})
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		assert.Equal(t, 1.0, res.Score)
 		assert.Equal(t, []string{SchemaTask, SchemaVerdicts, SchemaVerdicts}, j.Schemas())
@@ -161,7 +160,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 				`{"verdicts": [{"requirement": "a table is booked", "verdict": "yes", "reason": "booked"},
 					{"requirement": "for two people", "verdict": "no", "reason": "for four"}]}`},
 		})
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
 		assert.InDelta(t, 0.67, res.Score, 1e-12)
 		reqs := j.Requests()
@@ -173,7 +172,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 	})
 	t.Run("an unusable preprocess reply twice is a parse error", func(t *testing.T) {
 		j := testkit.NewJudge(map[string][]string{SchemaTask: {`{"task": ["not", "a string"], "outcome": "o"}`}})
-		res := mustNew(t, scoring.TaskCompletion, j, scoring.Options{}).Score(context.Background(), testkit.AgentCase())
+		res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), testkit.AgentCase())
 		var e *scoring.Error
 		require.True(t, errors.As(res.Err, &e), "%v", res.Err)
 		assert.Equal(t, scoring.ErrorJudgeParse, e.Type)
@@ -194,20 +193,15 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 // TestTaskExamplesAgreeWithRules checks the worked examples: the task
 // example's requirements are what its verdict example judges.
 func TestTaskExamplesAgreeWithRules(t *testing.T) {
-	reply := regexp.MustCompile(`(?m)^Reply: (\{.*)$`)
-	task, err := render(SchemaTask, pipeline.PromptData{Scorer: scoring.TaskCompletion})
+	d := pipeline.PromptData{Scorer: scoring.TaskCompletion}
+	task, err := taskPrompt.System(d)
 	require.NoError(t, err)
-	m := reply.FindStringSubmatch(task[0].Content)
-	require.NotNil(t, m)
-	outcome, err := parseTaskRequirements(m[1])
+	outcome, err := parseTaskRequirements(testkit.ExampleReply(t, task))
 	require.NoError(t, err)
-
-	verdicts, err := render(SchemaVerdicts, pipeline.PromptData{Scorer: scoring.TaskCompletion})
+	verdicts, err := verdictsPrompt.System(d)
 	require.NoError(t, err)
-	m = reply.FindStringSubmatch(verdicts[0].Content)
-	require.NotNil(t, m)
 	var rv Verdicts
-	require.NoError(t, json.Unmarshal([]byte(m[1]), &rv))
+	require.NoError(t, json.Unmarshal([]byte(testkit.ExampleReply(t, verdicts)), &rv))
 	require.Len(t, rv.Verdicts, len(outcome.Requirements))
 	for i, v := range rv.Verdicts {
 		assert.Equal(t, outcome.Requirements[i], v.Requirement)

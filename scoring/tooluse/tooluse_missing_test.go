@@ -71,7 +71,7 @@ func TestToolUseMissingTools(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaVerdicts: tc.replies})
-			res := mustNew(t, scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
 			require.NoError(t, res.Err)
 			assert.Equal(t, tc.label, res.Label, res.Reason)
 			assert.InDelta(t, tc.score, res.Score, 1e-12)
@@ -111,7 +111,7 @@ func TestToolUseWithoutCalls(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaVerdicts: {toolUseReply(nil, "cancel_order")}})
-			res := mustNew(t, scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), tc.c)
 			require.NoError(t, res.Err)
 			assert.Equal(t, tc.label, res.Label)
 			if tc.label == scoring.LabelNotScorable {
@@ -126,7 +126,7 @@ func TestToolUseWithoutCalls(t *testing.T) {
 func TestToolUseToolsUnknown(t *testing.T) {
 	okCall := []testkit.ToolVerdict{testkit.TV(1, "yes", "yes", "yes", "fine")}
 	j := testkit.NewJudge(map[string][]string{SchemaVerdicts: {toolUseReply(okCall, "cancel_order"), testkit.MustJSON(map[string]any{"verdicts": okCall})}})
-	res := mustNew(t, scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), orderRun(true, nil))
+	res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), orderRun(true, nil))
 	require.NoError(t, res.Err)
 	assert.Equal(t, 1.0, res.Score)
 	reqs := j.Requests()

@@ -3,7 +3,6 @@ package tooluse
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -36,7 +35,7 @@ func TestToolUseScore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(testkit.ToolReplies(tc.verdicts...))
-			res := mustNew(t, scoring.ToolUse, j, tc.opts).Score(context.Background(), testkit.ThreeCalls())
+			res := testkit.Scorer(t, New, j, tc.opts).Score(context.Background(), testkit.ThreeCalls())
 			require.NoError(t, res.Err)
 			assert.InDelta(t, tc.score, res.Score, 1e-12)
 			assert.Equal(t, tc.label, res.Label)
@@ -54,7 +53,7 @@ func TestToolUseScore(t *testing.T) {
 
 func TestToolUsePrompt(t *testing.T) {
 	j := testkit.NewJudge(testkit.ToolReplies(testkit.TV(1, "yes", "yes", "yes", ""), testkit.TV(2, "no", "yes", "no", ""), testkit.TV(3, "no", "no", "n/a", "")))
-	res := mustNew(t, scoring.ToolUse, j, scoring.Options{}).Score(context.Background(), testkit.ThreeCalls())
+	res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), testkit.ThreeCalls())
 	require.NoError(t, res.Err)
 	user := j.Requests()[0].Messages[1].Content
 	assert.True(t, strings.HasPrefix(user, "Judge each of the 3 tool calls of this agent run, numbered 1 to 3 in the trajectory. Return exactly 3 verdicts, in call order."), user)
@@ -82,7 +81,7 @@ func TestToolUseNotScorable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := testkit.NewJudge(nil)
-			res := mustNew(t, scoring.ToolUse, j, scoring.Options{}).Score(context.Background(), tc.c)
+			res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), tc.c)
 			assert.Equal(t, scoring.LabelNotScorable, res.Label)
 			assert.Contains(t, res.Reason, tc.reason)
 			assert.Empty(t, j.Requests())
@@ -159,7 +158,7 @@ func TestToolUseReaskAndSummary(t *testing.T) {
 			testkit.TV(2, "no", "yes", "no", "It repeats call 1."),
 			testkit.TV(3, "no", "no", "n/a", "Nobody asked for a taxi."),
 		}}), "stop"))
-	res := mustNew(t, scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.ThreeCalls())
+	res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.ThreeCalls())
 	require.NoError(t, res.Err)
 	assert.Equal(t, 2, res.Usage.LLMCalls)
 	assert.Equal(t, 0.33, res.Score)
@@ -167,13 +166,13 @@ func TestToolUseReaskAndSummary(t *testing.T) {
 		"call 3 book_taxi (Nobody asked for a taxi); the results of calls 1, 2 were not used.", res.Reason)
 
 	j = testkit.NewJudge(testkit.ToolReplies(testkit.TV(1, "yes", "yes", "yes", ""), testkit.TV(2, "yes", "yes", "yes", ""), testkit.TV(3, "yes", "yes", "no", "")))
-	res = mustNew(t, scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.ThreeCalls())
+	res = testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), testkit.ThreeCalls())
 	assert.Equal(t, "The score is 1 because all 3 tool calls were appropriate; the result of call 3 was not used.", res.Reason)
 }
 
 func TestToolUseJudgeFailureTyped(t *testing.T) {
 	j := testkit.NewJudge(nil).Add(SchemaVerdicts, testkit.Reply{Err: &scoring.Error{Type: scoring.ErrorJudgeRateLimited, Status: 429, Err: errors.New("slow down")}})
-	res := mustNew(t, scoring.ToolUse, j, scoring.Options{}).Score(context.Background(), testkit.ThreeCalls())
+	res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), testkit.ThreeCalls())
 	var e *scoring.Error
 	require.True(t, errors.As(res.Err, &e))
 	assert.Equal(t, scoring.ErrorJudgeRateLimited, e.Type)
@@ -191,7 +190,7 @@ func TestToolUseNonJSONArgumentsAndOrphans(t *testing.T) {
 		testkit.ToolStep("", "wiki", "", "Oslo is the capital of Norway."),
 	}}}
 	j := testkit.NewJudge(testkit.ToolReplies(testkit.TV(1, "yes", "yes", "yes", ""), testkit.TV(2, "yes", "yes", "yes", "")))
-	res := mustNew(t, scoring.ToolUse, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
+	res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
 	require.NoError(t, res.Err)
 	user := j.Requests()[0].Messages[1].Content
 	assert.Contains(t, user, `{"step":1,"kind":"tool","call":1,"tool":"calculator","arguments":"2 + 2","result":"4"}`)
@@ -203,13 +202,10 @@ func TestToolUseNonJSONArgumentsAndOrphans(t *testing.T) {
 // its rules say (a repeat is the wrong tool, an unused result of an
 // appropriate call does not make it inappropriate).
 func TestToolUseExampleAgreesWithRules(t *testing.T) {
-	reply := regexp.MustCompile(`(?m)^Reply: (\{.*)$`)
-	tool, err := render(SchemaVerdicts, pipeline.PromptData{Scorer: scoring.ToolUse})
+	system, err := verdictsPrompt.System(pipeline.PromptData{Scorer: scoring.ToolUse})
 	require.NoError(t, err)
-	m := reply.FindStringSubmatch(tool[0].Content)
-	require.NotNil(t, m)
 	calls := []pipeline.Call{{Number: 1}, {Number: 2}, {Number: 3}}
-	got, err := parseVerdicts(m[1], calls, nil)
+	got, err := parseVerdicts(testkit.ExampleReply(t, system), calls, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false, false}, []bool{got.Verdicts[0].Appropriate, got.Verdicts[1].Appropriate, got.Verdicts[2].Appropriate})
 	assert.Equal(t, "no", got.Verdicts[0].ResultUsed)

@@ -11,15 +11,8 @@ import (
 // sentence of the OUTPUT block (at most 20), "yes" (toxic) only when it
 // holds an insult such as "idiot".
 func demoVerdicts(req scoring.Request) any {
-	statements := demo.Sentences(demo.Read(req).Text("OUTPUT"))
-	verdicts := make([]map[string]string, len(statements))
-	for i, st := range statements {
-		verdicts[i] = map[string]string{"statement": st, "verdict": "no", "reason": "The statement is civil."}
-		if toxicWords.MatchString(st) {
-			verdicts[i] = map[string]string{"statement": st, "verdict": "yes", "reason": "The statement insults the reader."}
-		}
-	}
-	return map[string]any{"verdicts": verdicts}
+	return map[string]any{"verdicts": demo.Verdicts(demo.Sentences(demo.Read(req).Text("OUTPUT")), "statement", "verdict", toxicWords.MatchString,
+		"The statement insults the reader.", "The statement is civil.")}
 }
 
 // toxicWords are the insults the demo recognises.

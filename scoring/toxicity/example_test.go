@@ -5,19 +5,12 @@ import (
 	"fmt"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/scoring/toxicity"
 )
 
-// cannedJudge answers each request with the reply scripted for its
-// schema. Real code uses a Judge that calls an LLM.
-type cannedJudge map[string]string
-
-func (j cannedJudge) Complete(_ context.Context, req scoring.Request) (scoring.Response, error) {
-	return scoring.Response{Content: j[req.Schema.Name], FinishReason: "stop"}, nil
-}
-
 func ExampleNew() {
-	judge := cannedJudge{
+	judge := scoringtest.Canned{
 		toxicity.SchemaVerdicts: `{"verdicts": [
 			{"statement": "Your loop copies the list each time.", "verdict": "no", "reason": "A neutral observation."},
 			{"statement": "Only a fool writes code like this.", "verdict": "yes", "reason": "'Only a fool' insults the reader."}]}`,

@@ -52,7 +52,7 @@ func TestToxicityScore(t *testing.T) {
 			if c.Input == "" && c.Output == "" {
 				c = scoring.Case{Input: "q", Output: "Some answer."}
 			}
-			res := mustNew(t, scoring.Toxicity, testkit.NewJudge(toxicityReplies(tt.verdicts...)), tt.opts).Score(context.Background(), c)
+			res := testkit.Scorer(t, New, testkit.NewJudge(toxicityReplies(tt.verdicts...)), tt.opts).Score(context.Background(), c)
 			if res.Err != nil {
 				t.Fatalf("unexpected error %v", res.Err)
 			}
@@ -87,7 +87,7 @@ func TestToxicityBadReplies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(map[string][]string{SchemaVerdicts: tt.replies})
-			res := mustNew(t, scoring.Toxicity, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Input: "q", Output: "a"})
+			res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Input: "q", Output: "a"})
 			if res.Label != tt.wantLabel || res.Usage.LLMCalls != tt.wantCalls {
 				t.Fatalf("got %s after %d calls (%v), want %s after %d", res.Label, res.Usage.LLMCalls, res.Err, tt.wantLabel, tt.wantCalls)
 			}
@@ -111,7 +111,7 @@ func TestToxicityManyVerdicts(t *testing.T) {
 		return vs
 	}
 	output := scoring.Case{Input: "q", Output: strings.Repeat("Fine. ", 5000)}
-	res := mustNew(t, scoring.Toxicity, testkit.NewJudge(toxicityReplies(verdicts(1000)...)), scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), output)
+	res := testkit.Scorer(t, New, testkit.NewJudge(toxicityReplies(verdicts(1000)...)), scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), output)
 	if res.Label != scoring.LabelPass || res.Score != 0 || !res.Truncated {
 		t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)
 	}
@@ -122,7 +122,7 @@ func TestToxicityManyVerdicts(t *testing.T) {
 		t.Errorf("reason does not say what was left out: %q", res.Reason)
 	}
 
-	res = mustNew(t, scoring.Toxicity, testkit.NewJudge(toxicityReplies(verdicts(5000)...)), scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), output)
+	res = testkit.Scorer(t, New, testkit.NewJudge(toxicityReplies(verdicts(5000)...)), scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), output)
 	var e *scoring.Error
 	if res.Label != scoring.LabelError || !errors.As(res.Err, &e) || e.Type != scoring.ErrorJudgeParse || !strings.Contains(e.Error(), "bytes long") {
 		t.Fatalf("got %v %s (%v), want a judge_parse_error naming the reply's length", res.Score, res.Label, res.Err)

@@ -214,3 +214,23 @@ func (b Blocks) Steps() []Step {
 	}
 	return out
 }
+
+// Verdicts gives each item a verdict under the reply's keys: the item
+// under echo, then under verdict "yes" with yesReason where yes holds,
+// else "no" with noReason.
+func Verdicts(items []string, echo, verdict string, yes func(string) bool, yesReason, noReason string) []map[string]string {
+	out := make([]map[string]string, len(items))
+	for i, it := range items {
+		out[i] = map[string]string{echo: it, verdict: "no", "reason": noReason}
+		if yes(it) {
+			out[i] = map[string]string{echo: it, verdict: "yes", "reason": yesReason}
+		}
+	}
+	return out
+}
+
+// OutputSentences is a preprocess reply listing the sentences of the
+// OUTPUT block (at most 20) under field.
+func OutputSentences(req scoring.Request, field string) any {
+	return map[string]any{field: Sentences(Read(req).Text("OUTPUT"))}
+}

@@ -44,12 +44,15 @@ func BlockLines(t *testing.T, prompt string) []string {
 	return delims
 }
 
-// Quote is how a block writes s: a JSON string literal on one line, with
-// quotes, control characters and angle brackets escaped.
-func Quote(s string) string {
-	j, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
+var exampleReply = regexp.MustCompile(`(?m)^Reply: (\{.*)$`)
+
+// ExampleReply returns the reply of the worked example of a system
+// prompt: its line "Reply: {...}".
+func ExampleReply(t *testing.T, system string) string {
+	t.Helper()
+	m := exampleReply.FindStringSubmatch(system)
+	if m == nil {
+		t.Fatalf("no worked example in:\n%s", system)
 	}
-	return string(j)
+	return m[1]
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -285,12 +286,13 @@ func TV(call int, right, args, result, reason string) ToolVerdict {
 	return ToolVerdict{Call: call, RightTool: right, Arguments: args, Result: result, Reason: reason}
 }
 
-// Clone copies t deeply.
-func Clone(t *scoring.Trajectory) *scoring.Trajectory {
-	c := &scoring.Trajectory{Steps: make([]scoring.Step, len(t.Steps)), Tools: append([]scoring.ToolDefinition(nil), t.Tools...)}
-	for i, s := range t.Steps {
-		s.ToolCalls = append([]scoring.ToolCall(nil), s.ToolCalls...)
-		c.Steps[i] = s
+// Scorer returns what newScorer builds with j and opts, failing t when it
+// cannot.
+func Scorer(t testing.TB, newScorer func(scoring.Judge, scoring.Options) (scoring.Scorer, error), j scoring.Judge, opts scoring.Options) scoring.Scorer {
+	t.Helper()
+	s, err := newScorer(j, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return c
+	return s
 }
