@@ -1,6 +1,10 @@
 package scoring
 
-import "context"
+import (
+	"context"
+	"regexp"
+	"strings"
+)
 
 // Options tune a scorer. The zero value is valid: scale 1, the scorer's
 // default threshold, reasons on.
@@ -124,4 +128,59 @@ type TaskRequirements struct {
 	Cached bool `json:"cached,omitempty"`
 	// Usage is the cost of the judge calls made for these requirements.
 	Usage Usage `json:"-"`
+}
+
+// Splitter splits a system prompt into its separate instructions, so that
+// prompt alignment can judge each rule on its own instead of the whole
+// prompt as one instruction. instructions.NewSplitter asks the judge;
+// guard.SplitCache wraps a Splitter with a cache.
+type Splitter interface {
+	Split(ctx context.Context, prompt string) (InstructionSplit, error)
+}
+
+// InstructionSplit is what a Splitter found in one system prompt.
+type InstructionSplit struct {
+	// Instructions are the prompt's separate instructions in its own
+	// words, in the prompt's order, each once. Empty when the prompt gives
+	// none (only a role, background facts) or is blank.
+	Instructions []string `json:"instructions"`
+	// Usage is what the judge calls cost, the re-ask included; zero when
+	// Cached.
+	Usage Usage `json:"usage"`
+	// Truncated is set when the prompt was cut to MaxInputChars before it
+	// was sent: instructions after the cut are missing.
+	Truncated bool `json:"truncated,omitempty"`
+	// Dropped counts the instructions the judge listed beyond
+	// MaxInstructions, or beyond twice the prompt's length in all, which
+	// were not kept.
+	Dropped int `json:"dropped,omitempty"`
+	// Cached is set when a cache answered (a stored split, or one shared
+	// with an identical call in flight): no judge call was made for it.
+	Cached bool `json:"cached,omitempty"`
+	// Prompt is the prompt sent, kept when the splitter is verbose.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// neutralMarker replaces a truncation marker that evaluated text carries
+// itself: an elision mark that claims no cut by llm_eval.
+const neutralMarker = "[...]"
+
+// markerLike matches TruncationMarker and the variants a model or a
+// document could write to pass for it: any case, spacing, an ellipsis
+// character or two dots, "llm eval" or "llm-eval".
+var markerLike = regexp.MustCompile(`(?i)\[\s*(?:\.{2,}|…)?\s*truncated\s+by\s+llm[\s_.-]?eval\s*\]`)
+
+// NeutralizeTruncationMarkers replaces every TruncationMarker in s, and
+// anything written to look like one, with "[...]". The judge is told that
+// text ending with the marker was cut by llm_eval and must not be held to
+// length or format rules for the missing part; an output that wrote the
+// marker itself could otherwise exempt itself from them. Scorers apply it
+// to every evaluated text before they cut it. A caller that cuts text
+// before scoring (as the processor cuts agent step texts) applies it first
+// and then appends TruncationMarker.
+func NeutralizeTruncationMarkers(s string) string {
+	if !strings.Contains(s, "[") {
+		return s // the common case, without running the expression
+	}
+	return markerLike.ReplaceAllLiteralString(s, neutralMarker)
 }
