@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	builtin "github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
@@ -165,7 +166,7 @@ func prometheusBinary(t *testing.T) string {
 func writeAlertConfig(t *testing.T, dir, judgeURL string, p ports) {
 	t.Helper()
 	var builtins strings.Builder
-	for _, name := range scorers.Names() {
+	for _, name := range builtin.Names() {
 		fmt.Fprintf(&builtins, "      - name: %s\n", name)
 	}
 	cfg := fmt.Sprintf(`
