@@ -494,7 +494,7 @@ func (sc *ScorerConfig) Validate() error {
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
 	case sc.isChecks():
-		// NewNamedChecks names the rule and key, as in rules::0::pattern.
+		// checks.NewNamed names the rule and key, as in rules::0::pattern.
 		if _, err := checks.NewNamed(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
