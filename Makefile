@@ -73,9 +73,11 @@ run: $(COLLECTOR) $(LLMEVAL)
 
 test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-prometheus e2e-clients
 
-# go.mod, builder-config.yaml and OCB_VERSION on one Collector release line.
-version-check:
-	$(GO) test -count=1 -run TestRepositoryIsOnOneLine ./internal/versionline/
+# go.mod, builder-config.yaml and OCB_VERSION on one Collector release line,
+# and the built collector too: every Collector module in it on that line, and
+# core at go.mod's versions whatever the manifest's components pull in.
+version-check: $(COLLECTOR)
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -count=1 -v -run '^(TestRepositoryIsOnOneLine|TestBuiltCollectorIsOnTheLine)$$' ./internal/versionline/
 
 unit-test:
 	$(GO) test -race ./...
