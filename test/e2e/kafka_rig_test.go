@@ -61,7 +61,7 @@ var kafkaScorers = []string{"bias", "prompt_alignment"}
 
 // kafkaRig is one run of the topology.
 type kafkaRig struct {
-	t          *testing.T
+	t          testing.TB
 	dir        string
 	bin        string
 	brokerBin  string
@@ -75,6 +75,9 @@ type kafkaRig struct {
 	tier1Health  int
 	tier1Metrics int
 
+	// overlay is the test's change to the examples of a replica,
+	// kafkaOverlay unless set before the replica starts.
+	overlay  string
 	judge    *scoringtest.Server
 	calls    *kafkaJudgeCalls
 	sink     *kafkaSink
@@ -93,7 +96,7 @@ type kafkaReplica struct {
 	logs              []string    // log file of each run
 }
 
-func newKafkaRig(t *testing.T, partitions, replicas int) *kafkaRig {
+func newKafkaRig(t testing.TB, partitions, replicas int) *kafkaRig {
 	t.Helper()
 	r := &kafkaRig{
 		t:          t,
@@ -101,6 +104,7 @@ func newKafkaRig(t *testing.T, partitions, replicas int) *kafkaRig {
 		bin:        collectortest.Binary(t),
 		partitions: partitions,
 		brokerAddr: fmt.Sprintf("127.0.0.1:%d", collectortest.FreePort(t)),
+		overlay:    kafkaOverlay,
 	}
 	r.brokerBin = buildKafkaBroker(t, r.dir)
 	r.judge = scoringtest.New(t)
@@ -114,7 +118,7 @@ func newKafkaRig(t *testing.T, partitions, replicas int) *kafkaRig {
 }
 
 // buildKafkaBroker builds test/kafkabroker (its own module) into dir.
-func buildKafkaBroker(t *testing.T, dir string) string {
+func buildKafkaBroker(t testing.TB, dir string) string {
 	t.Helper()
 	out := filepath.Join(dir, "kafkabroker")
 	cmd := exec.Command("go", "build", "-o", out, ".")
@@ -125,7 +129,7 @@ func buildKafkaBroker(t *testing.T, dir string) string {
 }
 
 // startProcess runs cmd with its output in logPath until the test ends.
-func startProcess(t *testing.T, cmd *exec.Cmd, logPath string) *collectorProc {
+func startProcess(t testing.TB, cmd *exec.Cmd, logPath string) *collectorProc {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
@@ -194,7 +198,7 @@ func (r *kafkaRig) startTier1() {
 		"KAFKA_QUEUE_DIR="+filepath.Join(dir, "queue"),
 	)
 	r.tier1 = startProcess(r.t, cmd, filepath.Join(r.dir, "tier1.log"))
-	r.tier1.waitHealthy(r.t, r.tier1Health)
+	waitProcHealthy(r.t, r.tier1, r.tier1Health)
 }
 
 func examplePath(name string) string {
@@ -207,7 +211,6 @@ func (r *kafkaRig) newReplica(i int) *kafkaReplica {
 	name := fmt.Sprintf("llmeval-%d", i)
 	dir := filepath.Join(r.dir, name)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "storage"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "overlay.yaml"), []byte(kafkaOverlay), 0o600))
 	rep := &kafkaReplica{index: i, name: name, dir: dir, health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	rep.env = []string{
 		"LLMEVAL_REPLICA=" + name,
@@ -232,6 +235,7 @@ func judgeKeyOf(replica string) string { return "e2e-key-" + replica }
 // start runs the replica (again, after a kill: same name, storage, ports).
 func (r *kafkaRig) start(rep *kafkaReplica) {
 	r.t.Helper()
+	require.NoError(r.t, os.WriteFile(filepath.Join(rep.dir, "overlay.yaml"), []byte(r.overlay), 0o600))
 	cmd := exec.Command(r.bin,
 		"--config", examplePath("collector.yaml"),
 		"--config", examplePath("otlp-export.yaml"),
@@ -243,7 +247,7 @@ func (r *kafkaRig) start(rep *kafkaReplica) {
 	logPath := filepath.Join(r.dir, fmt.Sprintf("%s-run%d.log", rep.name, len(rep.lives)))
 	rep.logs = append(rep.logs, logPath)
 	rep.proc = startProcess(r.t, cmd, logPath)
-	rep.proc.waitHealthy(r.t, rep.health)
+	waitProcHealthy(r.t, rep.proc, rep.health)
 }
 
 // log is the text of every run's log of the replica.
@@ -259,31 +263,39 @@ func (rep *kafkaReplica) log() string {
 // assigned is how many partitions (of both topics) the replica's kafka
 // receivers hold now, from their partition_start and partition_close
 // counters.
-func (rep *kafkaReplica) assigned(t *testing.T) int {
-	page := scrape(t, rep.telemetry)
+func (rep *kafkaReplica) assigned(t testing.TB) int {
+	page := scrapePage(t, rep.telemetry)
 	return int(metricSum(page, "otelcol_kafka_receiver_partition_start") - metricSum(page, "otelcol_kafka_receiver_partition_close"))
 }
 
 // waitAssigned waits until the live replicas hold every partition of both
-// topics between them, each at least one when want says so.
+// topics between them, once each, by their metrics and their logs, each
+// at least one when eachHasOne.
 func (r *kafkaRig) waitAssigned(live []*kafkaReplica, eachHasOne bool) {
 	r.t.Helper()
 	var last []int
 	require.Eventually(r.t, func() bool {
-		total, counts := 0, make([]int, len(live))
+		total, fromLogs, counts := 0, 0, make([]int, len(live))
 		for i, rep := range live {
 			counts[i] = rep.assigned(r.t)
 			total += counts[i]
-			if eachHasOne && counts[i] == 0 {
+			synced := rep.lastSynced()
+			if len(synced) < 2 || (eachHasOne && counts[i] == 0) {
 				last = counts
 				return false
 			}
+			for _, assigned := range synced {
+				fromLogs += len(partitionRE.FindAllString(assigned, -1))
+			}
 		}
 		last = counts
-		return total == 2*r.partitions
+		return total == 2*r.partitions && fromLogs == 2*r.partitions
 	}, waitLimit, 200*time.Millisecond, "partitions were not all assigned")
 	r.t.Logf("partitions held (traces+logs) by replica: %v", last)
 }
+
+// partitionRE finds the partition numbers in franz-go's "topic[0 1]".
+var partitionRE = regexp.MustCompile(`\b\d+\b`)
 
 // metricSum adds up every sample of a metric on a Prometheus page whose
 // labels contain all of parts.
@@ -420,7 +432,7 @@ type sunkSpan struct {
 	labels   map[string]string
 }
 
-func newKafkaSink(t *testing.T, replicas int) *kafkaSink {
+func newKafkaSink(t testing.TB, replicas int) *kafkaSink {
 	s := &kafkaSink{spans: map[string]*sunkSpan{}, traces: map[string]map[int]bool{}, appLogs: map[string]int{},
 		resultsOf: map[string]map[string]int{}, metrics: map[string]bool{}}
 	for i := range replicas {
@@ -776,4 +788,41 @@ func lineCount(text string, parts ...string) int {
 		}
 	}
 	return n
+}
+
+// waitProcHealthy waits until the process's health check answers 200 and
+// fails the test if it exits first.
+func waitProcHealthy(t testing.TB, c *collectorProc, port int) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.exited:
+			b, _ := os.ReadFile(c.log)
+			t.Fatalf("%s exited at start:\n%s", c.log, tail(b, 60))
+		default:
+		}
+		code, _, err := httpGet(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err == nil && code == http.StatusOK {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not become healthy", c.log)
+}
+
+// scrapePage is a Prometheus page of the collector's own telemetry.
+func scrapePage(t testing.TB, port int) string {
+	t.Helper()
+	_, body, err := httpGet(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	require.NoError(t, err)
+	return body
+}
+
+func readFileIfExists(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	return b, err
 }
