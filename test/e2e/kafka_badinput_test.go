@@ -33,7 +33,7 @@ func TestKafkaBadInput(t *testing.T) {
 	r.start(rep)
 	s := newSent()
 	r.send(s, traceParts(5000, 10, true, true)) // acknowledged into tier 1's queue
-	time.Sleep(3 * time.Second)                // a few connection attempts
+	time.Sleep(3 * time.Second)                 // a few connection attempts
 	for name, log := range map[string]string{"tier 1": readLog(t, r.tier1.log), "replica": rep.log()} {
 		assert.Positive(t, lineCount(log, "unable to open connection to broker", r.brokerAddr, "connection refused"),
 			"%s does not say that the broker cannot be reached:\n%s", name, tail([]byte(log), 30))

@@ -21,26 +21,12 @@ const (
 	scalingGenerations = 240 // per iteration, each its own trace
 )
 
-var scalingOverlay = fmt.Sprintf(`
-processors:
-  llm_eval:
-    judge:
-      max_concurrency: %d
-      timeout: 20s
-    scorers:
-      - name: bias
-        reason_mode: summary
-      - name: prompt_alignment
-        reason_mode: summary
-        instructions: ["Answer in English."]
-`, scalingConcurrency)
-
 func BenchmarkKafkaScaling(b *testing.B) {
 	var single float64 // evaluations/s of one replica
 	for _, n := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
 			r := newKafkaRig(b, kafkaPartitions, n)
-			r.overlay = scalingOverlay
+			r.overlay = replicaOverlay(scalingConcurrency)
 			r.judge.SetLatency(scalingJudgeWait)
 			r.startBroker()
 			r.startTier1()

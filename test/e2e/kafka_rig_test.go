@@ -4,12 +4,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,12 +38,14 @@ import (
 // as a user would, with an overlay that only points the judge at the fake
 // one and picks two cheap scorers. Everything listens on loopback.
 
-// kafkaOverlay is the test's only change to the examples of a replica.
-const kafkaOverlay = `
+// replicaOverlay is the test's only change to the examples of a replica:
+// the fake judge's workers and two cheap scorers.
+func replicaOverlay(concurrency int) string {
+	return fmt.Sprintf(`
 processors:
   llm_eval:
     judge:
-      max_concurrency: 16
+      max_concurrency: %d
       timeout: 20s
     scorers:
       - name: bias
@@ -54,9 +53,10 @@ processors:
       - name: prompt_alignment
         reason_mode: summary
         instructions: ["Answer in English."]
-`
+`, concurrency)
+}
 
-// kafkaScorers are the scorers of kafkaOverlay.
+// kafkaScorers are the scorers of replicaOverlay.
 var kafkaScorers = []string{"bias", "prompt_alignment"}
 
 // kafkaRig is one run of the topology.
@@ -76,7 +76,7 @@ type kafkaRig struct {
 	tier1Metrics int
 
 	// overlay is the test's change to the examples of a replica,
-	// kafkaOverlay unless set before the replica starts.
+	// replicaOverlay(16) unless set before the replica starts.
 	overlay  string
 	judge    *scoringtest.Server
 	calls    *kafkaJudgeCalls
@@ -104,7 +104,7 @@ func newKafkaRig(t testing.TB, partitions, replicas int) *kafkaRig {
 		bin:        collectortest.Binary(t),
 		partitions: partitions,
 		brokerAddr: fmt.Sprintf("127.0.0.1:%d", collectortest.FreePort(t)),
-		overlay:    kafkaOverlay,
+		overlay:    replicaOverlay(16),
 	}
 	r.brokerBin = buildKafkaBroker(t, r.dir)
 	r.judge = scoringtest.New(t)
@@ -126,36 +126,6 @@ func buildKafkaBroker(t testing.TB, dir string) string {
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "building test/kafkabroker: %s", b)
 	return out
-}
-
-// startProcess runs cmd with its output in logPath until the test ends.
-func startProcess(t testing.TB, cmd *exec.Cmd, logPath string) *collectorProc {
-	t.Helper()
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	c := &collectorProc{cmd: cmd, exited: make(chan struct{}), log: logPath}
-	go func() { _ = cmd.Wait(); _ = logFile.Close(); close(c.exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-c.exited
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("%s:\n%s", logPath, tail(b, 200))
-			}
-		}
-	})
-	return c
-}
-
-// tail is the last n lines of b.
-func tail(b []byte, n int) string {
-	lines := strings.Split(string(b), "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("... %d lines before", len(lines)-n)}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "\n")
 }
 
 // startBroker starts the broker with its data directory, so a restarted
@@ -686,28 +656,11 @@ func (s *sent) record(td ptrace.Traces) {
 }
 
 // contentlessCall is LLM call n as an instrumentation with content in log
-// events sends it: a chat span without content, and its GenAI log events
-// carrying the span's trace and span id.
+// events sends it: a chat span without content (chatSpans), and its GenAI
+// log events, with a unique answer, carrying the span's trace and span id.
 func contentlessCall(n int) (ptrace.Traces, plog.Logs) {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", captureOffService)
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(captureOffScope)
-	ss.Scope().SetVersion("0.22.0")
-	now := time.Now()
-	span := ss.Spans().AppendEmpty()
-	span.SetTraceID(kafkaTraceID(n))
-	span.SetSpanID(kafkaSpanID(n, roleGeneration))
-	span.SetName("chat gpt-4o-mini")
-	span.SetKind(ptrace.SpanKindClient)
-	span.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
-	span.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
-	a := span.Attributes()
-	a.PutStr("gen_ai.operation.name", "chat")
-	a.PutStr("gen_ai.system", "openai")
-	a.PutStr("gen_ai.request.model", "gpt-4o-mini")
-
+	td := chatSpans(n, 1, false)
+	tr, sp := ids(n)
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr("service.name", captureOffService)
@@ -715,9 +668,9 @@ func contentlessCall(n int) (ptrace.Traces, plog.Logs) {
 	sl.Scope().SetName(captureOffScope)
 	add := func(event string, body func(pcommon.Map)) {
 		rec := sl.LogRecords().AppendEmpty()
-		rec.SetTraceID(span.TraceID())
-		rec.SetSpanID(span.SpanID())
-		rec.SetTimestamp(pcommon.NewTimestampFromTime(now))
+		rec.SetTraceID(tr)
+		rec.SetSpanID(sp)
+		rec.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
 		rec.Attributes().PutStr("event.name", event)
 		rec.Attributes().PutStr("gen_ai.system", "openai")
 		body(rec.Body().SetEmptyMap())
@@ -729,37 +682,6 @@ func contentlessCall(n int) (ptrace.Traces, plog.Logs) {
 		m.PutEmptyMap("message").PutStr("content", fmt.Sprintf("Everyone knows such customers are careless; this is reply number %d.", n))
 	})
 	return td, ld
-}
-
-// postLogsTo sends logs to an OTLP/HTTP port.
-func postLogsTo(port int, ld plog.Logs) error {
-	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
-	if err != nil {
-		return err
-	}
-	return postBody(fmt.Sprintf("http://127.0.0.1:%d/v1/logs", port), body)
-}
-
-// postBody posts an OTLP/HTTP protobuf request and fails unless it is
-// acknowledged (200).
-func postBody(url string, body []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
 }
 
 // recordLogs notes the records of an acknowledged logs request.
@@ -788,27 +710,6 @@ func lineCount(text string, parts ...string) int {
 		}
 	}
 	return n
-}
-
-// waitProcHealthy waits until the process's health check answers 200 and
-// fails the test if it exits first.
-func waitProcHealthy(t testing.TB, c *collectorProc, port int) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-c.exited:
-			b, _ := os.ReadFile(c.log)
-			t.Fatalf("%s exited at start:\n%s", c.log, tail(b, 60))
-		default:
-		}
-		code, _, err := httpGet(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/", port))
-		if err == nil && code == http.StatusOK {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not become healthy", c.log)
 }
 
 // scrapePage is a Prometheus page of the collector's own telemetry.
