@@ -117,8 +117,13 @@ func TestKafkaScaleOut(t *testing.T) {
 			assert.Positive(t, r.sink.resultsOf[id][sc], "generation %d: no %s result record reached the backend", n, sc)
 		}
 	}
-	assert.True(t, r.sink.metrics["gen_ai.evaluation.results"], "llm_eval_metrics did not reach the backend: %v", r.sink.metrics)
 	r.sink.mu.Unlock()
+	// llm_eval_metrics flushes every 15 s (examples/collector.yaml).
+	assert.Eventually(t, func() bool {
+		r.sink.mu.Lock()
+		defer r.sink.mu.Unlock()
+		return r.sink.metrics["gen_ai.evaluation.results"]
+	}, 30*time.Second, 250*time.Millisecond, "llm_eval_metrics did not reach the backend")
 	t.Logf("phase 2 (stable): %d traces, %d generations (%d of them with their content in log events), %d spans and %d application log records out once each; no trace split",
 		stableTraces+contentless, len(stable.gens), contentless, len(out), len(stable.events))
 
@@ -337,9 +342,4 @@ func duplicateCalls(t *testing.T, calls []kafkaJudgeCall, replica string, dupGen
 		}
 	}
 	return second, inFlight
-}
-
-// describe is a short summary of a sunk span for failure messages.
-func (s sunkSpan) String() string {
-	return fmt.Sprintf("trace %s, %d copies from %v", s.trace, s.copies, strings.Trim(fmt.Sprint(s.replicas), "[]"))
 }
