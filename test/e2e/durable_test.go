@@ -326,42 +326,12 @@ type collectorProc struct {
 
 func startKillable(t *testing.T, bin, cfg, logPath string) *collectorProc {
 	t.Helper()
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	c := &collectorProc{cmd: cmd, exited: make(chan struct{}), log: logPath}
-	go func() { _ = cmd.Wait(); _ = logFile.Close(); close(c.exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-c.exited
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("%s:\n%s", logPath, b)
-			}
-		}
-	})
-	return c
+	return startProcess(t, exec.Command(bin, "--config", cfg), logPath)
 }
 
 func (c *collectorProc) waitHealthy(t *testing.T, port int) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-c.exited:
-			b, _ := os.ReadFile(c.log)
-			t.Fatalf("collector exited at start:\n%s", b)
-		default:
-		}
-		code, _, err := httpGet(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/", port))
-		if err == nil && code == http.StatusOK {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("collector did not become healthy")
+	waitProcHealthy(t, c, port)
 }
 
 func (c *collectorProc) kill(t *testing.T) {
