@@ -326,10 +326,20 @@ type collectorProc struct {
 
 func startKillable(t *testing.T, bin, cfg, logPath string) *collectorProc {
 	t.Helper()
+	return startKillableWith(t, bin, cfg, logPath, nil)
+}
+
+// startKillableWith is startKillable with setup run on the command before
+// it starts (its environment, its user).
+func startKillableWith(t *testing.T, bin, cfg, logPath string, setup func(*exec.Cmd)) *collectorProc {
+	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "--config", cfg)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if setup != nil {
+		setup(cmd)
+	}
 	require.NoError(t, cmd.Start())
 	c := &collectorProc{cmd: cmd, exited: make(chan struct{}), log: logPath}
 	go func() { _ = cmd.Wait(); _ = logFile.Close(); close(c.exited) }()
