@@ -396,3 +396,46 @@ func TestStrayCheckerVariableIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "not a storage file", string(b), "the file it names is not touched")
 }
+
+// TestValidateChecksStorageExtension: validate, not only start, refuses an
+// llm_eval whose storage extension is not configured, or not enabled,
+// naming the key.
+func TestValidateChecksStorageExtension(t *testing.T) {
+	bin := collectortest.Binary(t)
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, extensions, want string
+	}{
+		{"not_configured", "", `processors::llm_eval::storage: extension "file_storage/llm_eval" is not configured: configure it under extensions and list it in service::extensions`},
+		{"not_enabled", "extensions:\n  file_storage/llm_eval:\n    directory: " + dir + "\n",
+			`processors::llm_eval::storage: extension "file_storage/llm_eval" is configured but not listed in service::extensions`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := filepath.Join(dir, tt.name+".yaml")
+			require.NoError(t, os.WriteFile(cfg, []byte(`
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:4318
+processors:
+  llm_eval:
+    storage: file_storage/llm_eval
+    judge:
+      endpoint: http://127.0.0.1:1/v1
+      model: e2e-judge
+exporters:
+  debug: {}
+`+tt.extensions+`service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [llm_eval]
+      exporters: [debug]
+`), 0o600))
+			out, err := exec.Command(bin, "validate", "--config", cfg).CombinedOutput()
+			require.Error(t, err, "validate must refuse it:\n%s", out)
+			assert.Contains(t, string(out), tt.want)
+		})
+	}
+}
