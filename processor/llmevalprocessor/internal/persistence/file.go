@@ -39,8 +39,9 @@ var fileStorage = component.MustNewType("file_storage")
 
 // DefaultCheckTimeout bounds the check of the storage file at start
 // (storage_check_timeout). The check reads every page the storage library
-// would; on a sound disk a file of 256 MiB takes about a second
-// (BenchmarkCheckFile).
+// would walk: a file of 398 MB took 0.23-0.41 s from the page cache
+// (BenchmarkCheckFile, BENCHMARKS.md); a minute leaves room for a slow
+// disk.
 const DefaultCheckTimeout = time.Minute
 
 // checkProgressEvery is how often a check still running says so (a
