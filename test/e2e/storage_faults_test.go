@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llm-eval/llm_eval/internal/diskfault"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
@@ -73,57 +74,6 @@ func logLines(t *testing.T, path, text string) []string {
 		}
 	}
 	return lines
-}
-
-// mountTmpfs mounts a tmpfs of size on dir for the test: a disk that can be
-// filled. Only root may mount; CI runs as root.
-func mountTmpfs(t *testing.T, dir, size string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a file system needs root; CI runs as root")
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
-	require.NoError(t, err, "mount: %s", out)
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
-}
-
-// fillDisk writes a file in dir until its file system is full.
-func fillDisk(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	require.NoError(t, err)
-	defer f.Close()
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			return
-		}
-	}
-}
-
-// holdLease takes a write lease on path: opening path then blocks until the
-// lease is released or the kernel's lease-break-time (45 s by default)
-// passes, as on a hung disk.
-func holdLease(t *testing.T, path string) (release func()) {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	const fSetLease = 1024 // F_SETLEASE
-	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetLease, syscall.F_WRLCK); errno != 0 {
-		f.Close()
-		t.Fatalf("F_SETLEASE: %v", errno)
-	}
-	released := false
-	release = func() {
-		if !released {
-			released = true
-			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetLease, syscall.F_UNLCK)
-			f.Close()
-		}
-	}
-	t.Cleanup(release)
-	return release
 }
 
 // evaluates checks that the collector evaluates new spans.
@@ -206,10 +156,10 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 // and evaluates; every further start does the same, with no pile of
 // copies.
 func TestDiskFullDuringQuarantine(t *testing.T) {
-	r := holdAndKillOn(t, collectortest.Binary(t), heldForDamage, func(t *testing.T, dir string) { mountTmpfs(t, dir, "4m") })
+	r := holdAndKillOn(t, collectortest.Binary(t), heldForDamage, func(t *testing.T, dir string) { diskfault.MountTmpfs(t, dir, "4m") })
 	require.NoError(t, os.Truncate(r.path, 200_000))
 	storageDir := filepath.Dir(r.path)
-	fillDisk(t, storageDir)
+	diskfault.Fill(t, storageDir)
 	before, err := os.ReadFile(r.path)
 	require.NoError(t, err)
 	r.judge.SetLatency(0)
@@ -284,7 +234,7 @@ func withCheckTimeout(t *testing.T, cfg, timeout string) string {
 func TestHungStorageCheckIsBounded(t *testing.T) {
 	const held = 20
 	r := holdAndKill(t, collectortest.Binary(t), held)
-	release := holdLease(t, r.path)
+	release := diskfault.HoldLease(t, r.path)
 	cfg := withCheckTimeout(t, r.cfg, "2s")
 	r.judge.SetLatency(0)
 
@@ -342,7 +292,7 @@ func alive(pid int) bool {
 // running (a checker orphaned on the hung file).
 func TestKillDuringStorageCheckLeavesNothingBehind(t *testing.T) {
 	r := holdAndKill(t, collectortest.Binary(t), 5)
-	holdLease(t, r.path)
+	diskfault.HoldLease(t, r.path)
 	logPath := filepath.Join(r.dir, "killed.log")
 	c := startKillable(t, r.bin, r.cfg, logPath)
 	// Wait until start-up is stuck on the file: a process started for it,

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/llm-eval/llm_eval/internal/diskfault"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 )
 
@@ -277,25 +278,13 @@ func TestUnusableFileIsLeftInPlace(t *testing.T) {
 	}
 }
 
-// mount mounts a file system of type fstype on dir, for the test. Only root
-// may; CI runs as root.
-func mount(t *testing.T, dir, fstype, opts string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a file system needs root; CI runs as root")
-	}
-	out, err := exec.Command("mount", "-t", fstype, "-o", opts, fstype, dir).CombinedOutput()
-	require.NoError(t, err, "mount: %s", out)
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
-}
-
 // TestSoundFileOnReadOnlyFileSystem: a sound file the collector may read
 // but not write (here a read-only file system, which stops root too) is
 // not damage: the collector does not start, says why, and the file with
 // its spans stays where it is.
 func TestSoundFileOnReadOnlyFileSystem(t *testing.T) {
 	dir := t.TempDir()
-	mount(t, dir, "tmpfs", "size=8m")
+	diskfault.MountTmpfs(t, dir, "8m")
 	path := fillFile(t, dir)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -320,31 +309,16 @@ func TestSoundFileOnReadOnlyFileSystem(t *testing.T) {
 	assert.Len(t, o.keeper.Take(KindSpan), heldSpans, "once writable, every held span comes back")
 }
 
-// fillDisk writes a file in dir until the file system is full.
-func fillDisk(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	require.NoError(t, err)
-	defer f.Close()
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			return
-		}
-	}
-}
-
 // TestDiskFullDuringQuarantine: a damaged file on a full disk cannot be
 // replaced by a fresh one. The damaged file stays where it was, llm_eval
 // runs without storage and says so, and every further start does the
 // same: no crash loop, no pile of copies.
 func TestDiskFullDuringQuarantine(t *testing.T) {
 	dir := t.TempDir()
-	mount(t, dir, "tmpfs", "size=4m")
+	diskfault.MountTmpfs(t, dir, "4m")
 	path := fillFile(t, dir)
 	require.NoError(t, os.Truncate(path, 200_000))
-	fillDisk(t, dir)
+	diskfault.Fill(t, dir)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
@@ -375,31 +349,6 @@ func TestDiskFullDuringQuarantine(t *testing.T) {
 	}
 }
 
-// holdLease takes a write lease on path: until it is released (or the
-// kernel's lease-break-time passes), opening path blocks, as on a hung
-// disk.
-func holdLease(t *testing.T, path string) (release func()) {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	const fSetLease = 1024 // F_SETLEASE
-	_, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetLease, syscall.F_WRLCK)
-	if errno != 0 {
-		f.Close()
-		t.Fatalf("F_SETLEASE: %v", errno)
-	}
-	var done bool
-	release = func() {
-		if !done {
-			done = true
-			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetLease, syscall.F_UNLCK)
-			f.Close()
-		}
-	}
-	t.Cleanup(release)
-	return release
-}
-
 // TestHungCheckIsBounded: opening the storage file hangs (a write lease
 // held on it stands for a hung disk). The check logs when it starts and
 // while it runs, gives up at storage_check_timeout, and llm_eval runs
@@ -410,7 +359,7 @@ func TestHungCheckIsBounded(t *testing.T) {
 	t.Cleanup(func() { checkProgressEvery = old })
 	dir := t.TempDir()
 	path := fillFile(t, dir)
-	release := holdLease(t, path)
+	release := diskfault.HoldLease(t, path)
 
 	start := time.Now()
 	o := open(t, fileStorageID, newExtension(t, dir), 2*time.Second)
