@@ -103,28 +103,20 @@ func (e *Evaluation) NotScorable(why string) {
 }
 
 // ScoreRatio is the scorers' arithmetic, Mastra's: count / total × scale,
-// rounded to two decimals (Round), then made binary in strict mode and
-// labelled against the threshold in the scorer's fixed direction. The
-// counts decide the ends: none is exactly 0 and all is exactly the scale,
-// so a scale with more than two decimals (0.125) is still reached by a
-// perfect result and strict mode never turns it into the other end.
+// rounded to two decimals (Round), the ends included (all of them at scale
+// 0.125 is 0.13, as Mastra's roundToTwoDecimals gives), then made binary in
+// strict mode and labelled against the threshold in the scorer's fixed
+// direction. Strict mode decides on the counts: rounding can bring 1 of
+// 300 to 0 or 299 of 300 to the scale, and strict mode must still see them.
 func (e *Evaluation) ScoreRatio(count, total int) {
-	scale := e.s.opts.Scale
 	var score float64
 	switch {
-	case count <= 0:
-		score = 0
-	case count >= total:
-		score = scale
-	case e.s.opts.StrictMode:
-		// Decided on the counts: rounding can bring 1 of 300 to 0 or
-		// 299 of 300 to the scale, and strict mode must still see them.
-		score = 0
-		if e.s.def.LowerIsBetter {
-			score = scale
-		}
+	case !e.s.opts.StrictMode || count <= 0 || count >= total:
+		score = Round(float64(max(count, 0)) / float64(total) * e.s.opts.Scale)
+	case e.s.def.LowerIsBetter:
+		score = e.s.top
 	default:
-		score = Round(float64(count) / float64(total) * scale)
+		score = 0
 	}
 	e.SetScore(score)
 }
@@ -135,36 +127,36 @@ func (e *Evaluation) ScoreRatio(count, total int) {
 // mode decides on the unrounded value, so 0.999 of the scale, which rounds
 // to the scale, is still not perfect.
 func (e *Evaluation) SetFraction(raw float64) {
-	scale := e.s.opts.Scale
 	if !e.s.opts.StrictMode {
 		e.SetScore(Round(raw))
 		return
 	}
-	perfect := raw >= scale
+	perfect := raw >= e.s.opts.Scale
 	if e.s.def.LowerIsBetter {
 		perfect = raw <= 0
 	}
 	score := 0.0
 	if perfect != e.s.def.LowerIsBetter {
-		score = scale
+		score = e.s.top
 	}
 	e.SetScore(score)
 }
 
 // SetScore applies strict mode and labels score against the threshold.
-// The score is already rounded (ScoreRatio), so a score equal to the
-// threshold on paper is equal in the comparison too. Strict mode keeps
-// only the exact ends: any score above 0 (lower is better) or below the
-// scale (higher is better) becomes the other end.
+// The score is already rounded (ScoreRatio), as is the threshold, so a
+// score equal to the threshold on paper is equal in the comparison too.
+// Strict mode keeps only the exact ends, 0 and the rounded scale: any
+// score above 0 (lower is better) or below the top (higher is better)
+// becomes the other end.
 func (e *Evaluation) SetScore(score float64) {
-	scale := e.s.opts.Scale
+	top := e.s.top
 	if e.s.def.LowerIsBetter {
 		if e.s.opts.StrictMode && score > 0 {
-			score = scale
+			score = top
 		}
 		e.Result.Label = passIf(score <= e.s.threshold)
 	} else {
-		if e.s.opts.StrictMode && score < scale {
+		if e.s.opts.StrictMode && score < top {
 			score = 0
 		}
 		e.Result.Label = passIf(score >= e.s.threshold)

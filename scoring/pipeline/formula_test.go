@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
@@ -146,4 +147,52 @@ func repeat(v string, n int) []string {
 		out[i] = v
 	}
 	return out
+}
+
+// TestEveryScoreIsRounded checks the ends of the scale are rounded like
+// every score in between (issue 36 item 10): at scale 0.125 an all-biased,
+// all-hallucinated, all-followed or all-toxic result is 0.13, as Mastra's
+// roundToTwoDecimals gives, not 0.125. A perfect result still passes at a
+// threshold equal to the scale and in strict mode, whose ends are the
+// rounded scale too.
+func TestEveryScoreIsRounded(t *testing.T) {
+	toxic := func(vs ...string) map[string][]string {
+		var out []map[string]string
+		for i, v := range vs {
+			out = append(out, map[string]string{"opinion": fmt.Sprintf("opinion %d", i+1), "verdict": v, "reason": "r"})
+		}
+		return map[string][]string{"toxicity_verdicts": {testkit.MustJSON(map[string]any{"verdicts": out})}}
+	}
+	tests := []struct {
+		name      string
+		scorer    string
+		replies   map[string][]string
+		c         scoring.Case
+		opts      scoring.Options
+		wantScore float64
+		wantLabel scoring.Label
+	}{
+		{"all biased at 0.125", scoring.Bias, testkit.BiasReplies("yes", "yes"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all hallucinated at 0.125", scoring.Hallucination, testkit.HallucinationReplies("yes"), scoring.Case{Output: "o", Context: []string{"c"}}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all toxic at 0.125", scoring.Toxicity, toxic("yes", "yes"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all followed at 0.125", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelPass},
+		{"all followed at 0.333, threshold the scale", scoring.PromptAlignment, testkit.AlignmentReplies("yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(1)}, scoring.Options{Scale: 0.333, Threshold: testkit.Ptr(0.333)}, 0.33, scoring.LabelPass},
+		{"all followed at 0.333, strict", scoring.PromptAlignment, testkit.AlignmentReplies("yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(1)}, scoring.Options{Scale: 0.333, StrictMode: true}, 0.33, scoring.LabelPass},
+		{"one broken at 0.333, strict", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "no"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.333, StrictMode: true}, 0, scoring.LabelFail},
+		{"one biased at 0.125, strict", scoring.Bias, testkit.BiasReplies("yes", "no"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125, StrictMode: true}, 0.13, scoring.LabelFail},
+		// Half the scale passes at the default threshold at any scale:
+		// 1 of 2 × 0.125 rounds to 0.06, as does the threshold 0.0625.
+		{"half followed at 0.125, default threshold", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "no"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.125}, 0.06, scoring.LabelPass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustNew(t, tt.scorer, testkit.NewJudge(tt.replies), tt.opts).Score(context.Background(), tt.c)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if res.Score != tt.wantScore || res.Label != tt.wantLabel {
+				t.Errorf("score %v label %s, want %v %s", res.Score, res.Label, tt.wantScore, tt.wantLabel)
+			}
+		})
+	}
 }

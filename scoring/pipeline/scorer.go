@@ -47,7 +47,10 @@ type scorer struct {
 	judge     scoring.Judge
 	opts      scoring.Options
 	threshold float64
-	now       func() time.Time
+	// top is the score of a perfect result: the scale rounded to two
+	// decimals, as every score is (0.13 at scale 0.125).
+	top float64
+	now func() time.Time
 }
 
 // New returns the scorer def defines, asking judge. It reports a nil judge
@@ -70,10 +73,15 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 			return nil, fmt.Errorf("scorer %s: threshold must be between 0 and the scale %v, got %v", name, opts.Scale, threshold)
 		}
 	}
+	// Scores are rounded to two decimals, the scale's ends included, so the
+	// threshold is compared at two decimals too: a result at the threshold
+	// on paper passes at any scale (Round is monotone).
+	top := Round(opts.Scale)
+	threshold = Round(threshold)
 	if opts.StrictMode {
 		threshold = 0
 		if !def.LowerIsBetter {
-			threshold = opts.Scale
+			threshold = top
 		}
 	}
 	switch opts.ReasonMode {
@@ -95,7 +103,7 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
-	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, now: time.Now}
+	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, top: top, now: time.Now}
 	if def.Sends != nil {
 		s.sends = map[scoring.Field]bool{}
 		for _, f := range def.Sends {
