@@ -4,6 +4,10 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Options tune a scorer. The zero value is valid: scale 1, the scorer's
@@ -166,21 +170,94 @@ type InstructionSplit struct {
 const neutralMarker = "[...]"
 
 // markerLike matches TruncationMarker and the variants a model or a
-// document could write to pass for it: any case, spacing, an ellipsis
-// character or two dots, "llm eval" or "llm-eval".
+// document could write to pass for it, in text folded by foldMarkerText:
+// any case, spacing, an ellipsis character or two dots, "llm eval" or
+// "llm-eval".
 var markerLike = regexp.MustCompile(`(?i)\[\s*(?:\.{2,}|…)?\s*truncated\s+by\s+llm[\s_.-]?eval\s*\]`)
+
+// markerOpeners are the runes that fold to the marker's "[": a text holding
+// none of them holds no marker.
+const markerOpeners = "[\uff3b\ufe47"
 
 // NeutralizeTruncationMarkers replaces every TruncationMarker in s, and
 // anything written to look like one, with "[...]". The judge is told that
 // text ending with the marker was cut by llm_eval and must not be held to
 // length or format rules for the missing part; an output that wrote the
-// marker itself could otherwise exempt itself from them. Scorers apply it
-// to every evaluated text before they cut it. A caller that cuts text
-// before scoring (as the processor cuts agent step texts) applies it first
-// and then appends TruncationMarker.
+// marker itself could otherwise exempt itself from them. Look-alikes are
+// found in a folded copy of s (compatibility forms such as fullwidth
+// letters, dash variants, zero-width, format and combining characters);
+// the text around them is kept as written. Scorers apply it to every
+// evaluated text before they cut it. A caller that cuts text before
+// scoring (as the processor cuts agent step texts and documents) applies
+// it first and then appends TruncationMarker.
 func NeutralizeTruncationMarkers(s string) string {
-	if !strings.Contains(s, "[") {
-		return s // the common case, without running the expression
+	if !strings.ContainsAny(s, markerOpeners) {
+		return s // the common case, without folding
 	}
-	return markerLike.ReplaceAllLiteralString(s, neutralMarker)
+	folded, from := foldMarkerText(s)
+	matches := markerLike.FindAllStringIndex(folded, -1)
+	if matches == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, m := range matches {
+		start, end := from[m[0]], from[m[1]]
+		b.WriteString(s[last:start])
+		b.WriteString(neutralMarker)
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// foldMarkerText folds s for markerLike: each rune is decomposed to its
+// compatibility form (NFKD: "［" is "[", "…" is "...", "ｔ" is "t"), dashes
+// become "-", spaces " ", and combining marks, format characters (zero-width
+// space and joiners, soft hyphen, byte order mark) and other ignorable runes
+// are left out. from[i] is the offset in s of the rune that gave folded
+// byte i; from[len(folded)] is len(s), so a match [a, b) of the folded text
+// stands for s[from[a]:from[b]], whole runes of s.
+func foldMarkerText(s string) (folded string, from []int) {
+	b := make([]byte, 0, len(s))
+	from = make([]int, 0, len(s)+1)
+	emit := func(r rune, at int) {
+		switch {
+		case r < utf8.RuneSelf: // as it is: ASCII needs no folding
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Cf, r),
+			unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+			return
+		case unicode.Is(unicode.Dash, r):
+			r = '-'
+		case unicode.IsSpace(r):
+			r = ' '
+		}
+		n := len(b)
+		b = utf8.AppendRune(b, r)
+		for range len(b) - n {
+			from = append(from, at)
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			emit(rune(c), i)
+			i++
+			continue
+		}
+		p := norm.NFKD.PropertiesString(s[i:])
+		size := max(p.Size(), 1)
+		if d := p.Decomposition(); len(d) > 0 {
+			for _, r := range string(d) {
+				emit(r, i)
+			}
+		} else {
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			emit(r, i)
+		}
+		i += size
+	}
+	from = append(from, len(s))
+	return string(b), from
 }
