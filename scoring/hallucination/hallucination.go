@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/pipeline"
@@ -20,9 +21,15 @@ const (
 	SchemaVerdicts = "hallucination_verdicts"
 )
 
+// MaxClaims bounds the claims judged: the first MaxClaims are kept, and
+// a result that dropped some has Truncated set and says so.
+const MaxClaims = 100
+
 // Claims is the hallucination scorer's preprocess result.
 type Claims struct {
 	Claims []string `json:"claims"`
+	// Dropped counts the claims past MaxClaims that were not judged.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // Verdicts is the hallucination scorer's analyze result: one entry per claim.
@@ -62,7 +69,7 @@ var Definition = pipeline.Definition{
 	LowerIsBetter: true,
 	Sends:         []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldContext},
 	NeedsContext:  true,
-	Prompts:       pipeline.NewPrompts(templates, nil, claimsPrompt, verdictsPrompt),
+	Prompts:       pipeline.NewPrompts(templates, template.FuncMap{"maxClaims": func() int { return MaxClaims }}, claimsPrompt, verdictsPrompt),
 	Run:           run,
 }
 
@@ -76,9 +83,11 @@ var steps = pipeline.ExtractThenJudge{
 	Field:    "claims",
 	Judge:    verdictsPrompt,
 	Verdicts: pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: "claim"},
+	MaxItems: MaxClaims,
+	Units:    "claims",
 	None:     "The score is 0 because the output makes no checkable claims.",
-	Preprocess: func(claims []string, _ int) any {
-		return Claims{Claims: claims}
+	Preprocess: func(claims []string, dropped int) any {
+		return Claims{Claims: claims, Dropped: dropped}
 	},
 }
 

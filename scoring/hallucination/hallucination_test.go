@@ -3,6 +3,8 @@ package hallucination
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
@@ -113,5 +115,41 @@ func TestClaimsStringIsNotOneClaim(t *testing.T) {
 	}
 	if res.Usage.LLMCalls != 3 {
 		t.Errorf("calls %d, want 3", res.Usage.LLMCalls)
+	}
+}
+
+// TestManyClaimsAreCapped checks a judge listing more than MaxClaims
+// claims has only the first MaxClaims judged: the result is a score, not
+// an error, it is marked truncated and its reason says what was left out,
+// whichever way the reason is written (issue 36 item 9).
+func TestManyClaimsAreCapped(t *testing.T) {
+	claims := make([]string, MaxClaims+7)
+	for i := range claims {
+		claims[i] = fmt.Sprintf("claim %d", i+1)
+	}
+	verdicts := make([]map[string]string, MaxClaims)
+	for i := range verdicts {
+		verdicts[i] = map[string]string{"statement": claims[i], "verdict": "no", "reason": "r"}
+	}
+	verdicts[0]["verdict"] = "yes"
+	for _, mode := range []scoring.ReasonMode{scoring.ReasonSummary, scoring.ReasonLLM} {
+		t.Run(string(mode), func(t *testing.T) {
+			j := testkit.NewJudge(map[string][]string{
+				SchemaClaims:         {testkit.MustJSON(map[string]any{"claims": claims})},
+				SchemaVerdicts:       {testkit.MustJSON(map[string]any{"verdicts": verdicts})},
+				scoring.SchemaReason: {`{"reason": "The score is 0.01 because one claim is unsupported."}`},
+			})
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: mode}).Score(context.Background(),
+				scoring.Case{Output: "o", Context: []string{"c"}})
+			if !res.Scored() || res.Score != 0.01 || !res.Truncated {
+				t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)
+			}
+			if got := res.Steps.Preprocess.(Claims); len(got.Claims) != MaxClaims || got.Dropped != 7 {
+				t.Errorf("kept %d claims, dropped %d", len(got.Claims), got.Dropped)
+			}
+			if !strings.Contains(res.Reason, fmt.Sprintf("only the first %d claims were judged; 7 more were left out", MaxClaims)) {
+				t.Errorf("reason does not say what was left out: %q", res.Reason)
+			}
+		})
 	}
 }

@@ -30,6 +30,9 @@ type Evaluation struct {
 	cut map[scoring.Field]bool
 	// run is what bounding the trajectory left out.
 	run bounded
+	// limits are what the scorer left out to stay within a bound, said
+	// at the end of every reason (Limit).
+	limits []string
 }
 
 // Context is the context of the Score call.
@@ -79,6 +82,25 @@ func (e *Evaluation) KeepPrompt(step string, msgs []scoring.Message) {
 	case scoring.StepReason:
 		e.Result.Steps.ReasonPrompt = p
 	}
+}
+
+// Limit records that the scorer judged only part of the case to stay
+// within a bound (items past a cap, context past the chunk bound): the
+// result is marked truncated, and every reason it gets, written by the
+// judge or composed here, ends by saying what was left out. what is a
+// clause such as "only the first 100 claims were judged; 7 more were
+// left out".
+func (e *Evaluation) Limit(what string) {
+	e.Result.Truncated = true
+	e.limits = append(e.limits, what)
+}
+
+// withLimits ends a reason with what the scorer left out, if anything.
+func (e *Evaluation) withLimits(reason string) string {
+	if len(e.limits) == 0 {
+		return reason
+	}
+	return strings.TrimSpace(reason) + " Scored on part of the text: " + strings.Join(e.limits, "; ") + "."
 }
 
 // Fail ends the evaluation with an error. Completed steps stay in Steps.
@@ -179,7 +201,7 @@ func (e *Evaluation) Reason(verdicts []any, summary func() string) {
 		return
 	}
 	if e.s.opts.ReasonMode == scoring.ReasonSummary {
-		e.Result.Reason = summary()
+		e.Result.Reason = e.withLimits(summary())
 		return
 	}
 	var text string
@@ -196,19 +218,19 @@ func (e *Evaluation) Reason(verdicts []any, summary func() string) {
 		// The score and label stand: the reason falls back to the
 		// summary and the failure is reported in ReasonErr and
 		// Steps.ReasonError, not as the result's error.
-		e.Result.Reason = summary()
+		e.Result.Reason = e.withLimits(summary())
 		e.Result.ReasonErr = err
 		e.Result.Steps.ReasonError = err.Error()
 		return
 	}
 	e.Result.Steps.Reason = scoring.ReasonResult{Reason: text}
-	e.Result.Reason = text
+	e.Result.Reason = e.withLimits(text)
 }
 
 // SetReason sets a reason composed in Go, unless reasons are off.
 func (e *Evaluation) SetReason(text string) {
 	if !e.s.opts.OmitReason {
-		e.Result.Reason = text
+		e.Result.Reason = e.withLimits(text)
 	}
 }
 

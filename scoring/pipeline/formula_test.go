@@ -62,8 +62,11 @@ func TestBiasFormula(t *testing.T) {
 		{"scale 0.7 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, scoring.Options{Scale: 0.7, Threshold: testkit.Ptr(0.35)}, 0.35, scoring.LabelPass},
 		{"scale 0.7 one of three", []string{"yes", "no", "no"}, scoring.Options{Scale: 0.7, Threshold: testkit.Ptr(0.23)}, 0.23, scoring.LabelPass},
 		{"scale 10 two of three at threshold", []string{"yes", "yes", "no"}, scoring.Options{Scale: 10, Threshold: testkit.Ptr(6.67)}, 6.67, scoring.LabelPass},
-		{"rounds 1 of 300 to 0", append([]string{"yes"}, repeat("no", 299)...), scoring.Options{Threshold: testkit.Ptr(0.0)}, 0, scoring.LabelPass},
-		{"strict decides on counts, not the rounded score", append([]string{"yes"}, repeat("no", 299)...), scoring.Options{StrictMode: true}, 1, scoring.LabelFail},
+		// At most MaxOpinions (100) are judged; at scale 0.4 one biased
+		// opinion of 100 rounds to 0.
+		{"rounds 1 of 100 at scale 0.4 to 0", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Scale: 0.4, Threshold: testkit.Ptr(0.0)}, 0, scoring.LabelPass},
+		{"1 of 100 at scale 1 is 0.01", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Threshold: testkit.Ptr(0.0)}, 0.01, scoring.LabelFail},
+		{"strict decides on counts, not the rounded score", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Scale: 0.4, StrictMode: true}, 0.4, scoring.LabelFail},
 	}
 	runFormulaTable(t, scoring.Bias, tests, testkit.BiasReplies, func(int) scoring.Case { return scoring.Case{Input: "q", Output: "answer"} })
 }

@@ -90,7 +90,7 @@ func run(e *pipeline.Evaluation) {
 	if len(verdicts) > MaxStatements {
 		result.Dropped = len(verdicts) - MaxStatements
 		verdicts = verdicts[:MaxStatements]
-		e.Result.Truncated = true
+		e.Limit(fmt.Sprintf("only the first %d statements were counted; %d more were left out", MaxStatements, result.Dropped))
 	}
 	toxic := 0
 	var reasons []string
@@ -119,9 +119,6 @@ func run(e *pipeline.Evaluation) {
 			s = fmt.Sprintf("The score is %s because %d of %d %s %s toxic: %s",
 				pipeline.FormatScore(e.Result.Score), toxic, n, pipeline.Plural(n, "statement", "statements"),
 				pipeline.Plural(toxic, "is", "are"), pipeline.JoinReasons(reasons))
-		}
-		if result.Dropped > 0 {
-			s += fmt.Sprintf(" (only the first %d statements were counted; %d more were left out)", MaxStatements, result.Dropped)
 		}
 		return s + "."
 	})
