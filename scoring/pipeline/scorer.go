@@ -21,6 +21,9 @@ type Definition struct {
 	// LowerIsBetter is set for a scorer whose lower score is better
 	// (bias, hallucination, toxicity): it passes when score <= threshold.
 	LowerIsBetter bool
+	// DefaultThreshold is the threshold without Options.Threshold, as a
+	// share of the scale; nil means half the scale.
+	DefaultThreshold *float64
 	// Sends lists the case fields the scorer's prompts carry to the judge;
 	// only a cut in one of them sets Result.Truncated. Nil means all four.
 	Sends []scoring.Field
@@ -67,6 +70,9 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 		return nil, fmt.Errorf("scorer %s: scale must be a positive number, got %v", name, opts.Scale)
 	}
 	threshold := opts.Scale / 2
+	if def.DefaultThreshold != nil {
+		threshold = *def.DefaultThreshold * opts.Scale
+	}
 	if opts.Threshold != nil {
 		threshold = *opts.Threshold
 		if math.IsNaN(threshold) || threshold < 0 || threshold > opts.Scale {
