@@ -59,9 +59,9 @@ var Definition = pipeline.Definition{
 	Name:             scoring.Toxicity,
 	LowerIsBetter:    true,
 	DefaultThreshold: ptr(DefaultThreshold),
-	Sends:         []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
-	Prompts:       pipeline.NewPrompts(templates, template.FuncMap{"maxOpinions": func() int { return MaxOpinions }}, verdictsPrompt),
-	Run:           run,
+	Sends:            []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
+	Prompts:          pipeline.NewPrompts(templates, template.FuncMap{"maxOpinions": func() int { return MaxOpinions }}, verdictsPrompt),
+	Run:              run,
 }
 
 // New returns the toxicity scorer, asking judge.
