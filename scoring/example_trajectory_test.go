@@ -52,7 +52,7 @@ func ExampleTrajectory_taskCompletion() {
 	fmt.Println(res.Label, res.Usage.LLMCalls)
 	// Output:
 	// 0 fail 2
-	// The score is 0 because the run did not accomplish the task's main requirement (the appointment is moved), and 0 of 2 judged requirements in all: The reschedule call failed; No Tuesday slot was booked.
+	// The score is 0 because the run accomplished none of the 2 judged requirements: The reschedule call failed; No Tuesday slot was booked.
 	// not_scorable 0
 }
 

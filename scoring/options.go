@@ -61,9 +61,10 @@ type Options struct {
 	// DefaultContextPenalties.
 	ContextPenalties *ContextPenalties
 	// Requirements, when set, gives task_completion the requirements of a
-	// request (guard.RequirementCache keeps them by the request's hash, so
-	// a request repeated across runs is split by the judge once); nil asks
-	// the scorer's judge every time. It gets the request redacted and cut.
+	// request (guard.RequirementCache keeps them by the hash of the request
+	// and its conversation, so a request repeated across runs is split by
+	// the judge once); nil asks the scorer's judge every time. It gets the
+	// request and its conversation redacted and cut.
 	Requirements RequirementLister
 }
 
@@ -113,17 +114,25 @@ func DefaultContextPenalties() ContextPenalties {
 
 // RequirementLister works out the requirements of a request for
 // task_completion. taskcompletion.NewRequirementLister asks the judge;
-// guard.RequirementCache wraps one with a cache keyed by the request's
-// hash.
+// guard.RequirementCache wraps one with a cache keyed by the hash of the
+// whole request, its conversation included.
 type RequirementLister interface {
-	ListRequirements(ctx context.Context, request string) (TaskRequirements, error)
+	ListRequirements(ctx context.Context, req TaskRequest) (TaskRequirements, error)
+}
+
+// TaskRequest is what task_completion works out requirements from: the
+// request (the last user turn) and the turns of the conversation before
+// it, which give a follow-up such as "Yes, go ahead" its meaning.
+type TaskRequest struct {
+	History []Turn
+	Request string
 }
 
 // TaskRequirements is what a request asks an agent to do: the task in one
-// sentence and the separate requirements it must meet, the first being
-// the main one (the action or answer without which the request is not
-// served). It comes from the request alone, so the same request is always
-// measured against the same requirements.
+// sentence and the separate requirements it must all meet, the first being
+// the main one (the action or answer asked for, with its details). It
+// comes from the request and its conversation alone, so the same request
+// is always measured against the same requirements.
 type TaskRequirements struct {
 	Task         string   `json:"task"`
 	Requirements []string `json:"requirements"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -215,6 +216,12 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		Context:      fixAll(scoring.FieldContext, c.Context),
 		Instructions: instructions,
 	}
+	if s.sends == nil || s.sends[scoring.FieldHistory] {
+		var histCut bool
+		if out.History, histCut = s.prepareHistory(c.History); histCut {
+			cut[scoring.FieldHistory] = true
+		}
+	}
 	truncated := false
 	for f := range cut {
 		if s.sends == nil || s.sends[f] {
@@ -242,6 +249,59 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	}
 	e.Case, e.cut, e.Result.Truncated = out, cut, truncated
 	return nil
+}
+
+// maxRoleChars caps a turn's role: roles are short words (user,
+// assistant, tool), and a span may carry anything there.
+const maxRoleChars = 32
+
+// minHistoryTurnChars is the least of a turn's text worth sending when the
+// conversation is cut to MaxInputChars: a turn that would keep less is
+// left out, with the older ones.
+const minHistoryTurnChars = 64
+
+// prepareHistory returns the last scoring.MaxHistoryTurns non-blank turns
+// of h, redacted and neutralised, bounded together by MaxInputChars: the
+// newest turns are kept whole while they fit, the turn that does not fit
+// is cut (or left out when little of it would be left) and older ones
+// are left out. It reports whether text was cut or left out for the
+// character bound; turns before the last MaxHistoryTurns are outside the
+// window by design and do not count as cut.
+func (s *scorer) prepareHistory(h []scoring.Turn) ([]scoring.Turn, bool) {
+	var turns []scoring.Turn
+	for i := len(h) - 1; i >= 0 && len(turns) < scoring.MaxHistoryTurns; i-- {
+		if strings.TrimSpace(h[i].Content) != "" {
+			turns = append(turns, h[i])
+		}
+	}
+	if len(turns) == 0 {
+		return nil, false
+	}
+	remaining := s.opts.MaxInputChars // 0: no bound
+	cut := false
+	kept := make([]scoring.Turn, 0, len(turns))
+	for _, t := range turns { // newest first
+		if s.opts.Redact != nil {
+			t.Content = s.opts.Redact(t.Content)
+		}
+		t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
+		t.Role, _ = Truncate(strings.TrimSpace(t.Role), maxRoleChars)
+		if s.opts.MaxInputChars > 0 {
+			n := utf8.RuneCountInString(t.Content)
+			if n > remaining {
+				cut = true
+				if remaining >= minHistoryTurnChars {
+					t.Content, _ = Truncate(t.Content, remaining)
+					kept = append(kept, t)
+				}
+				break
+			}
+			remaining -= n
+		}
+		kept = append(kept, t)
+	}
+	slices.Reverse(kept)
+	return kept, cut
 }
 
 // prepareTrajectory bounds t (a copy) to MaxTrajectorySteps, redacts its
