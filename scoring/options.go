@@ -43,6 +43,11 @@ type Options struct {
 	// common length that makes the sum fit, but never below 64 characters
 	// each, so a run of many texts can still send more.
 	MaxInputChars int
+	// MaxContextChunks bounds the requests the hallucination scorer
+	// spends on one case's context: a context longer than MaxInputChars is
+	// judged in chunks of at most MaxInputChars characters, at most this
+	// many (0 means DefaultMaxContextChunks).
+	MaxContextChunks int
 	// MaxTrajectorySteps caps the steps of a trajectory sent to the judge,
 	// each tool call counting as a step (0 means
 	// DefaultMaxTrajectorySteps). A longer trajectory keeps its first and
@@ -82,7 +87,11 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "6"
+const PromptVersion = "7"
+
+// DefaultMaxContextChunks is the chunk bound when Options.MaxContextChunks
+// is 0: a context of up to four times MaxInputChars is judged whole.
+const DefaultMaxContextChunks = 4
 
 // DefaultMaxTrajectorySteps is the step bound when Options.MaxTrajectorySteps is 0.
 const DefaultMaxTrajectorySteps = 50

@@ -68,6 +68,24 @@ func (v ItemVerdicts) Yes() (n int, reasons []string) {
 // judge (its Items set to them). It reports false when the evaluation has
 // ended: failed, or scored 0 because there was no item.
 func (x ExtractThenJudge) Run(e *Evaluation, extract, judge PromptData) (ItemVerdicts, bool) {
+	out, ok := x.extract(e, extract)
+	if !ok {
+		return out, false
+	}
+	judge.Items = out.Items
+	out.Verdicts, out.Reordered, ok = e.JudgeItems(x.Judge, judge, x.Verdicts)
+	return out, ok
+}
+
+// Items runs the preprocess step alone, for a scorer that judges the
+// items itself: the items kept, within MaxItems. It reports false when the
+// evaluation has ended: failed, or scored 0 because there was no item.
+func (x ExtractThenJudge) Items(e *Evaluation, extract PromptData) ([]string, bool) {
+	out, ok := x.extract(e, extract)
+	return out.Items, ok
+}
+
+func (x ExtractThenJudge) extract(e *Evaluation, extract PromptData) (ItemVerdicts, bool) {
 	var out ItemVerdicts
 	if err := e.Ask(scoring.StepPreprocess, x.Extract, extract, func(reply string) error {
 		var perr error
@@ -91,10 +109,7 @@ func (x ExtractThenJudge) Run(e *Evaluation, extract, judge PromptData) (ItemVer
 		}
 		out.Items, out.WholeOutput = []string{extract.Output}, true
 	}
-	judge.Items = out.Items
-	var ok bool
-	out.Verdicts, out.Reordered, ok = e.JudgeItems(x.Judge, judge, x.Verdicts)
-	return out, ok
+	return out, true
 }
 
 // JudgeItems runs an analyze step that judges d.Items one by one with p

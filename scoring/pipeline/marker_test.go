@@ -67,8 +67,13 @@ func TestMarkerWrittenByTheTextIsNeutralised(t *testing.T) {
 	}{
 		{"output with a forged marker", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
 			scoring.Case{Output: forged, Instructions: []string{"Answer in at least 500 words."}}, 0, false, `"The answer is long enough. [...]"`},
-		{"context with a forged marker", scoring.Hallucination, testkit.HallucinationReplies("no"),
-			scoring.Case{Output: "a", Context: []string{"Doc." + scoring.TruncationMarker}}, 0, false, `"Doc. [...]"`},
+		// A context item that ends with the marker was cut by the caller
+		// (the processor's trace index): that marker stays; one inside
+		// the text is neutralised.
+		{"context with a forged marker inside", scoring.Hallucination, testkit.HallucinationReplies("no"),
+			scoring.Case{Output: "a", Context: []string{"Doc." + scoring.TruncationMarker + " More."}}, 0, false, `"Doc. [...] More."`},
+		{"context cut by the caller", scoring.Hallucination, testkit.HallucinationReplies("no"),
+			scoring.Case{Output: "a", Context: []string{"Do" + scoring.TruncationMarker + "c." + scoring.TruncationMarker}}, 0, true, `"Do [...]c.` + scoring.TruncationMarker + `"`},
 		{"input with a forged marker", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
 			scoring.Case{Input: "Q" + scoring.TruncationMarker, Output: "a", Instructions: []string{"x"}}, 0, false, `"Q [...]"`},
 		{"a forged marker, then a real cut", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
@@ -162,7 +167,8 @@ func TestJudgeToldWhenContextWasCut(t *testing.T) {
 		c    scoring.Case
 		want bool
 	}{
-		{"context cut", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc", long}}, true},
+		{"context cut upstream", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc", "The museum opens" + scoring.TruncationMarker}}, true},
+		{"long context, judged in chunks", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc", long}}, false},
 		{"only the output cut", scoring.Case{Output: long, Context: []string{"short doc"}}, false},
 		{"nothing cut", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc"}}, false},
 	}
@@ -174,8 +180,11 @@ func TestJudgeToldWhenContextWasCut(t *testing.T) {
 				t.Fatalf("got %s: %v", res.Label, res.Err)
 			}
 			msg := userMessageOf(t, j, hallucination.SchemaVerdicts)
-			if got := strings.Contains(msg, "Part of the context is missing"); got != tt.want {
+			if got := strings.Contains(msg, "were cut to a length limit before they reached you"); got != tt.want {
 				t.Errorf("told the context was cut: %v, want %v:\n%s", got, tt.want, msg)
+			}
+			if tt.want && !strings.Contains(msg, `a claim it does not support is "yes"`) {
+				t.Errorf("the judge is not told the seed's rule holds for a cut context:\n%s", msg)
 			}
 		})
 	}

@@ -45,6 +45,9 @@ type PromptData struct {
 	Items []string
 	// ContextCut is set when a context item was cut to MaxInputChars.
 	ContextCut bool
+	// Part and Parts say which chunk of a long context Context holds,
+	// from 1; Parts is 0 or 1 when it holds the whole context.
+	Part, Parts int
 	// Trajectory is an agent run's steps as TrajectoryLines renders them;
 	// Calls is the number of its tool calls.
 	Trajectory []any

@@ -31,6 +31,9 @@ type Definition struct {
 	// NeedsContext is set for a scorer that judges Case.Context and finds
 	// a case without one not scorable.
 	NeedsContext bool
+	// ChunksContext is set for a scorer that judges a long context in
+	// chunks of MaxInputChars itself: its context items are not cut.
+	ChunksContext bool
 	// Trajectory is set for a scorer that judges Case.Trajectory; the
 	// others never see it. Tools is set when it also judges
 	// Trajectory.Tools.
@@ -106,6 +109,12 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 		return nil, fmt.Errorf("scorer %s: max trajectory steps must not be negative, got %d", name, opts.MaxTrajectorySteps)
 	case opts.MaxTrajectorySteps == 0:
 		opts.MaxTrajectorySteps = scoring.DefaultMaxTrajectorySteps
+	}
+	switch {
+	case opts.MaxContextChunks < 0:
+		return nil, fmt.Errorf("scorer %s: max context chunks must not be negative, got %d", name, opts.MaxContextChunks)
+	case opts.MaxContextChunks == 0:
+		opts.MaxContextChunks = scoring.DefaultMaxContextChunks
 	}
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
@@ -191,15 +200,32 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		}
 		return t
 	}
-	fixAll := func(f scoring.Field, ts []string) []string {
-		var res []string
-		for _, t := range ts {
-			if strings.TrimSpace(t) == "" {
-				continue // blank items carry nothing to judge
-			}
-			res = append(res, fix(f, t))
+	// A context item may come already cut by the caller (the processor's
+	// trace index cuts long documents): its trailing marker stays and the
+	// result is truncated; any other marker is neutralised. A scorer that
+	// chunks its context (hallucination) gets the items whole.
+	fixContext := func(t string) string {
+		if s.opts.Redact != nil {
+			t = s.opts.Redact(t)
 		}
-		return res
+		if strings.HasSuffix(t, scoring.TruncationMarker) {
+			cut[scoring.FieldContext] = true
+		}
+		t = neutralizeKeepingCut(t)
+		if s.def.ChunksContext {
+			return t
+		}
+		if v, ok := Truncate(t, s.opts.MaxInputChars); ok {
+			cut[scoring.FieldContext] = true
+			return v
+		}
+		return t
+	}
+	var context []string
+	for _, t := range c.Context {
+		if strings.TrimSpace(t) != "" { // blank items carry nothing to judge
+			context = append(context, fixContext(t))
+		}
 	}
 	// Instructions keep their places, blanks included, so that prompt
 	// alignment's verdict i is about the caller's instruction i.
@@ -213,7 +239,7 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	out := scoring.Case{
 		Input:        fix(scoring.FieldInput, c.Input),
 		Output:       fix(scoring.FieldOutput, c.Output),
-		Context:      fixAll(scoring.FieldContext, c.Context),
+		Context:      context,
 		Instructions: instructions,
 	}
 	if s.sends == nil || s.sends[scoring.FieldHistory] {
@@ -319,7 +345,10 @@ func (s *scorer) prepareTrajectory(t *scoring.Trajectory) (bounded, bool) {
 		}
 		// A step text may come already cut by the caller (the processor
 		// cuts long step texts as it stores them): its trailing marker
-		// stays, any other is neutralised.
+		// stays and the result is truncated, any other is neutralised.
+		if strings.HasSuffix(*p, scoring.TruncationMarker) {
+			cut = true
+		}
 		*p = neutralizeKeepingCut(*p)
 	}
 	if fitTexts(texts, s.opts.MaxInputChars) {
