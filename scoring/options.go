@@ -65,6 +65,11 @@ type Options struct {
 	// ContextPenalties are context_relevance's deductions; nil means
 	// DefaultContextPenalties.
 	ContextPenalties *ContextPenalties
+	// InstructionSources says whose instructions prompt_alignment judges:
+	// SourcesBoth (the default, as Mastra's evaluationMode "both"), the
+	// system instructions only (SourcesSystem) or the user's only
+	// (SourcesUser).
+	InstructionSources InstructionSources
 	// Requirements, when set, gives task_completion the requirements of a
 	// request (guard.RequirementCache keeps them by the hash of the request
 	// and its conversation, so a request repeated across runs is split by
@@ -72,6 +77,22 @@ type Options struct {
 	// request and its conversation redacted and cut.
 	Requirements RequirementLister
 }
+
+// InstructionSources names the messages whose instructions
+// prompt_alignment judges.
+type InstructionSources string
+
+// Instruction sources.
+const (
+	// SourcesBoth judges the system instructions (Case.Instructions) and
+	// the instructions the user gave in the request and the earlier user
+	// turns that still apply (Case.Input, Case.History).
+	SourcesBoth InstructionSources = "both"
+	// SourcesSystem judges the system instructions only.
+	SourcesSystem InstructionSources = "system"
+	// SourcesUser judges the user's instructions only.
+	SourcesUser InstructionSources = "user"
+)
 
 // ReasonMode selects how a result's reason is produced.
 type ReasonMode string
@@ -179,6 +200,9 @@ type InstructionSplit struct {
 	// Cached is set when a cache answered (a stored split, or one shared
 	// with an identical call in flight): no judge call was made for it.
 	Cached bool `json:"cached,omitempty"`
+	// Reasked is set when the judge's first reply could not be used and it
+	// was asked again; a split that then found nothing is not cached.
+	Reasked bool `json:"reasked,omitempty"`
 	// Prompt is the prompt sent, kept when the splitter is verbose.
 	Prompt string `json:"prompt,omitempty"`
 }

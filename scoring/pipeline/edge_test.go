@@ -92,12 +92,24 @@ func TestEdgeCases(t *testing.T) {
 			wantCalls: []string{hallucination.SchemaClaims},
 		},
 		{
-			name: "alignment no instructions", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
-			c: scoring.Case{Input: "q", Output: "a"}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+			name: "alignment no instructions, system only", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			opts: scoring.Options{InstructionSources: scoring.SourcesSystem},
+			c:    scoring.Case{Input: "q", Output: "a"}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
 		},
 		{
-			name: "alignment blank instructions", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
-			c: scoring.Case{Input: "q", Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+			name: "alignment blank instructions, system only", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			opts: scoring.Options{InstructionSources: scoring.SourcesSystem},
+			c:    scoring.Case{Input: "q", Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+		},
+		{
+			name: "alignment no instructions and no request", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			c: scoring.Case{Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+		},
+		{
+			name: "alignment: the user's message gives no instruction", scorer: scoring.PromptAlignment,
+			replies: map[string][]string{promptalignment.SchemaVerdicts: {`{"verdicts": [], "user_instructions": []}`}},
+			c:       scoring.Case{Input: "Thanks!", Output: "You're welcome."}, wantLabel: scoring.LabelNotScorable,
+			wantCalls: []string{promptalignment.SchemaVerdicts}, wantReason: "gives no instruction",
 		},
 		{
 			name: "alignment all n/a", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("n/a", "N/A"),

@@ -260,6 +260,9 @@ type Exchange struct {
 	// Now is the clock that times the calls.
 	Now   func() time.Time
 	Usage *scoring.Usage
+	// Reasked, when not nil, is set when a reply could not be used and
+	// the judge was asked again.
+	Reasked *bool
 }
 
 // Ask renders p with d and runs one judge step with it: it sends the
@@ -284,6 +287,9 @@ func (x Exchange) ask(ctx context.Context, step string, schema *scoring.Schema, 
 	problem := check(resp, parse)
 	if problem == nil {
 		return nil
+	}
+	if x.Reasked != nil {
+		*x.Reasked = true
 	}
 	retry := append(slices.Clip(msgs),
 		scoring.Message{Role: "assistant", Content: resp.Content},

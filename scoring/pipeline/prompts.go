@@ -43,6 +43,9 @@ type PromptData struct {
 	Instructions []string
 	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// AskUser is set when prompt alignment also asks for the instructions
+	// the user gave.
+	AskUser bool
 	// ContextCut is set when a context item was cut to MaxInputChars.
 	ContextCut bool
 	// Part and Parts say which chunk of a long context Context holds,

@@ -116,6 +116,12 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 	case opts.MaxContextChunks == 0:
 		opts.MaxContextChunks = scoring.DefaultMaxContextChunks
 	}
+	switch opts.InstructionSources {
+	case "", scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+	default:
+		return nil, fmt.Errorf("scorer %s: unknown instruction sources %q: want %q, %q or %q", name, opts.InstructionSources,
+			scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser)
+	}
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
