@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
@@ -177,7 +176,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		// (the pair of both halves, internal/evalstore): one evaluation for both.
 		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
-		service := capture.ServiceName(g.Resource().Resource())
+		service := genai.ServiceName(g.Resource().Resource())
 		if store.Joining() {
 			store.EventsArrived(service) // its spans wait for their events again
 		}
@@ -192,10 +191,10 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 				p.core.tel.contentMalformed(ctx, gen.Malformed)
 			}
 			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
-			if capture.Contentless(gen) {
+			if genai.Contentless(gen) {
 				library := g.Scope().Scope().Name()
-				p.core.tel.capture.Warn(service, library, capture.WarnEvents)
-				notScorable.Reason += ": content capture is likely off; to turn it on, " + capture.Hint(library)
+				p.core.tel.capture.warn(service, library, warnEvents)
+				notScorable.Reason += ": content capture is likely off; to turn it on, " + genai.CaptureHint(library)
 			}
 			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
 				call.MarkAll(ctx, notScorable, reasonNotScorable, true)

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
@@ -277,9 +276,9 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 			p.tel.contentMalformed(ctx, gen.Malformed)
 		}
 		reason := gen.Missing
-		if capture.Contentless(gen) && !agent {
-			p.tel.capture.Warn(capture.ServiceName(rs.Resource()), ss.Scope().Name(), capture.WarnSpans)
-			reason += ": content capture is likely off; to turn it on, " + capture.Hint(ss.Scope().Name())
+		if genai.Contentless(gen) && !agent {
+			p.tel.capture.warn(genai.ServiceName(rs.Resource()), ss.Scope().Name(), warnSpans)
+			reason += ": content capture is likely off; to turn it on, " + genai.CaptureHint(ss.Scope().Name())
 		}
 		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
 		return false
@@ -287,8 +286,8 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	half := evalstore.Half{Side: pairing.Span, HasContent: !awaitsEvents}
 	if awaitsEvents {
 		// It waits for its events outside queue_size (eventswait.go).
-		half.Source, half.Library = capture.ServiceName(rs.Resource()), ss.Scope().Name()
-		half.Size, half.NoEvents = capture.SpanBytes(span), capture.NoEventsReason(half.Library)
+		half.Source, half.Library = genai.ServiceName(rs.Resource()), ss.Scope().Name()
+		half.Size, half.NoEvents = genai.SpanBytes(span), genai.NoEventsReason(half.Library)
 	}
 	// The span moves out of its batch only when the store admits it.
 	switch p.store.AdmitHalf(ctx, key, half, func() evalSubject {
@@ -298,7 +297,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable,
 			Reason: "no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes"}, reasonNotScorable, true)
 	case evalstore.NoEventsExpected:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: capture.OffReason(half.Library)}, reasonNotScorable, true)
+		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: genai.CaptureOffReason(half.Library)}, reasonNotScorable, true)
 	case evalstore.Admitted, evalstore.JoinedPartner:
 		return true
 	case evalstore.LateHalf:

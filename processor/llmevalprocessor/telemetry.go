@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
@@ -46,7 +46,7 @@ type telemetry struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 
-	capture capture.Warnings // content capture off, once per service and library
+	capture captureWarnings // content capture off, once per service and library
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -73,7 +73,7 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		capture:  capture.Warnings{Logger: set.Logger},
+		capture:  captureWarnings{logger: set.Logger},
 		endpoint: redact.ScrubURL(judge.endpoint),
 		redact:   scrub,
 		judge:    judge,
@@ -434,7 +434,7 @@ func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
 }
 func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
-	o.t.capture.Warn(service, library, capture.WarnSpansNoEvents)
+	o.t.capture.warn(service, library, warnSpansNoEvents)
 	if learned {
 		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("service", service), attribute.String("library", library)))
@@ -489,3 +489,41 @@ const (
 
 // Why a sampled generation was not evaluated at all (spans_skipped).
 const skipToolCallsOnly = "tool_calls_only"
+
+// What came without content, in the warning (captureWarnings.warn).
+const (
+	warnSpans         = "generation spans arrive without message content"
+	warnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
+	warnEvents        = "GenAI log events arrive without message content"
+)
+
+// maxWarned bounds the (service, library) pairs remembered as
+// warned; beyond it nothing more is logged.
+const maxWarned = 1024
+
+// captureWarnings logs, once per service and library, that generation
+// spans or log events arrive without content, with how to turn it on.
+type captureWarnings struct {
+	logger *zap.Logger
+	mu     sync.Mutex
+	warned map[[2]string]bool
+}
+
+// warn logs the warning for the service and library unless it was logged.
+// what says what came without content (warnSpans, warnSpansNoEvents,
+// warnEvents).
+func (w *captureWarnings) warn(service, library, what string) {
+	w.mu.Lock()
+	key := [2]string{service, library}
+	if w.warned[key] || len(w.warned) >= maxWarned {
+		w.mu.Unlock()
+		return
+	}
+	if w.warned == nil {
+		w.warned = make(map[[2]string]bool)
+	}
+	w.warned[key] = true
+	w.mu.Unlock()
+	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+genai.CaptureHint(library)+" (logged once per service and library)",
+		zap.String("service", service), zap.String("library", library))
+}
