@@ -13,7 +13,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -201,7 +200,7 @@ func (h *HeldSpan) contextAndSource(sc Scorer) ([]string, string) {
 // WaitsForContext implements evalstore.ContextWaiter: a generation waits
 // while a scorer that reads context from the trace has none of its own and
 // the trace has none for it yet; an agent span judged on its trajectory
-// also waits while its run looks unfinished (trajectory.Pending).
+// also waits while its run looks unfinished (tracecontext.Index.RunPending).
 func (h *HeldSpan) WaitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
 		return h.of.TraceID, false
@@ -228,9 +227,9 @@ func (h *HeldSpan) judgedOnTrajectory() bool {
 // so every such scorer of the span judges the same steps.
 func (h *HeldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
-		h.trajectory, _ = trajectory.Build(h.join.Index.StepsBelow(h.of.TraceID, h.of.SpanID))
+		h.trajectory = h.join.Index.Trajectory(h.of.TraceID, h.of.SpanID)
 		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
-			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
+			tracecontext.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
 		}
 		h.trajectoryBuilt = true
 	}
@@ -238,9 +237,9 @@ func (h *HeldSpan) caseTrajectory() *scoring.Trajectory {
 }
 
 // trajectoryPending says whether the agent run's trace looks unfinished in
-// the index (trajectory.Pending), for the wait before dispatch.
+// the index (tracecontext.Index.RunPending), for the wait before dispatch.
 func (h *HeldSpan) trajectoryPending() bool {
-	return trajectory.Pending(h.join.Index.StepsBelow(h.of.TraceID, h.of.SpanID))
+	return h.join.Index.RunPending(h.of.TraceID, h.of.SpanID)
 }
 
 // ResultUpFront implements evalstore.UpFronter: an agent span without
