@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,7 +55,7 @@ type evaluator struct {
 	now        func() time.Time
 	store      *evalStore
 	join       *subject.TraceJoin     // the trace context index and join
-	scorers    []subject.Scorer       // what the subjects see of cfg.Scorers
+	scorers    []evalstore.Scorer     // what the subjects see of cfg.Scorers
 	filter     spanFilter             // include, exclude
 	scorerSel  scorerFilters          // scorers[].include, exclude
 	agents     bool                   // a scorer targets agent spans
@@ -75,7 +76,7 @@ type evaluator struct {
 	recoverCalls func()                                     // logs
 	readCall     func(plog.Logs) evalSubject                // logs
 	// newPair makes the subject of a call seen on both signals.
-	newPair   func() evalstore.Pair[subject.Scorer]
+	newPair   func() evalstore.Pair
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -119,7 +120,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	for _, sc := range cfg.Scorers {
 		ev.agents = ev.agents || sc.hasTarget(targetAgent)
 	}
-	ev.scorers = subjectScorers(cfg.Scorers)
+	ev.scorers = evalScorers(cfg.Scorers)
 	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), cfg.MaxInputChars, ev.scorers, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
@@ -127,7 +128,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		return nil, err
 	}
 	if cfg.Storage != nil {
-		ev.storage = itemstore.New[subject.Scorer](*cfg.Storage, set.ID,
+		ev.storage = itemstore.New[evalstore.Scorer](*cfg.Storage, set.ID,
 			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
 	}
 	return ev, nil
@@ -218,12 +219,11 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 			return err
 		}
 	}
-	scorers := make([]evalstore.Scorer[subject.Scorer], len(js.scorers))
+	scorers := slices.Clone(ev.scorers)
 	for i, s := range js.scorers {
-		sc := ev.cfg.Scorers[i]
-		scorers[i] = evalstore.Scorer[subject.Scorer]{Config: ev.scorers[i], Name: sc.Name, Waits: scorerWaits(sc), Run: s}
+		scorers[i].Run = s
 	}
-	var journal evalstore.Journal[subject.Scorer]
+	var journal evalstore.Journal
 	if ev.storage != nil {
 		if err := ev.storage.Open(ctx, host); err != nil {
 			return fmt.Errorf("llm_eval: %w", err)
@@ -298,14 +298,14 @@ func (ev *evaluator) release(ctx context.Context) error {
 // per factory.
 type evaluators struct {
 	build   judgeBuilder
-	newPair func() evalstore.Pair[subject.Scorer]
+	newPair func() evalstore.Pair
 	mu      sync.Mutex
 	m       map[*Config]*evaluator
 }
 
 // newEvaluators makes the evaluators of a factory: build makes the judge
 // at Start, newPair the subject of a call seen on both signals.
-func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[subject.Scorer]) *evaluators {
+func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair) *evaluators {
 	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
 }
 
@@ -349,10 +349,10 @@ func (es *evaluators) has(cfg *Config) bool {
 
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
-type evalStore = evalstore.Store[subject.Scorer]
+type evalStore = evalstore.Store
 
 // itemStorage keeps the items of the store in a storage extension.
-type itemStorage = itemstore.Keeper[subject.Scorer]
+type itemStorage = itemstore.Keeper[evalstore.Scorer]
 
 // newEvalStore makes the store of cfg, telling tel what it does.
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
@@ -360,7 +360,7 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 	if evalTimeout <= 0 {
 		evalTimeout = defaultJudgeTimeout
 	}
-	return evalstore.New[subject.Scorer](evalstore.Settings{
+	return evalstore.New(evalstore.Settings{
 		MaxWait:     cfg.MaxWait,
 		EvalTimeout: evalTimeout,
 		Capacity:    cfg.QueueSize,

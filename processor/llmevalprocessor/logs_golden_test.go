@@ -257,8 +257,8 @@ func onlyValue(m map[string][]string) []string {
 // fakeSubject is an evalSubject that discards its results.
 type fakeSubject struct{}
 
-func (*fakeSubject) Case(subject.Scorer) scoring.Case    { return scoring.Case{} }
-func (*fakeSubject) Skips(subject.Scorer) bool           { return false }
+func (*fakeSubject) Case(evalstore.Scorer) scoring.Case  { return scoring.Case{} }
+func (*fakeSubject) Skips(evalstore.Scorer) bool         { return false }
 func (*fakeSubject) Leave(context.Context, []evalResult) {}
 func (*fakeSubject) Late(context.Context, evalResult)    {}
 

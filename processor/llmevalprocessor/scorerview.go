@@ -4,26 +4,25 @@ import (
 	"slices"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // The store holds subjects (internal/subject) and sees each scorer as the
 // plain facts of subject.Scorer.
 type (
-	evalSubject = evalstore.Subject[subject.Scorer]
+	evalSubject = evalstore.Subject
 	evalResult  = evalstore.Result
 )
 
 // errorResult is a failed evaluation of type t.
 func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }
 
-// subjectScorers are what the subjects see of the configured scorers, in
-// their order.
-func subjectScorers(scorers []ScorerConfig) []subject.Scorer {
-	out := make([]subject.Scorer, len(scorers))
+// evalScorers are what the store and its subjects see of the configured
+// scorers, in their order; Start sets each one's Run.
+func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
+	out := make([]evalstore.Scorer, len(scorers))
 	for i, sc := range scorers {
-		out[i] = subject.Scorer{
+		out[i] = evalstore.Scorer{
 			Name:                  sc.Name,
 			Generation:            sc.hasTarget(targetGeneration),
 			Agent:                 sc.hasTarget(targetAgent),
@@ -56,11 +55,4 @@ func readsTrajectory(sc ScorerConfig) bool {
 		return false
 	}
 	return slices.ContainsFunc(sc.Rules, func(r scoring.CheckRule) bool { return scoring.TrajectoryRule(r.Type) })
-}
-
-// scorerWaits says whether a scorer's evaluation waits (context_wait) while
-// its item waits: scorers that read context wait for it, trajectory
-// scorers for the agent run's steps.
-func scorerWaits(sc ScorerConfig) bool {
-	return scorerReadsContext(sc) || readsTrajectory(sc)
 }

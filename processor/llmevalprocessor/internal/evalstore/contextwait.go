@@ -9,8 +9,8 @@ import (
 
 // waitingItem is an item parked until its trace gains context or
 // context_wait passes.
-type waitingItem[C any] struct {
-	item  *item[C]
+type waitingItem struct {
+	item  *item
 	trace pcommon.TraceID
 	until time.Time
 	elem  *list.Element // in contextWaits.order
@@ -19,13 +19,13 @@ type waitingItem[C any] struct {
 // contextWaits holds the parked items of a Store, guarded by its mu.
 // context_wait is the same for every item, so parking order is expiry
 // order: one list and one timer, as for max_wait.
-type contextWaits[C any] struct {
+type contextWaits struct {
 	order   list.List // of *waitingItem, oldest first
-	byTrace map[pcommon.TraceID][]*waitingItem[C]
+	byTrace map[pcommon.TraceID][]*waitingItem
 	timer   *time.Timer
 }
 
-func (w *contextWaits[C]) stop() {
+func (w *contextWaits) stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -34,7 +34,7 @@ func (w *contextWaits[C]) stop() {
 }
 
 // remove unparks one item. Called with the store's mu held.
-func (w *contextWaits[C]) remove(wi *waitingItem[C]) {
+func (w *contextWaits) remove(wi *waitingItem) {
 	w.order.Remove(wi.elem)
 	items := w.byTrace[wi.trace]
 	for i, other := range items {
@@ -54,7 +54,7 @@ func (w *contextWaits[C]) remove(wi *waitingItem[C]) {
 // parkForContext parks a just-admitted item whose subject has no context
 // yet but needs it, and reports whether it did. The evaluations of scorers
 // that do not wait are dispatched at once. Called with mu held.
-func (s *Store[C]) parkForContext(it *item[C], now time.Time) bool {
+func (s *Store) parkForContext(it *item, now time.Time) bool {
 	if s.contextWait <= 0 {
 		return false
 	}
@@ -66,10 +66,10 @@ func (s *Store[C]) parkForContext(it *item[C], now time.Time) bool {
 	if !wait {
 		return false
 	}
-	wi := &waitingItem[C]{item: it, trace: trace, until: now.Add(s.contextWait)}
+	wi := &waitingItem{item: it, trace: trace, until: now.Add(s.contextWait)}
 	wi.elem = s.waits.order.PushBack(wi)
 	if s.waits.byTrace == nil {
-		s.waits.byTrace = make(map[pcommon.TraceID][]*waitingItem[C])
+		s.waits.byTrace = make(map[pcommon.TraceID][]*waitingItem)
 	}
 	s.waits.byTrace[trace] = append(s.waits.byTrace[trace], wi)
 	it.wait = wi
@@ -83,9 +83,9 @@ func (s *Store[C]) parkForContext(it *item[C], now time.Time) bool {
 
 // dispatchWaited dispatches the item's evaluations by scorers that wait
 // (waiters) or the others, which do not wait. Called with mu held.
-func (s *Store[C]) dispatchWaited(it *item[C], waiters bool) {
+func (s *Store) dispatchWaited(it *item, waiters bool) {
 	for i, sc := range s.scorers {
-		if sc.Waits == waiters {
+		if sc.Waits() == waiters {
 			s.dispatchScorer(it, i)
 		}
 	}
@@ -94,7 +94,7 @@ func (s *Store[C]) dispatchWaited(it *item[C], waiters bool) {
 // stopWaiting unparks an item that waited for context and dispatches the
 // evaluations that waited; arrived says whether the context came. An item
 // still held is evaluating from then on. Called with mu held.
-func (s *Store[C]) stopWaiting(it *item[C], arrived bool) {
+func (s *Store) stopWaiting(it *item, arrived bool) {
 	s.waits.remove(it.wait)
 	if it.state == StateWaitingForContext {
 		it.state = StateEvaluating
@@ -106,7 +106,7 @@ func (s *Store[C]) stopWaiting(it *item[C], arrived bool) {
 // ContextMayHaveArrived dispatches the items of the given traces that
 // waited for context and now have some: their trace gained documents, or
 // links that connect them to documents it already had.
-func (s *Store[C]) ContextMayHaveArrived(traces []pcommon.TraceID) {
+func (s *Store) ContextMayHaveArrived(traces []pcommon.TraceID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning {
@@ -117,7 +117,7 @@ func (s *Store[C]) ContextMayHaveArrived(traces []pcommon.TraceID) {
 		if len(waiting) == 0 {
 			continue
 		}
-		for _, wi := range append([]*waitingItem[C](nil), waiting...) {
+		for _, wi := range append([]*waitingItem(nil), waiting...) {
 			if _, still := wi.item.subject.(ContextWaiter).WaitsForContext(); still {
 				continue
 			}
@@ -127,13 +127,13 @@ func (s *Store[C]) ContextMayHaveArrived(traces []pcommon.TraceID) {
 }
 
 // armContextWait makes the wait timer fire after d. Called with mu held.
-func (s *Store[C]) armContextWait(d time.Duration) {
+func (s *Store) armContextWait(d time.Duration) {
 	armTimer(&s.waits.timer, d, s.contextWaitExpired)
 }
 
 // contextWaitExpired dispatches every parked item whose context_wait has
 // passed, without the context it waited for.
-func (s *Store[C]) contextWaitExpired() {
+func (s *Store) contextWaitExpired() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning {
@@ -141,7 +141,7 @@ func (s *Store[C]) contextWaitExpired() {
 	}
 	now := time.Now()
 	for e := s.waits.order.Front(); e != nil; e = s.waits.order.Front() {
-		wi := e.Value.(*waitingItem[C])
+		wi := e.Value.(*waitingItem)
 		if now.Before(wi.until) {
 			s.armContextWait(wi.until.Sub(now))
 			break

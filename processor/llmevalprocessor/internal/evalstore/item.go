@@ -56,8 +56,8 @@ func (s State) String() string {
 }
 
 // item is one subject in the store.
-type item[C any] struct {
-	subject Subject[C]
+type item struct {
+	subject Subject
 	state   State
 	// ctx carries the client.Info of the request the item came with, and
 	// nothing else: the request itself has long been answered.
@@ -66,9 +66,9 @@ type item[C any] struct {
 	expiresAt time.Time // admission + max_wait
 	deadline  time.Time // no evaluation of this item runs past it
 	results   []*Result
-	pending   int             // evaluations not finished
-	elem      *list.Element   // in held while the item has not left
-	wait      *waitingItem[C] // set while StateWaitingForContext
+	pending   int           // evaluations not finished
+	elem      *list.Element // in held while the item has not left
+	wait      *waitingItem  // set while StateWaitingForContext
 	// call is the item's key in the table of calls seen on both signals
 	// (pairs.go); zero when it is not in the table.
 	call   pairing.Key
@@ -82,8 +82,8 @@ type item[C any] struct {
 }
 
 // evaluation is one (item, scorer) job for the worker pool.
-type evaluation[C any] struct {
-	item        *item[C]
+type evaluation struct {
+	item        *item
 	scorerIndex int
 	c           scoring.Case
 	skip        bool // the scorer does not apply: no call, a skipped result

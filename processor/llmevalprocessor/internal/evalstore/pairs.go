@@ -36,18 +36,18 @@ const NotScorableWithoutEvents = "no content on the span, and no GenAI log event
 // for remember (at most rememberMax of them); newPair makes the subject of
 // a call. Its owner calls it once, before Start, when the component has a
 // traces and a logs instance.
-func (s *Store[C]) JoinSignals(wait, remember time.Duration, rememberMax int, newPair func() Pair[C]) {
+func (s *Store) JoinSignals(wait, remember time.Duration, rememberMax int, newPair func() Pair) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wait > 0 {
-		s.calls = pairing.New[*item[C]](wait, remember, rememberMax)
+		s.calls = pairing.New[*item](wait, remember, rememberMax)
 		s.newPair = newPair
 		s.joining.Store(true)
 	}
 }
 
 // Joining reports whether the store matches the two signals of a call.
-func (s *Store[C]) Joining() bool { return s.joining.Load() }
+func (s *Store) Joining() bool { return s.joining.Load() }
 
 // AdmitHalf admits one half of a call: a generation span (side Span) or
 // the call read from its log events (side Events). A span without content
@@ -57,7 +57,7 @@ func (s *Store[C]) Joining() bool { return s.joining.Load() }
 // Admitted, JoinedPartner (the half joined its other half's item),
 // LateHalf (its call has left), Unjoinable, WaitingAreaFull,
 // NoEventsExpected, or why it was refused.
-func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubject func() Subject[C]) AdmitResult {
+func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubject func() Subject) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
@@ -73,16 +73,16 @@ func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSu
 			s.leaveEventWait(it)
 			s.eventsCame(it.source)
 			if s.unfinished > s.capacity {
-				it.subject.(Pair[C]).Join(newSubject())
+				it.subject.(Pair).Join(newSubject())
 				s.calls.Join(key, side)
 				s.obs.SignalJoined(it.ctx, JoinJoined)
 				s.settle(it, ErrorResult(scoring.ErrorQueueFull, errQueueFull), false, now)
-				s.leaveUnlocking([]*item[C]{it}, leftQueueFull)
+				s.leaveUnlocking([]*item{it}, leftQueueFull)
 				s.mu.Lock() // the deferred unlock
 				return JoinedPartner
 			}
 		}
-		it.subject.(Pair[C]).Join(newSubject())
+		it.subject.(Pair).Join(newSubject())
 		s.calls.Join(key, side)
 		if s.journal != nil {
 			it.stored = s.journal.Rewritten(it.stored, it.subject, it.admitted) // the joined half survives a crash too
@@ -137,7 +137,7 @@ var errQueueFull = errors.New("queue_size calls were already waiting for results
 
 // admitAlone admits a half as an item of its own, as without joining.
 // Called with mu held.
-func (s *Store[C]) admitAlone(ctx context.Context, hasContent bool, newSubject func() Subject[C]) AdmitResult {
+func (s *Store) admitAlone(ctx context.Context, hasContent bool, newSubject func() Subject) AdmitResult {
 	if res := s.refusal(); res != Admitted {
 		return res
 	}
@@ -164,7 +164,7 @@ const (
 // such events leaves with res for every scorer that applies to it (nothing
 // when skip), and the events' Leave gets the same. A half that comes first
 // is remembered, so that its other half, arriving later, is late.
-func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half Subject[C], res scoring.Result, skip bool) Settled {
+func (s *Store) SettleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half Subject, res scoring.Result, skip bool) Settled {
 	s.mu.Lock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
 		s.mu.Unlock()
@@ -176,7 +176,7 @@ func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing
 	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
 		s.eventsCame(it.source)
 		s.calls.Join(key, side)
-		it.subject.(Pair[C]).Join(half)
+		it.subject.(Pair).Join(half)
 		s.obs.SignalJoined(it.ctx, JoinJoined)
 	case st == pairing.Left && sides&side == 0:
 		s.mu.Unlock()
@@ -201,14 +201,14 @@ func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing
 // or marks them skipped, and takes it out of held; the caller then lets it
 // leave, without mu. Results recorded before a restart stay. Called with
 // mu held.
-func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.Time) {
+func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 	for i, sc := range s.scorers {
 		if it.results[i] != nil {
 			continue
 		}
 		r := Result{Scorer: sc.Name, At: now, Result: res, Skipped: skip}
 		r.Result.Scorer = sc.Name
-		if !skip && it.subject.Skips(sc.Config) {
+		if !skip && it.subject.Skips(sc) {
 			r.Skipped = true
 		}
 		if !r.Skipped {
@@ -227,7 +227,7 @@ func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.T
 
 // forgetCall takes a leaving item out of the call table, remembering its
 // halves as left. Called with mu held.
-func (s *Store[C]) forgetCall(it *item[C], now time.Time) {
+func (s *Store) forgetCall(it *item, now time.Time) {
 	if s.calls != nil && it.call.Valid() {
 		s.calls.Leave(it.call, now)
 	}
@@ -235,7 +235,7 @@ func (s *Store[C]) forgetCall(it *item[C], now time.Time) {
 
 // armCallTimer makes the call timer fire when the oldest waiting half's
 // wait ends. Called with mu held.
-func (s *Store[C]) armCallTimer() {
+func (s *Store) armCallTimer() {
 	at, ok := s.calls.NextExpiry()
 	if !ok {
 		return
@@ -246,19 +246,19 @@ func (s *Store[C]) armCallTimer() {
 // callWaitsExpired ends the waits that have passed: events that waited for
 // their span are evaluated alone; a span that waited for its events leaves
 // not scorable.
-func (s *Store[C]) callWaitsExpired() {
+func (s *Store) callWaitsExpired() {
 	s.mu.Lock()
 	if s.phase != phaseRunning {
 		s.mu.Unlock()
 		return
 	}
 	now := time.Now()
-	var leaving []*item[C]
+	var leaving []*item
 	for _, it := range s.calls.Expire(now) {
 		if it.state != StatePairing && it.state != StateWaitingForEvents {
 			continue // left at max_wait meanwhile
 		}
-		if _, sides, _ := it.subject.(Pair[C]).Call(); sides&pairing.Span != 0 {
+		if _, sides, _ := it.subject.(Pair).Call(); sides&pairing.Span != 0 {
 			s.obs.SignalJoined(it.ctx, JoinSpanAlone)
 			s.obs.EventsMissed(it.ctx, it.source, it.library, s.eventsMissed(it.source))
 			reason := it.noEvents

@@ -35,7 +35,7 @@ type pair struct {
 	halves []*half
 }
 
-func (p *pair) Join(h Subject[string]) {
+func (p *pair) Join(h Subject) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.halves = append(p.halves, h.(*half))
@@ -53,7 +53,7 @@ func (p *pair) Call() (pairing.Key, pairing.Side, bool) {
 	return p.key, sides, waits && sides != pairing.Span|pairing.Events
 }
 
-func (p *pair) Case(string) scoring.Case {
+func (p *pair) Case(Scorer) scoring.Case {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var c scoring.Case
@@ -63,7 +63,7 @@ func (p *pair) Case(string) scoring.Case {
 	return c
 }
 
-func (p *pair) Skips(string) bool { return false }
+func (p *pair) Skips(Scorer) bool { return false }
 
 func (p *pair) Leave(ctx context.Context, results []Result) {
 	for _, h := range p.halves {
@@ -81,7 +81,7 @@ func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture
 	t.Helper()
 	key := pairing.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
 	join := func(s *testStore) {
-		s.JoinSignals(wait, time.Minute, 100, func() Pair[string] { return &pair{key: key} })
+		s.JoinSignals(wait, time.Minute, 100, func() Pair { return &pair{key: key} })
 	}
 	return newFixtureWith(t, Settings{}, nil, join, scorers...), key
 }
@@ -101,7 +101,7 @@ func TestPairHalvesInEitherOrder(t *testing.T) {
 				first, second = events, span
 			}
 			admit := func(h *half) AdmitResult {
-				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h })
+				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject { return h })
 			}
 
 			require.Equal(t, Admitted, admit(first))
@@ -137,13 +137,13 @@ func TestPairHalfAlone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, key := pairFixture(t, 10*time.Millisecond, &scorer{name: "a"})
 			h := tt.half
-			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h }))
+			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject { return h }))
 			eventually(t, func() bool { return h.left() != nil }, "leaves after the wait")
 			assert.Equal(t, []string{tt.want}, labels(h.left()))
 			assert.Equal(t, []string{tt.outcome}, f.obs.snapshot().joins)
 
 			o := tt.other
-			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Subject[string] { return o }))
+			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Subject { return o }))
 			assert.Nil(t, o.left(), "a late half is not held")
 		})
 	}

@@ -22,7 +22,7 @@ type Recovered struct {
 // again. Otherwise the item is forwarded with the results it has and a
 // restarted marker for each scorer that applies and has none, from a
 // goroutine, so the caller does not wait for the consumers.
-func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
+func (s *Store) Recover(subject Subject, rec Recovered) {
 	recorded := make(map[string]Result, len(rec.Results))
 	for _, r := range rec.Results {
 		recorded[r.Scorer] = r
@@ -30,7 +30,7 @@ func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
 	ctx := context.Background() // the request's client.Info is not stored
 	s.mu.Lock()
 	now := time.Now()
-	it := &item[C]{
+	it := &item{
 		subject:   subject,
 		state:     StateAdmitted,
 		ctx:       ctx,
@@ -78,8 +78,8 @@ func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
 // dispatched; a pair with both halves, or a span with content, is
 // tracked, so a late half is recognised. It reports whether the item
 // waits. Called with mu held.
-func (s *Store[C]) recoverCall(it *item[C], now time.Time) bool {
-	call, ok := it.subject.(Pair[C])
+func (s *Store) recoverCall(it *item, now time.Time) bool {
+	call, ok := it.subject.(Pair)
 	if !ok || s.calls == nil {
 		return false
 	}
@@ -109,9 +109,9 @@ func (s *Store[C]) recoverCall(it *item[C], now time.Time) bool {
 
 // insertHeld puts a recovered item into held in expiry order and re-arms
 // the expiry timer when it expires first. Called with mu held.
-func (s *Store[C]) insertHeld(it *item[C]) {
+func (s *Store) insertHeld(it *item) {
 	e := s.held.Back()
-	for e != nil && e.Value.(*item[C]).expiresAt.After(it.expiresAt) {
+	for e != nil && e.Value.(*item).expiresAt.After(it.expiresAt) {
 		e = e.Prev()
 	}
 	if e == nil {

@@ -189,7 +189,7 @@ func (st *Keeper[C]) Close(ctx context.Context) error {
 }
 
 // Admitted implements evalstore.Journal.
-func (st *Keeper[C]) Admitted(s evalstore.Subject[C], admitted time.Time) uint64 {
+func (st *Keeper[C]) Admitted(s evalstore.Subject, admitted time.Time) uint64 {
 	ss, ok := s.(Stored)
 	if !ok {
 		return 0
@@ -203,7 +203,7 @@ func (st *Keeper[C]) Admitted(s evalstore.Subject[C], admitted time.Time) uint64
 }
 
 // Rewritten implements evalstore.Journal.
-func (st *Keeper[C]) Rewritten(id uint64, s evalstore.Subject[C], admitted time.Time) uint64 {
+func (st *Keeper[C]) Rewritten(id uint64, s evalstore.Subject, admitted time.Time) uint64 {
 	if id == 0 {
 		return st.Admitted(s, admitted)
 	}

@@ -41,9 +41,9 @@ type HeldSpan struct {
 }
 
 var (
-	_ evalstore.Subject[Scorer]   = (*HeldSpan)(nil)
-	_ evalstore.UpFronter[Scorer] = (*HeldSpan)(nil)
-	_ evalstore.ContextWaiter     = (*HeldSpan)(nil)
+	_ evalstore.Subject       = (*HeldSpan)(nil)
+	_ evalstore.UpFronter     = (*HeldSpan)(nil)
+	_ evalstore.ContextWaiter = (*HeldSpan)(nil)
 )
 
 // Reading is what admission reads of a generation span, and recovery
@@ -100,7 +100,7 @@ func agentNameOf(span ptrace.Span) string {
 }
 
 // Case builds what the scorer evaluates.
-func (h *HeldSpan) Case(sc Scorer) scoring.Case {
+func (h *HeldSpan) Case(sc evalstore.Scorer) scoring.Case {
 	c := caseFromGeneration(h.Gen, h.of, sc)
 	c.Context = h.caseContext(sc) // the span's own context plus its trace's
 	if h.Agent && h.join != nil && sc.ReadsTrajectory {
@@ -137,8 +137,8 @@ func (h *HeldSpan) Late(ctx context.Context, r evalstore.Result) {
 // Skips says whether the scorer is left out for the span: it does not
 // apply, the span's answer is only tool calls, or it wants context and
 // there is none.
-func (h *HeldSpan) Skips(sc Scorer) bool {
-	if !sc.appliesTo(h.Agent, h.Excluded) {
+func (h *HeldSpan) Skips(sc evalstore.Scorer) bool {
+	if !sc.AppliesTo(h.Agent, h.Excluded) {
 		return true
 	}
 	if h.Missing == genai.MissingToolCalls && !sc.ReadsTrajectory {
@@ -178,7 +178,7 @@ func (h *HeldSpan) traceDocs() []string {
 // takes from the call itself, then, when it takes context from the trace,
 // the trace's documents. Only scorers that read context count in
 // context_joins.
-func (h *HeldSpan) caseContext(sc Scorer) []string {
+func (h *HeldSpan) caseContext(sc evalstore.Scorer) []string {
 	out, source := h.contextAndSource(sc)
 	if h.join != nil && sc.ReadsContext {
 		h.join.tel.ContextJoined(source)
@@ -186,7 +186,7 @@ func (h *HeldSpan) caseContext(sc Scorer) []string {
 	return out
 }
 
-func (h *HeldSpan) contextAndSource(sc Scorer) ([]string, string) {
+func (h *HeldSpan) contextAndSource(sc evalstore.Scorer) ([]string, string) {
 	own := ownContext(h.Gen, sc)
 	if h.join == nil || !sc.FromTrace {
 		if len(own) > 0 {
@@ -246,7 +246,7 @@ func (h *HeldSpan) trajectoryPending() bool {
 // readable content is held for its trajectory scorers alone, and every
 // other scorer finds it not scorable, as it would have without them (one
 // whose answer is only tool calls is skipped by them instead, Skips).
-func (h *HeldSpan) ResultUpFront(sc Scorer) (scoring.Result, bool) {
+func (h *HeldSpan) ResultUpFront(sc evalstore.Scorer) (scoring.Result, bool) {
 	if h.Missing == "" || sc.ReadsTrajectory {
 		return scoring.Result{}, false
 	}

@@ -30,7 +30,7 @@ type LogCall struct {
 	onSpan bool
 }
 
-var _ evalstore.Subject[Scorer] = (*LogCall)(nil)
+var _ evalstore.Subject = (*LogCall)(nil)
 
 // NewLogCall is the subject of the call g, whose records read as gen and
 // whose include/exclude left out the excluded scorers.
@@ -55,14 +55,14 @@ func CallAttributes(recs plog.LogRecordSlice) pcommon.Map {
 }
 
 // Case builds what the scorer evaluates.
-func (c *LogCall) Case(sc Scorer) scoring.Case {
+func (c *LogCall) Case(sc evalstore.Scorer) scoring.Case {
 	return caseFromGeneration(c.gen, c.of, sc)
 }
 
 // Skips says whether the scorer is left out for the call: a log call is a
 // generation.
-func (c *LogCall) Skips(sc Scorer) bool {
-	if !sc.appliesTo(false, c.excluded) {
+func (c *LogCall) Skips(sc evalstore.Scorer) bool {
+	if !sc.AppliesTo(false, c.excluded) {
 		return true
 	}
 	return sc.ContextPresent && len(ownContext(c.gen, sc)) == 0
@@ -104,7 +104,7 @@ func (c *LogCall) MarkAll(ctx context.Context, res scoring.Result, reason string
 	now := c.out.Now()
 	results := make([]evalstore.Result, 0, len(c.out.Scorers))
 	for _, sc := range c.out.Scorers {
-		if !sc.appliesTo(false, c.excluded) {
+		if !sc.AppliesTo(false, c.excluded) {
 			continue
 		}
 		r := res

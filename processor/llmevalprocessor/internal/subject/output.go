@@ -57,5 +57,5 @@ type LogOut struct {
 	Now       func() time.Time
 	// Scorers are the configured scorers, for results written without
 	// evaluating (LogCall.MarkAll).
-	Scorers []Scorer
+	Scorers []evalstore.Scorer
 }

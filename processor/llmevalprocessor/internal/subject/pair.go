@@ -21,11 +21,11 @@ type Pair struct {
 }
 
 // NewPair is the empty subject of a call seen on both signals.
-func NewPair() evalstore.Pair[Scorer] { return &Pair{} }
+func NewPair() evalstore.Pair { return &Pair{} }
 
 // Join takes a half. A span without content of its own is judged on the
 // content of its events.
-func (c *Pair) Join(half evalstore.Subject[Scorer]) {
+func (c *Pair) Join(half evalstore.Subject) {
 	switch h := half.(type) {
 	case *HeldSpan:
 		c.span = h
@@ -42,7 +42,7 @@ func (c *Pair) Join(half evalstore.Subject[Scorer]) {
 }
 
 // Case builds what the scorer evaluates: the span's case when it came.
-func (c *Pair) Case(sc Scorer) scoring.Case {
+func (c *Pair) Case(sc evalstore.Scorer) scoring.Case {
 	if c.span != nil {
 		return c.span.Case(sc)
 	}
@@ -50,7 +50,7 @@ func (c *Pair) Case(sc Scorer) scoring.Case {
 }
 
 // Skips is the span's answer when it came, else the events'.
-func (c *Pair) Skips(sc Scorer) bool {
+func (c *Pair) Skips(sc evalstore.Scorer) bool {
 	if c.span != nil {
 		return c.span.Skips(sc)
 	}

@@ -57,7 +57,7 @@ func heldSpan(s *sinks, gen genai.Generation) *HeldSpan {
 }
 
 // logCall is the call read from one log record of the same span.
-func logCall(s *sinks, gen genai.Generation, scorers []Scorer) *LogCall {
+func logCall(s *sinks, gen genai.Generation, scorers []evalstore.Scorer) *LogCall {
 	ld := plog.NewLogs()
 	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 	g := logjoin.Group{Key: logjoin.Key{TraceID: traceID, SpanID: spanID}, Logs: ld}
@@ -67,7 +67,7 @@ func logCall(s *sinks, gen genai.Generation, scorers []Scorer) *LogCall {
 }
 
 func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
-	bias := Scorer{Name: scoring.Bias, Generation: true}
+	bias := evalstore.Scorer{Name: scoring.Bias, Generation: true}
 	answered := genai.Generation{Input: "question", Output: "answer from the events"}
 	tests := []struct {
 		name      string
@@ -80,9 +80,9 @@ func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &sinks{}
 			span := heldSpan(s, genai.Generation{Missing: genai.MissingOutput, Model: "span-model"})
-			events := logCall(s, answered, []Scorer{bias})
+			events := logCall(s, answered, []evalstore.Scorer{bias})
 			pair := NewPair()
-			first, second := evalstore.Subject[Scorer](events), evalstore.Subject[Scorer](span)
+			first, second := evalstore.Subject(events), evalstore.Subject(span)
 			if tt.spanFirst {
 				first, second = second, first
 			}
@@ -113,14 +113,14 @@ func TestLogCallSkips(t *testing.T) {
 	withContext := genai.Generation{Input: "q", Output: "a", ToolResults: []string{"tool said so"}}
 	tests := []struct {
 		name  string
-		sc    Scorer
+		sc    evalstore.Scorer
 		gen   genai.Generation
 		skips bool
 	}{
-		{name: "generation scorer", sc: Scorer{Name: "a", Generation: true}, gen: withContext},
-		{name: "agent scorer", sc: Scorer{Name: "a", Agent: true}, gen: withContext, skips: true},
-		{name: "needs context, has tool results", sc: Scorer{Name: "a", Generation: true, ContextPresent: true, FromToolMessages: true}, gen: withContext},
-		{name: "needs context, takes none of its sources", sc: Scorer{Name: "a", Generation: true, ContextPresent: true, FromSystem: true}, gen: withContext, skips: true},
+		{name: "generation scorer", sc: evalstore.Scorer{Name: "a", Generation: true}, gen: withContext},
+		{name: "agent scorer", sc: evalstore.Scorer{Name: "a", Agent: true}, gen: withContext, skips: true},
+		{name: "needs context, has tool results", sc: evalstore.Scorer{Name: "a", Generation: true, ContextPresent: true, FromToolMessages: true}, gen: withContext},
+		{name: "needs context, takes none of its sources", sc: evalstore.Scorer{Name: "a", Generation: true, ContextPresent: true, FromSystem: true}, gen: withContext, skips: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
