@@ -21,7 +21,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -174,14 +173,14 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 		call := subject.NewLogCall(p.out, g, gen, excluded)
 		// The call's span may reach the traces side of this component too
 		// (the pair of both halves, internal/evalstore): one evaluation for both.
-		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
+		key := logjoin.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
 		service := genai.ServiceName(g.Resource().Resource())
 		if store.Joining() {
 			store.EventsArrived(service) // its spans wait for their events again
 		}
 		if gen.Missing == genai.MissingToolCalls {
-			if store.SettleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != evalstore.SettledLate {
+			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, scoring.Result{}, true) != evalstore.SettledLate {
 				p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
 			}
 			continue
@@ -196,12 +195,12 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 				p.core.tel.capture.warn(service, library, warnEvents)
 				notScorable.Reason += ": content capture is likely off; to turn it on, " + genai.CaptureHint(library)
 			}
-			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
+			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, notScorable, false) == evalstore.SettledAlone {
 				call.MarkAll(ctx, notScorable, reasonNotScorable, true)
 			}
 			continue
 		}
-		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: pairing.Events, HasContent: true}, func() evalSubject { return call }) {
+		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalSubject { return call }) {
 		case evalstore.RejectedFull:
 			call.MarkAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
 		case evalstore.RejectedClosed:

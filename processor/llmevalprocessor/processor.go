@@ -19,7 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -257,14 +257,14 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
 	// (the pair of both halves, internal/evalstore): the call is evaluated once, for both signals.
-	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
+	key := logjoin.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
 	gen = r.Gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
-		if !joins || p.store.SettleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != evalstore.SettledLate {
+		if !joins || p.store.SettleHalf(ctx, key, evalstore.SideSpan, nil, scoring.Result{}, true) != evalstore.SettledLate {
 			p.tel.spanSkipped(ctx, skipToolCallsOnly)
 		}
 		return false
@@ -283,7 +283,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
 		return false
 	}
-	half := evalstore.Half{Side: pairing.Span, HasContent: !awaitsEvents}
+	half := evalstore.Half{Side: evalstore.SideSpan, HasContent: !awaitsEvents}
 	if awaitsEvents {
 		// It waits for its events outside queue_size (eventswait.go).
 		half.Source, half.Library = genai.ServiceName(rs.Resource()), ss.Scope().Name()

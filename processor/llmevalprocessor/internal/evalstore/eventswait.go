@@ -2,8 +2,6 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 
 import (
 	"context"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 )
 
 // Waiting for events is separate from evaluating. A span without content
@@ -42,7 +40,7 @@ const maxSources = 4096
 
 // Half is one half of a call offered to AdmitHalf.
 type Half struct {
-	Side       pairing.Side
+	Side       Side
 	HasContent bool // scorable on its own; a span without it waits for its events
 	// Source is the service that sent a span; its spans stop waiting once
 	// it is known to send no events.

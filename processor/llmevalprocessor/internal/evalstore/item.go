@@ -5,7 +5,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -71,7 +71,7 @@ type item struct {
 	wait      *waitingItem  // set while StateWaitingForContext
 	// call is the item's key in the table of calls seen on both signals
 	// (pairs.go); zero when it is not in the table.
-	call   pairing.Key
+	call   logjoin.Key
 	stored uint64 // its id in the journal; 0 when not stored
 	// Set while StateWaitingForEvents: its estimated bytes, the service
 	// and library that sent it, and its reason if its events do not come.

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // One call, one evaluation, across signals. With llm_eval in a traces and
 // a logs pipeline, a call recorded as a span without content plus GenAI log
 // events holding the content reaches the store twice. The store keeps a
-// table of such calls by trace and span id (internal/pairing): the half
+// table of such calls by trace and span id (calls.go): the half
 // that comes first waits (StatePairing) up to
 // log_events.cross_signal_wait for the other, and the call is evaluated
 // once, as one Pair. A half arriving while its call is evaluated joins the
@@ -40,7 +40,7 @@ func (s *Store) JoinSignals(wait, remember time.Duration, rememberMax int, newPa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wait > 0 {
-		s.calls = pairing.New[*item](wait, remember, rememberMax)
+		s.calls = newCallTable(wait, remember, rememberMax)
 		s.newPair = newPair
 		s.joining.Store(true)
 	}
@@ -57,7 +57,7 @@ func (s *Store) Joining() bool { return s.joining.Load() }
 // Admitted, JoinedPartner (the half joined its other half's item),
 // LateHalf (its call has left), Unjoinable, WaitingAreaFull,
 // NoEventsExpected, or why it was refused.
-func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubject func() Subject) AdmitResult {
+func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubject func() Subject) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
@@ -65,16 +65,16 @@ func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubje
 	}
 	side := h.Side
 	now := time.Now()
-	st, sides, it := s.calls.State(key, now)
+	st, sides, it := s.calls.state(key, now)
 	switch {
-	case (st == pairing.Waiting || st == pairing.Active) && sides&side == 0:
+	case (st == callWaiting || st == callActive) && sides&side == 0:
 		if it.state == StateWaitingForEvents {
 			// The span takes a queue_size slot now that it is evaluated.
 			s.leaveEventWait(it)
 			s.eventsCame(it.source)
 			if s.unfinished > s.capacity {
 				it.subject.(Pair).Join(newSubject())
-				s.calls.Join(key, side)
+				s.calls.join(key, side)
 				s.obs.SignalJoined(it.ctx, JoinJoined)
 				s.settle(it, ErrorResult(scoring.ErrorQueueFull, errQueueFull), false, now)
 				s.leaveUnlocking([]*item{it}, leftQueueFull)
@@ -83,24 +83,24 @@ func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubje
 			}
 		}
 		it.subject.(Pair).Join(newSubject())
-		s.calls.Join(key, side)
+		s.calls.join(key, side)
 		if s.journal != nil {
 			it.stored = s.journal.Rewritten(it.stored, it.subject, it.admitted) // the joined half survives a crash too
 		}
-		if st == pairing.Waiting {
+		if st == callWaiting {
 			s.begin(it)
 		}
 		s.obs.SignalJoined(it.ctx, JoinJoined)
 		return JoinedPartner
-	case st == pairing.Left && sides&side == 0:
+	case st == callLeft && sides&side == 0:
 		s.obs.SignalJoined(ctx, lateOutcome(side))
 		return LateHalf
-	case st != pairing.Unknown:
+	case st != callUnknown:
 		// The same half again (a duplicate delivery): evaluated on its own,
 		// as without joining.
 		return s.admitAlone(ctx, h.HasContent, newSubject)
 	}
-	waitsForEvents := side == pairing.Span && !h.HasContent
+	waitsForEvents := side == SideSpan && !h.HasContent
 	switch {
 	case !waitsForEvents:
 		if res := s.refusal(); res != Admitted {
@@ -117,8 +117,8 @@ func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubje
 	call.Join(newSubject())
 	it = s.hold(ctx, call)
 	it.call = key
-	if !waitsForEvents && side == pairing.Span {
-		s.calls.Track(key, side, it)
+	if !waitsForEvents && side == SideSpan {
+		s.calls.track(key, side, it)
 		s.begin(it)
 		return Admitted
 	}
@@ -128,7 +128,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubje
 	} else {
 		it.state = StatePairing
 	}
-	s.calls.Wait(key, side, it, now)
+	s.calls.hold(key, side, it, now)
 	s.armCallTimer()
 	return Admitted
 }
@@ -164,27 +164,27 @@ const (
 // such events leaves with res for every scorer that applies to it (nothing
 // when skip), and the events' Leave gets the same. A half that comes first
 // is remembered, so that its other half, arriving later, is late.
-func (s *Store) SettleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half Subject, res scoring.Result, skip bool) Settled {
+func (s *Store) SettleHalf(ctx context.Context, key logjoin.Key, side Side, half Subject, res scoring.Result, skip bool) Settled {
 	s.mu.Lock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
 		s.mu.Unlock()
 		return SettledAlone
 	}
 	now := time.Now()
-	st, sides, it := s.calls.State(key, now)
+	st, sides, it := s.calls.state(key, now)
 	switch {
-	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
+	case st == callWaiting && sides == SideSpan && side == SideEvents:
 		s.eventsCame(it.source)
-		s.calls.Join(key, side)
+		s.calls.join(key, side)
 		it.subject.(Pair).Join(half)
 		s.obs.SignalJoined(it.ctx, JoinJoined)
-	case st == pairing.Left && sides&side == 0:
+	case st == callLeft && sides&side == 0:
 		s.mu.Unlock()
 		s.obs.SignalJoined(ctx, lateOutcome(side))
 		return SettledLate
-	case st == pairing.Unknown:
-		s.calls.Track(key, side, nil)
-		s.calls.Leave(key, now)
+	case st == callUnknown:
+		s.calls.track(key, side, nil)
+		s.calls.leave(key, now)
 		s.mu.Unlock()
 		return SettledAlone
 	default:
@@ -229,14 +229,14 @@ func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 // halves as left. Called with mu held.
 func (s *Store) forgetCall(it *item, now time.Time) {
 	if s.calls != nil && it.call.Valid() {
-		s.calls.Leave(it.call, now)
+		s.calls.leave(it.call, now)
 	}
 }
 
 // armCallTimer makes the call timer fire when the oldest waiting half's
 // wait ends. Called with mu held.
 func (s *Store) armCallTimer() {
-	at, ok := s.calls.NextExpiry()
+	at, ok := s.calls.nextExpiry()
 	if !ok {
 		return
 	}
@@ -254,11 +254,11 @@ func (s *Store) callWaitsExpired() {
 	}
 	now := time.Now()
 	var leaving []*item
-	for _, it := range s.calls.Expire(now) {
+	for _, it := range s.calls.expire(now) {
 		if it.state != StatePairing && it.state != StateWaitingForEvents {
 			continue // left at max_wait meanwhile
 		}
-		if _, sides, _ := it.subject.(Pair).Call(); sides&pairing.Span != 0 {
+		if _, sides, _ := it.subject.(Pair).Call(); sides&SideSpan != 0 {
 			s.obs.SignalJoined(it.ctx, JoinSpanAlone)
 			s.obs.EventsMissed(it.ctx, it.source, it.library, s.eventsMissed(it.source))
 			reason := it.noEvents
@@ -276,8 +276,8 @@ func (s *Store) callWaitsExpired() {
 	s.leaveUnlocking(leaving, leftComplete)
 }
 
-func lateOutcome(side pairing.Side) string {
-	if side == pairing.Span {
+func lateOutcome(side Side) string {
+	if side == SideSpan {
 		return JoinLateSpan
 	}
 	return JoinLateEvents

@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // half is one signal's half of a call.
 type half struct {
 	subject
-	side   pairing.Side
+	side   Side
 	source string // the service that sent it
 }
 
@@ -29,7 +29,7 @@ func (h *half) half() Half {
 // pair joins the halves of one call; a span without content is judged on
 // its events' content.
 type pair struct {
-	key pairing.Key
+	key logjoin.Key
 
 	mu     sync.Mutex
 	halves []*half
@@ -41,16 +41,16 @@ func (p *pair) Join(h Subject) {
 	p.halves = append(p.halves, h.(*half))
 }
 
-func (p *pair) Call() (pairing.Key, pairing.Side, bool) {
+func (p *pair) Call() (logjoin.Key, Side, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var sides pairing.Side
+	var sides Side
 	waits := true
 	for _, h := range p.halves {
 		sides |= h.side
-		waits = waits && !(h.side == pairing.Span && h.output != "")
+		waits = waits && !(h.side == SideSpan && h.output != "")
 	}
-	return p.key, sides, waits && sides != pairing.Span|pairing.Events
+	return p.key, sides, waits && sides != SideSpan|SideEvents
 }
 
 func (p *pair) Case(Scorer) scoring.Case {
@@ -77,9 +77,9 @@ func (p *pair) Late(ctx context.Context, r Result) {
 	}
 }
 
-func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture, pairing.Key) {
+func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture, logjoin.Key) {
 	t.Helper()
-	key := pairing.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
+	key := logjoin.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
 	join := func(s *testStore) {
 		s.JoinSignals(wait, time.Minute, 100, func() Pair { return &pair{key: key} })
 	}
@@ -94,8 +94,8 @@ func TestPairHalvesInEitherOrder(t *testing.T) {
 		t.Run(map[bool]string{true: "span first", false: "events first"}[spanFirst], func(t *testing.T) {
 			sc := &scorer{name: "a"}
 			f, key := pairFixture(t, time.Hour, sc)
-			span := &half{side: pairing.Span}                                         // no content of its own
-			events := &half{subject: subject{output: "answer"}, side: pairing.Events} // the content
+			span := &half{side: SideSpan}                                         // no content of its own
+			events := &half{subject: subject{output: "answer"}, side: SideEvents} // the content
 			first, second := span, events
 			if !spanFirst {
 				first, second = events, span
@@ -130,8 +130,8 @@ func TestPairHalfAlone(t *testing.T) {
 		want    string
 		outcome string
 	}{
-		{name: "span alone", half: &half{side: pairing.Span}, other: &half{subject: subject{output: "answer"}, side: pairing.Events}, want: "a:" + string(scoring.LabelNotScorable), outcome: JoinSpanAlone},
-		{name: "events alone", half: &half{subject: subject{output: "answer"}, side: pairing.Events}, other: &half{side: pairing.Span}, want: "a:pass", outcome: JoinEventsAlone},
+		{name: "span alone", half: &half{side: SideSpan}, other: &half{subject: subject{output: "answer"}, side: SideEvents}, want: "a:" + string(scoring.LabelNotScorable), outcome: JoinSpanAlone},
+		{name: "events alone", half: &half{subject: subject{output: "answer"}, side: SideEvents}, other: &half{side: SideSpan}, want: "a:pass", outcome: JoinEventsAlone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

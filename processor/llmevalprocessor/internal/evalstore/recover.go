@@ -3,8 +3,6 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 import (
 	"context"
 	"time"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 )
 
 // Recovered is an item found in storage at start.
@@ -84,25 +82,25 @@ func (s *Store) recoverCall(it *item, now time.Time) bool {
 		return false
 	}
 	key, sides, waits := call.Call()
-	if st, _, _ := s.calls.State(key, now); !key.Valid() || st != pairing.Unknown {
+	if st, _, _ := s.calls.state(key, now); !key.Valid() || st != callUnknown {
 		return false
 	}
 	it.call = key
 	switch {
-	case sides == pairing.Span|pairing.Events:
-		s.calls.Track(key, pairing.Span, it)
-		s.calls.Join(key, pairing.Events)
+	case sides == SideSpan|SideEvents:
+		s.calls.track(key, SideSpan, it)
+		s.calls.join(key, SideEvents)
 		return false
 	case !waits:
-		s.calls.Track(key, sides, it) // a span with content is evaluated at once
+		s.calls.track(key, sides, it) // a span with content is evaluated at once
 		return false
 	}
-	if sides == pairing.Span {
+	if sides == SideSpan {
 		s.enterEventWait(it, 0) // its size is not stored: it counts by number
 	} else {
 		it.state = StatePairing
 	}
-	s.calls.Wait(key, sides, it, now)
+	s.calls.hold(key, sides, it, now)
 	s.armCallTimer()
 	return true
 }

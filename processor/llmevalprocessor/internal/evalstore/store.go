@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/collector/client"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -120,7 +119,7 @@ type Store struct {
 	waits       contextWaits
 	// Calls seen on one signal waiting for, or joined by, the other
 	// (pairs.go); nil unless JoinSignals was called.
-	calls     *pairing.Table[*item]
+	calls     *callTable
 	newPair   func() Pair
 	callTimer *time.Timer
 	joining   atomic.Bool // calls is set: read without mu on the hot path

@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -98,7 +98,7 @@ type Pair interface {
 	// Call is the call's key, the halves the pair has, and whether, with
 	// one half only, it waits for the other before it is evaluated (a span
 	// without content of its own, or log events without their span).
-	Call() (key pairing.Key, sides pairing.Side, waits bool)
+	Call() (key logjoin.Key, sides Side, waits bool)
 }
 
 // Journal is what the store tells storage. A failed write is the

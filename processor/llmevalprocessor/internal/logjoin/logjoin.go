@@ -26,7 +26,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/recent"
 )
 
 // Config bounds a Joiner.
@@ -64,11 +63,15 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Key identifies one call: the trace and span id its events carry.
+// Key identifies one call: the trace and span id of its span, which its
+// events carry too.
 type Key struct {
 	TraceID pcommon.TraceID
 	SpanID  pcommon.SpanID
 }
+
+// Valid reports whether the key can match anything: both ids are set.
+func (k Key) Valid() bool { return !k.TraceID.IsEmpty() && !k.SpanID.IsEmpty() }
 
 // Reason says why a group left the Joiner.
 type Reason int
@@ -142,7 +145,7 @@ type Joiner struct {
 	calls   map[Key]*call
 	order   *list.List // of *call, oldest first; all share Window, so also by deadline
 	bytes   int
-	done    recent.Set[Key] // calls that left within the last window: their records are late
+	done    RecentSet[Key] // calls that left within the last window: their records are late
 	evicted uint64
 	late    uint64
 }
@@ -168,7 +171,7 @@ func New(cfg Config) *Joiner {
 		now:   now,
 		calls: make(map[Key]*call),
 		order: list.New(),
-		done:  recent.New[Key](cfg.MaxCalls),
+		done:  NewRecentSet[Key](cfg.MaxCalls),
 	}
 }
 
@@ -263,7 +266,7 @@ func (j *Joiner) Close() []Group {
 	for e := j.order.Front(); e != nil; e = j.order.Front() {
 		out = append(out, j.take(e.Value.(*call), ReasonClosed))
 	}
-	j.done = recent.Set[Key]{}
+	j.done = RecentSet[Key]{}
 	return out
 }
 

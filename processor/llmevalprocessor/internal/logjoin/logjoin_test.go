@@ -444,3 +444,9 @@ func BenchmarkJoinMessageEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(call)), "ns/record")
 }
+
+func TestKeyValid(t *testing.T) {
+	assert.True(t, Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}.Valid())
+	assert.False(t, Key{TraceID: pcommon.TraceID{1}}.Valid())
+	assert.False(t, Key{SpanID: pcommon.SpanID{1}}.Valid())
+}

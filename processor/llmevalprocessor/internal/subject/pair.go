@@ -8,7 +8,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -105,12 +105,12 @@ func (c *Pair) Record(admitted time.Time) ([]byte, error) {
 // Call is the call's key, the halves it has, and whether, with one half
 // only, it waits for the other: a span without content of its own, or log
 // events without their span.
-func (c *Pair) Call() (key pairing.Key, sides pairing.Side, waits bool) {
+func (c *Pair) Call() (key logjoin.Key, sides evalstore.Side, waits bool) {
 	switch {
 	case c.span != nil && c.events != nil:
-		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span | pairing.Events, false
+		return logjoin.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, evalstore.SideSpan | evalstore.SideEvents, false
 	case c.span != nil:
-		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span, c.span.Gen.Missing != ""
+		return logjoin.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, evalstore.SideSpan, c.span.Gen.Missing != ""
 	}
-	return pairing.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, pairing.Events, true
+	return logjoin.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, evalstore.SideEvents, true
 }

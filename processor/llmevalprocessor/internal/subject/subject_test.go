@@ -15,7 +15,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -92,8 +91,8 @@ func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
 
 			pair.Join(second)
 			key, sides, waits := pair.Call()
-			assert.Equal(t, pairing.Key{TraceID: traceID, SpanID: spanID}, key)
-			assert.Equal(t, pairing.Span|pairing.Events, sides)
+			assert.Equal(t, logjoin.Key{TraceID: traceID, SpanID: spanID}, key)
+			assert.Equal(t, evalstore.SideSpan|evalstore.SideEvents, sides)
 			assert.False(t, waits)
 			c := pair.Case(bias)
 			assert.Equal(t, "answer from the events", c.Output, "a span without content is judged on its events")
