@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -52,7 +51,6 @@ type evaluator struct {
 	tel        *telemetry
 	buildJudge judgeBuilder
 	sampler    traceSampler
-	now        func() time.Time
 	store      *evalStore
 	join       *subject.TraceJoin     // the trace context index and join
 	scorers    []evalstore.Scorer     // what the subjects see of cfg.Scorers
@@ -89,7 +87,6 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		set:        set.TelemetrySettings,
 		buildJudge: build,
 		sampler:    newTraceSampler(cfg.Sampling.Percentage),
-		now:        time.Now,
 		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
 		signals:    map[pipeline.Signal]bool{},
 	}
@@ -99,12 +96,12 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
 		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
-	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.redact, ev.observeHeld, ev.observeQueue)
+	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.secrets, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
 	}
 	ev.tel = tel
-	ev.store = newEvalStore(cfg, tel, func() time.Time { return ev.now() })
+	ev.store = newEvalStore(cfg, tel)
 	if err := tel.tb.RegisterProcessorLlmEvalEventsWaitingCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(int64(ev.store.EventWaitStats().Spans))
 		return nil
@@ -129,7 +126,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	if cfg.Storage != nil {
 		ev.storage = itemstore.New[evalstore.Scorer](*cfg.Storage, set.ID,
-			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
+			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
 	}
 	return ev, nil
 }
@@ -144,11 +141,13 @@ func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) err
 	return nil
 }
 
-// redact removes every configured secret from text written out or logged.
-func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
+// Redact removes every configured secret from text written out or logged
+// (subject.Policy).
+func (ev *evaluator) Redact(s string) string { return ev.secrets.Scrub(s) }
 
-// emitsLate says whether late_results emits a late result of label.
-func (ev *evaluator) emitsLate(label scoring.Label) bool {
+// EmitsLate says whether late_results emits a late result of label
+// (subject.Policy).
+func (ev *evaluator) EmitsLate(label scoring.Label) bool {
 	return lateEmitted(ev.cfg.LateResults, label)
 }
 
@@ -355,7 +354,7 @@ type evalStore = evalstore.Store
 type itemStorage = itemstore.Keeper[evalstore.Scorer]
 
 // newEvalStore makes the store of cfg, telling tel what it does.
-func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
+func newEvalStore(cfg *Config, tel *telemetry) *evalStore {
 	evalTimeout := cfg.Judge.ClientConfig.Timeout
 	if evalTimeout <= 0 {
 		evalTimeout = defaultJudgeTimeout
@@ -367,7 +366,6 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 		Workers:     cfg.Judge.MaxConcurrency,
 		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
 		EventWaits:  eventWaits(cfg.LogEvents),
-		Now:         now,
 		Observer:    storeObserver{tel},
 	})
 }

@@ -16,11 +16,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -56,13 +56,13 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 		reasonAttrs: map[logjoin.Reason]metric.MeasurementOption{},
 		stop:        make(chan struct{}),
 	}
-	p.out = &subject.LogOut{Sink: &forward.Logs{Next: next, Count: p.countOutgoing, Failed: core.tel.forwardFailed}, Tel: core.tel,
-		Redact: core.redact, EmitsLate: core.emitsLate, Now: func() time.Time { return core.now() }, Scorers: core.scorers}
+	p.out = &subject.LogOut{Sink: &resultwrite.Logs{Next: next, Tel: output{t: core.tel, items: p.itemAttrs}}, Tel: core.tel,
+		Policy: core, Scorers: core.scorers}
 	for _, r := range []logjoin.Reason{logjoin.ReasonAnswered, logjoin.ReasonDetails, logjoin.ReasonAlone,
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("join_reason", r.String())))
 	}
-	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
+	jc := core.cfg.LogEvents.joinerConfig()
 	if core.storage != nil {
 		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/itemstore)
 	}
@@ -97,7 +97,7 @@ func (p *logsProcessor) expireEvery(d time.Duration) {
 		case <-p.stop:
 			return
 		case <-t.C:
-			p.evaluate(context.Background(), p.joiner.Expire(p.core.now()))
+			p.evaluate(context.Background(), p.joiner.Expire(time.Now()))
 		}
 	}
 }
@@ -147,7 +147,7 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 			}
 		}
 	}
-	groups = append(groups, p.joiner.Expire(p.core.now())...)
+	groups = append(groups, p.joiner.Expire(time.Now())...)
 	tb.ProcessorInternalDuration.Record(ctx, time.Since(start).Seconds(), p.itemAttrs)
 	tb.ProcessorOutgoingItems.Add(ctx, int64(n), p.itemAttrs)
 	err := p.next.ConsumeLogs(ctx, ld)
@@ -212,11 +212,6 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	}
 }
 
-// countOutgoing counts result records sent on as the processor's output.
-func (p *logsProcessor) countOutgoing(ctx context.Context, records int) {
-	p.core.tel.tb.ProcessorOutgoingItems.Add(ctx, int64(records), p.itemAttrs)
-}
-
 // countLate records the per-message records the joiner turned away since
 // last time, because their call had already been read.
 func (p *logsProcessor) countLate(ctx context.Context) {
@@ -261,6 +256,6 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *subject.LogCall {
 }
 
 // joinerConfig is the joiner's configuration for these settings.
-func (c LogEventsConfig) joinerConfig(now func() time.Time) logjoin.Config {
-	return logjoin.Config{Window: c.JoinWindow, MaxCalls: c.MaxPending, MaxBytes: c.MaxPendingBytes, Now: now}
+func (c LogEventsConfig) joinerConfig() logjoin.Config {
+	return logjoin.Config{Window: c.JoinWindow, MaxCalls: c.MaxPending, MaxBytes: c.MaxPendingBytes}
 }

@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
@@ -31,20 +30,20 @@ import (
 // It is its own consumer (rather than a processorhelper one) so that its
 // outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
-	*evaluator                  // shared with the logs instance of the component
-	out        *forward.Spans   // the next consumer
-	subjects   *subject.SpanOut // where held spans go
-	released   atomic.Bool      // Shutdown ran: the evaluator is released once
+	*evaluator                    // shared with the logs instance of the component
+	out        *resultwrite.Spans // the next consumer
+	subjects   *subject.SpanOut   // where held spans go
+	released   atomic.Bool        // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
 func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
-	out := &forward.Spans{Next: next, Count: ev.tel.outgoing, Failed: ev.tel.forwardFailed}
+	out := &resultwrite.Spans{Next: next, Tel: output{t: ev.tel, items: ev.tel.itemAttrs}}
 	return &llmEvalProcessor{
 		evaluator: ev,
 		out:       out,
-		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Redact: ev.redact, EmitsLate: ev.emitsLate},
+		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Policy: ev},
 	}
 }
 
@@ -80,7 +79,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
-		p.tel.outgoing(ctx, 0)
+		p.out.Tel.Outgoing(ctx, 0)
 		return nil
 	}
 	return p.out.Forward(ctx, td)
@@ -316,7 +315,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 // that stays in its batch unevaluated (not scorable, queue full, shut down)
 // and counts the span unscored; with record the results are counted too.
 func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, res scoring.Result, reason string, record bool) {
-	now := p.now()
+	now := time.Now()
 	for _, sc := range p.cfg.Scorers {
 		if !sc.appliesTo(target, excluded) {
 			continue
@@ -326,7 +325,7 @@ func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen ge
 		if record {
 			p.tel.RecordResult(ctx, r)
 		}
-		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
+		resultwrite.AnnotateSpan(span, r, gen.ResponseID, p.Redact)
 	}
 	p.tel.SpanUnscored(ctx, reason)
 }

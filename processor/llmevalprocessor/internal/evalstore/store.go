@@ -619,21 +619,3 @@ func safeScore(ctx context.Context, s scoring.Scorer, c scoring.Case) (res scori
 	}()
 	return s.Score(ctx, c)
 }
-
-// ErrorResult is a failed evaluation of type t.
-func ErrorResult(t scoring.ErrorType, err error) scoring.Result {
-	return scoring.Result{Label: scoring.LabelError, Err: &scoring.Error{Type: t, Err: err}}
-}
-
-// unfinishedResult is the marker written for an evaluation that had not
-// finished when its item left.
-func unfinishedResult(scorer string, why leaveReason, at time.Time) Result {
-	t, msg := scoring.ErrorMaxWaitExceeded, "max_wait passed before the evaluation finished"
-	switch why {
-	case leftShutdown:
-		t, msg = scoring.ErrorShutdown, "the processor shut down before the evaluation finished"
-	case leftRestarted:
-		t, msg = scoring.ErrorRestarted, "the collector restarted after max_wait had passed; the evaluation did not finish before"
-	}
-	return Result{Scorer: scorer, At: at, Result: ErrorResult(t, errors.New(msg))}
-}

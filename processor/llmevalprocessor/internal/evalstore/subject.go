@@ -138,26 +138,3 @@ type Observer interface {
 	// Recovered: an item found in storage was resumed or forwarded.
 	Recovered(ctx context.Context, outcome string)
 }
-
-// Result is one scorer's finished evaluation of one item.
-type Result struct {
-	Scorer string // configured scorer name
-	Result scoring.Result
-	At     time.Time // when the result was produced
-	Ran    bool      // a scorer was run (not found not scorable up front)
-	// Skipped: the scorer does not apply to the item (its include,
-	// exclude or when); the result is not written or counted.
-	Skipped bool
-}
-
-// Label is the result's verdict; anything unknown counts as an error.
-func (r Result) Label() scoring.Label { return Label(r.Result) }
-
-// Label is the verdict of r; anything unknown counts as an error.
-func Label(r scoring.Result) scoring.Label {
-	switch r.Label {
-	case scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable:
-		return r.Label
-	}
-	return scoring.LabelError
-}

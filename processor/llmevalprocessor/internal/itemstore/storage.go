@@ -20,7 +20,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -275,8 +274,8 @@ func (st *Keeper[C]) resultRecord(r evalstore.Result) heldrecord.Result {
 		Ran:    r.Ran,
 	}
 	if r.Label() == scoring.LabelError {
-		rec.ErrorType = resultwrite.ResultErrorType(r.Result)
-		rec.ErrorMessage = resultwrite.Explanation(r.Result, st.redact)
+		rec.ErrorType = r.ErrorType()
+		rec.ErrorMessage = r.Explanation(st.redact)
 	}
 	return rec
 }

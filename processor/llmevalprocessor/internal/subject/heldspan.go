@@ -118,7 +118,7 @@ func (h *HeldSpan) Leave(ctx context.Context, results []evalstore.Result) {
 		if r.Skipped {
 			continue
 		}
-		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, h.of.ResponseID, h.out.Redact)
+		resultwrite.AnnotateSpan(span, r, h.of.ResponseID, h.out.Policy.Redact)
 	}
 	h.out.Sink.ForwardLater(ctx, td)
 }
@@ -126,12 +126,12 @@ func (h *HeldSpan) Leave(ctx context.Context, results []evalstore.Result) {
 // Late emits a result that finished after the span left as a child span,
 // or only counts it, as late_results says.
 func (h *HeldSpan) Late(ctx context.Context, r evalstore.Result) {
-	if !h.out.EmitsLate(r.Label()) {
+	if !h.out.Policy.EmitsLate(r.Label()) {
 		h.out.Tel.LateResultDropped(ctx, r.Scorer)
 		return
 	}
 	h.out.Tel.LateResult(ctx, r.Scorer)
-	h.out.Sink.ForwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r.Scorer, r.Result, r.At, h.out.Redact))
+	h.out.Sink.ForwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r, h.out.Policy.Redact))
 }
 
 // Skips says whether the scorer is left out for the span: it does not

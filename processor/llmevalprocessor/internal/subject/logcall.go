@@ -70,12 +70,12 @@ func (c *LogCall) Skips(sc evalstore.Scorer) bool {
 
 // Leave emits one result record per scorer that applies to the call.
 func (c *LogCall) Leave(ctx context.Context, results []evalstore.Result) {
-	ld, recs := resultwrite.NewResultLogs(c.group.Resource(), c.group.Scope())
+	ld, recs := logjoin.NewLogsUnder(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
 		if r.Skipped {
 			continue
 		}
-		rec := resultwrite.AppendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.out.Redact)
+		rec := resultwrite.AppendResultRecord(recs, c.of, r, c.out.Policy.Redact)
 		if c.onSpan {
 			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
 		}
@@ -89,7 +89,7 @@ func (c *LogCall) Leave(ctx context.Context, results []evalstore.Result) {
 // it, as late_results says.
 func (c *LogCall) Late(ctx context.Context, r evalstore.Result) {
 	tel := c.out.Tel
-	if !c.out.EmitsLate(r.Label()) {
+	if !c.out.Policy.EmitsLate(r.Label()) {
 		tel.LateResultDropped(ctx, r.Scorer)
 		return
 	}
@@ -101,7 +101,7 @@ func (c *LogCall) Late(ctx context.Context, r evalstore.Result) {
 // (not scorable, queue full, shut down) and counts the call unscored; with
 // record the results are counted too.
 func (c *LogCall) MarkAll(ctx context.Context, res scoring.Result, reason string, record bool) {
-	now := c.out.Now()
+	now := time.Now()
 	results := make([]evalstore.Result, 0, len(c.out.Scorers))
 	for _, sc := range c.out.Scorers {
 		if !sc.AppliesTo(false, c.excluded) {

@@ -84,7 +84,7 @@ func (c *Pair) Late(ctx context.Context, r evalstore.Result) {
 		c.span.Late(ctx, r)
 	default:
 		c.span.Late(ctx, r)
-		if c.events.out.EmitsLate(r.Label()) {
+		if c.events.out.Policy.EmitsLate(r.Label()) {
 			c.events.Leave(ctx, []evalstore.Result{r})
 		}
 	}

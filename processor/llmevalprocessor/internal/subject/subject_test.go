@@ -41,7 +41,11 @@ func (*sinks) RecordResult(context.Context, evalstore.Result) {}
 func (*sinks) SpanUnscored(context.Context, string)           {}
 func (*sinks) ContextJoined(string)                           {}
 
-func verdictsOnly(l scoring.Label) bool { return l != scoring.LabelError }
+// verdictsOnly writes texts as they are and emits late verdicts, not errors.
+type verdictsOnly struct{}
+
+func (verdictsOnly) Redact(s string) string         { return s }
+func (verdictsOnly) EmitsLate(l scoring.Label) bool { return l != scoring.LabelError }
 
 // heldSpan is a held generation span with gen as what admission read.
 func heldSpan(s *sinks, gen genai.Generation) *HeldSpan {
@@ -51,7 +55,7 @@ func heldSpan(s *sinks, gen genai.Generation) *HeldSpan {
 	span := ss.Spans().AppendEmpty()
 	span.SetTraceID(traceID)
 	span.SetSpanID(spanID)
-	out := &SpanOut{Sink: s, Tel: s, Redact: func(x string) string { return x }, EmitsLate: verdictsOnly}
+	out := &SpanOut{Sink: s, Tel: s, Policy: verdictsOnly{}}
 	return NewHeldSpan(out, nil, rs, ss, span, Reading{Gen: gen})
 }
 
@@ -60,8 +64,7 @@ func logCall(s *sinks, gen genai.Generation, scorers []evalstore.Scorer) *LogCal
 	ld := plog.NewLogs()
 	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 	g := logjoin.Group{Key: logjoin.Key{TraceID: traceID, SpanID: spanID}, Logs: ld}
-	out := &LogOut{Sink: s, Tel: s, Redact: func(x string) string { return x }, EmitsLate: verdictsOnly,
-		Now: time.Now, Scorers: scorers}
+	out := &LogOut{Sink: s, Tel: s, Policy: verdictsOnly{}, Scorers: scorers}
 	return NewLogCall(out, g, gen, nil)
 }
 
