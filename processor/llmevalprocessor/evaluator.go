@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
@@ -66,15 +65,10 @@ type evaluator struct {
 	mu      sync.Mutex
 	refs    int // instances acquired and not released
 	signals map[pipeline.Signal]bool
-	// Recovery hands each instance the items of its signal, and a call
-	// stored with both halves to both; the instances set these as they are
-	// created.
-	recoverSpans func()                                     // traces
-	recoverPairs func(readCall func(plog.Logs) evalSubject) // traces
-	recoverCalls func()                                     // logs
-	readCall     func(plog.Logs) evalSubject                // logs
-	// newPair makes the subject of a call seen on both signals.
-	newPair   func() evalstore.Pair
+	// The instances, set as they are created: recovery hands each the
+	// items of its signal, and a call stored with both halves to both.
+	traces    *llmEvalProcessor
+	logs      *logsProcessor
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -151,18 +145,18 @@ func (ev *evaluator) EmitsLate(label scoring.Label) bool {
 	return lateEmitted(ev.cfg.LateResults, label)
 }
 
-// setTraces takes the recovery of the traces instance.
-func (ev *evaluator) setTraces(recoverSpans func(), recoverPairs func(readCall func(plog.Logs) evalSubject)) {
+// setTraces takes the traces instance, for recovery.
+func (ev *evaluator) setTraces(tp *llmEvalProcessor) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.recoverSpans, ev.recoverPairs = recoverSpans, recoverPairs
+	ev.traces = tp
 }
 
-// setLogs takes the recovery of the logs instance.
-func (ev *evaluator) setLogs(recoverCalls func(), readCall func(plog.Logs) evalSubject) {
+// setLogs takes the logs instance, for recovery.
+func (ev *evaluator) setLogs(lp *logsProcessor) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.recoverCalls, ev.readCall = recoverCalls, readCall
+	ev.logs = lp
 }
 
 // start is one instance's Start. The first builds the judge and starts
@@ -233,7 +227,7 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 		// Every instance exists before the first starts: one call, one
 		// evaluation across the two signals.
 		ev.store.JoinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
-			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, ev.newPair)
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.store.Start(scorers, journal)
 	return nil
@@ -258,14 +252,14 @@ func (ev *evaluator) recover() {
 	if ev.storage == nil {
 		return
 	}
-	if ev.recoverSpans != nil {
-		ev.recoverSpans()
+	if ev.traces != nil {
+		ev.traces.recoverSpans()
 	}
-	if ev.recoverCalls != nil {
-		ev.recoverCalls()
+	if ev.logs != nil {
+		ev.logs.recoverCalls()
 	}
-	if ev.recoverPairs != nil {
-		ev.recoverPairs(ev.readCall)
+	if ev.traces != nil {
+		ev.traces.recoverPairs(ev.logs)
 	}
 }
 
@@ -296,16 +290,15 @@ func (ev *evaluator) release(ctx context.Context) error {
 // evaluators is the evaluator of each llm_eval configuration in use, one
 // per factory.
 type evaluators struct {
-	build   judgeBuilder
-	newPair func() evalstore.Pair
-	mu      sync.Mutex
-	m       map[*Config]*evaluator
+	build judgeBuilder
+	mu    sync.Mutex
+	m     map[*Config]*evaluator
 }
 
 // newEvaluators makes the evaluators of a factory: build makes the judge
-// at Start, newPair the subject of a call seen on both signals.
-func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair) *evaluators {
-	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
+// at Start.
+func newEvaluators(build judgeBuilder) *evaluators {
+	return &evaluators{build: build, m: map[*Config]*evaluator{}}
 }
 
 // acquire returns the evaluator of cfg for a new instance of signal,
@@ -319,7 +312,7 @@ func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeli
 		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
 			return nil, err
 		}
-		ev.owner, ev.newPair = es, es.newPair
+		ev.owner = es
 		es.m[cfg] = ev
 	}
 	ev.mu.Lock()

@@ -64,7 +64,7 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 	}
 	jc := core.cfg.LogEvents.joinerConfig()
 	if core.storage != nil {
-		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/itemstore)
+		jc.Holder = core.storage // stored before ConsumeLogs returns (internal/itemstore)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -200,7 +200,7 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			}
 			continue
 		}
-		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalSubject { return call }) {
+		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalstore.Pairable { return call }) {
 		case evalstore.RejectedFull:
 			call.MarkAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
 		case evalstore.RejectedClosed:
@@ -235,9 +235,7 @@ func (p *logsProcessor) recoverCalls() {
 	for _, rec := range st.Take(heldrecord.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
-			pair := p.core.newPair()
-			pair.Join(call)
-			p.core.store.Recover(pair, itemstore.ForStore(rec))
+			p.core.store.Recover(call.NewPair(), itemstore.ForStore(rec))
 			continue
 		}
 		p.core.store.Recover(call, itemstore.ForStore(rec))

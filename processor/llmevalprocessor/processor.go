@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
@@ -289,7 +288,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		half.Size, half.NoEvents = genai.SpanBytes(span), genai.NoEventsReason(half.Library)
 	}
 	// The span moves out of its batch only when the store admits it.
-	switch p.store.AdmitHalf(ctx, key, half, func() evalSubject {
+	switch p.store.AdmitHalf(ctx, key, half, func() evalstore.Pairable {
 		return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
 	}) {
 	case evalstore.WaitingAreaFull:
@@ -346,9 +345,7 @@ func (p *llmEvalProcessor) recoverSpans() {
 	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.Agent {
-			call := p.newPair()
-			call.Join(h)
-			p.store.Recover(call, itemstore.ForStore(rec))
+			p.store.Recover(h.NewPair(), itemstore.ForStore(rec))
 			continue
 		}
 		h.Unjoined() // it may have waited for log events no longer joined
@@ -357,20 +354,19 @@ func (p *llmEvalProcessor) recoverSpans() {
 }
 
 // recoverPairs puts the calls stored with both halves back into the store
-// as one item, or forwards them, like recoverSpans; p is the traces
-// instance and readCall reads a stored call as the logs instance does (nil
-// without one). Such a call leaves through the consumers of both instances
-// (its span, its result records).
-func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
+// as one item, or forwards them, like recoverSpans; logs is the logs
+// instance, which reads the stored call (nil without one). Such a call
+// leaves through the consumers of both instances (its span, its result
+// records).
+func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
 	if p.storage == nil {
 		return
 	}
 	for _, rec := range p.storage.Take(heldrecord.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
-		call := p.newPair()
-		call.Join(span)
-		if readCall != nil {
-			call.Join(readCall(rec.Item.Logs))
+		call := span.NewPair()
+		if logs != nil {
+			call.Join(logs.recoveredCall(rec.Item.Logs))
 		} else {
 			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}

@@ -9,10 +9,7 @@ import (
 
 // The store holds subjects (internal/subject) and sees each scorer as the
 // plain facts of subject.Scorer.
-type (
-	evalSubject = evalstore.Subject
-	evalResult  = evalstore.Result
-)
+type evalResult = evalstore.Result
 
 // errorResult is a failed evaluation of type t.
 func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }

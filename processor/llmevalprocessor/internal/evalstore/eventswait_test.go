@@ -18,7 +18,7 @@ import (
 func eventsFixture(t *testing.T, wait time.Duration, limits EventWaits, capacity int, scorers ...*scorer) *fixture {
 	t.Helper()
 	join := func(s *testStore) {
-		s.JoinSignals(wait, time.Minute, 1000, func() Pair { return &pair{} })
+		s.JoinSignals(wait, time.Minute, 1000)
 	}
 	return newFixtureWith(t, Settings{Capacity: capacity, EventWaits: limits}, nil, join, scorers...)
 }
@@ -29,7 +29,7 @@ func callKey(n int) logjoin.Key {
 }
 
 func (f *fixture) admitHalf(n int, h *half) AdmitResult {
-	return f.s.AdmitHalf(context.Background(), callKey(n), h.half(), func() Subject { return h })
+	return f.s.AdmitHalf(context.Background(), callKey(n), h.half(), func() Pairable { return h })
 }
 
 // Spans without content waiting for their events take no queue_size slot:
@@ -175,7 +175,7 @@ func TestWaitingSpanReason(t *testing.T) {
 	h := &half{side: SideSpan}
 	hf := h.half()
 	hf.NoEvents = "set X=true"
-	require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), callKey(1), hf, func() Subject { return h }))
+	require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), callKey(1), hf, func() Pairable { return h }))
 	eventually(t, func() bool { return h.left() != nil }, "leaves")
 	assert.Equal(t, "set X=true", h.left()[0].Result.Reason)
 	assert.Zero(t, f.s.Stats().WaitingForEvents)

@@ -33,15 +33,13 @@ const NotScorableWithoutEvents = "no content on the span, and no GenAI log event
 
 // JoinSignals makes the store match each call's span with its log events,
 // waiting up to wait for the other half and remembering calls that left
-// for remember (at most rememberMax of them); newPair makes the subject of
-// a call. Its owner calls it once, before Start, when the component has a
-// traces and a logs instance.
-func (s *Store) JoinSignals(wait, remember time.Duration, rememberMax int, newPair func() Pair) {
+// for remember (at most rememberMax of them). Its owner calls it once,
+// before Start, when the component has a traces and a logs instance.
+func (s *Store) JoinSignals(wait, remember time.Duration, rememberMax int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wait > 0 {
 		s.calls = newCallTable(wait, remember, rememberMax)
-		s.newPair = newPair
 		s.joining.Store(true)
 	}
 }
@@ -53,15 +51,15 @@ func (s *Store) Joining() bool { return s.joining.Load() }
 // the call read from its log events (side Events). A span without content
 // waits for its events in the waiting area (eventswait.go), outside
 // queue_size; events wait for their span, so that the results go on the
-// span. newSubject is called only when the half is taken. It returns
+// span. newHalf is called only when the half is taken. It returns
 // Admitted, JoinedPartner (the half joined its other half's item),
 // LateHalf (its call has left), Unjoinable, WaitingAreaFull,
 // NoEventsExpected, or why it was refused.
-func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubject func() Subject) AdmitResult {
+func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newHalf func() Pairable) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
-		return s.admitAlone(ctx, h.HasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newHalf)
 	}
 	side := h.Side
 	now := time.Now()
@@ -73,7 +71,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubje
 			s.leaveEventWait(it)
 			s.eventsCame(it.source)
 			if s.unfinished > s.capacity {
-				it.subject.(Pair).Join(newSubject())
+				it.subject.(Pair).Join(newHalf())
 				s.calls.join(key, side)
 				s.obs.SignalJoined(it.ctx, JoinJoined)
 				s.settle(it, ErrorResult(scoring.ErrorQueueFull, errQueueFull), false, now)
@@ -82,7 +80,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubje
 				return JoinedPartner
 			}
 		}
-		it.subject.(Pair).Join(newSubject())
+		it.subject.(Pair).Join(newHalf())
 		s.calls.join(key, side)
 		if s.journal != nil {
 			it.stored = s.journal.Rewritten(it.stored, it.subject, it.admitted) // the joined half survives a crash too
@@ -98,7 +96,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubje
 	case st != callUnknown:
 		// The same half again (a duplicate delivery): evaluated on its own,
 		// as without joining.
-		return s.admitAlone(ctx, h.HasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newHalf)
 	}
 	waitsForEvents := side == SideSpan && !h.HasContent
 	switch {
@@ -113,9 +111,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newSubje
 		s.noEventsOutcome(ctx, JoinWaitingAreaFull)
 		return WaitingAreaFull
 	}
-	call := s.newPair()
-	call.Join(newSubject())
-	it = s.hold(ctx, call)
+	it = s.hold(ctx, newHalf().NewPair())
 	it.call = key
 	if !waitsForEvents && side == SideSpan {
 		s.calls.track(key, side, it)
@@ -137,14 +133,14 @@ var errQueueFull = errors.New("queue_size calls were already waiting for results
 
 // admitAlone admits a half as an item of its own, as without joining.
 // Called with mu held.
-func (s *Store) admitAlone(ctx context.Context, hasContent bool, newSubject func() Subject) AdmitResult {
+func (s *Store) admitAlone(ctx context.Context, hasContent bool, newHalf func() Pairable) AdmitResult {
 	if res := s.refusal(); res != Admitted {
 		return res
 	}
 	if !hasContent {
 		return Unjoinable
 	}
-	s.begin(s.hold(ctx, newSubject()))
+	s.begin(s.hold(ctx, newHalf()))
 	return Admitted
 }
 

@@ -21,6 +21,9 @@ type half struct {
 	source string // the service that sent it
 }
 
+// NewPair is the pair of the half's call, holding the half.
+func (h *half) NewPair() Pair { return &pair{halves: []*half{h}} }
+
 // half describes h to AdmitHalf.
 func (h *half) half() Half {
 	return Half{Side: h.side, HasContent: h.output != "", Source: h.source, Size: len(h.output) + 100}
@@ -81,7 +84,7 @@ func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture
 	t.Helper()
 	key := logjoin.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
 	join := func(s *testStore) {
-		s.JoinSignals(wait, time.Minute, 100, func() Pair { return &pair{key: key} })
+		s.JoinSignals(wait, time.Minute, 100)
 	}
 	return newFixtureWith(t, Settings{}, nil, join, scorers...), key
 }
@@ -101,7 +104,7 @@ func TestPairHalvesInEitherOrder(t *testing.T) {
 				first, second = events, span
 			}
 			admit := func(h *half) AdmitResult {
-				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject { return h })
+				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Pairable { return h })
 			}
 
 			require.Equal(t, Admitted, admit(first))
@@ -137,13 +140,13 @@ func TestPairHalfAlone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, key := pairFixture(t, 10*time.Millisecond, &scorer{name: "a"})
 			h := tt.half
-			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject { return h }))
+			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Pairable { return h }))
 			eventually(t, func() bool { return h.left() != nil }, "leaves after the wait")
 			assert.Equal(t, []string{tt.want}, labels(h.left()))
 			assert.Equal(t, []string{tt.outcome}, f.obs.snapshot().joins)
 
 			o := tt.other
-			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Subject { return o }))
+			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Pairable { return o }))
 			assert.Nil(t, o.left(), "a late half is not held")
 		})
 	}

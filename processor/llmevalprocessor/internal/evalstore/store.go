@@ -120,7 +120,6 @@ type Store struct {
 	// Calls seen on one signal waiting for, or joined by, the other
 	// (pairs.go); nil unless JoinSignals was called.
 	calls     *callTable
-	newPair   func() Pair
 	callTimer *time.Timer
 	joining   atomic.Bool // calls is set: read without mu on the hot path
 	// Spans without content waiting for their log events (eventswait.go).

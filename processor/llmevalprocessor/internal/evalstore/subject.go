@@ -89,6 +89,15 @@ type ContextWaiter interface {
 	WaitsForContext() (pcommon.TraceID, bool)
 }
 
+// Pairable is a subject that can be one half of a call seen on both
+// signals: a span, or the call read from its log events.
+type Pairable interface {
+	Subject
+	// NewPair returns the subject of its call, holding it as the half
+	// that came first.
+	NewPair() Pair
+}
+
 // Pair is the subject of a call seen on both signals: the half that came
 // first, joined by the other when it comes. One evaluation serves both.
 type Pair interface {

@@ -40,12 +40,18 @@ type Config struct {
 	MaxBytes int
 	// Now is the clock of Add; nil means time.Now.
 	Now func() time.Time
-	// Hold, when set, is given each record the Joiner keeps for a call
-	// still being joined (every record it takes but a gen_ai.choice, which
-	// completes its call), with the call's key, under the Joiner's lock and
-	// before Add returns, so that the caller can store it. Its arguments
-	// are valid during the call only.
-	Hold func(key Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs)
+	// Holder, when set, stores the records the Joiner keeps.
+	Holder Holder
+}
+
+// Holder stores what a Joiner holds (the storage setting).
+type Holder interface {
+	// HoldJoining is given each record the Joiner keeps for a call still
+	// being joined (every record it takes but a gen_ai.choice, which
+	// completes its call), with the call's key, under the Joiner's lock
+	// and before Add returns. Its arguments are valid during the call
+	// only.
+	HoldJoining(key Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs)
 }
 
 // Validate reports a bound that cannot work.
@@ -215,8 +221,8 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 		j.calls[key] = c
 	}
 	rec.CopyTo(c.records.AppendEmpty())
-	if kind != genai.LogChoice && j.cfg.Hold != nil {
-		j.cfg.Hold(key, rec, rl, sl)
+	if kind != genai.LogChoice && j.cfg.Holder != nil {
+		j.cfg.Holder.HoldJoining(key, rec, rl, sl)
 	}
 	size := recordSize(rec)
 	c.bytes += size

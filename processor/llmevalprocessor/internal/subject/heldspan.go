@@ -99,6 +99,10 @@ func agentNameOf(span ptrace.Span) string {
 	return ""
 }
 
+// NewPair is the subject of the span's call, the span's log events to
+// join it.
+func (h *HeldSpan) NewPair() evalstore.Pair { return pairOf(h) }
+
 // Case builds what the scorer evaluates.
 func (h *HeldSpan) Case(sc evalstore.Scorer) scoring.Case {
 	c := caseFromGeneration(h.Gen, h.of, sc)

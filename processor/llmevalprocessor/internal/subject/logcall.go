@@ -30,7 +30,7 @@ type LogCall struct {
 	onSpan bool
 }
 
-var _ evalstore.Subject = (*LogCall)(nil)
+var _ evalstore.Pairable = (*LogCall)(nil)
 
 // NewLogCall is the subject of the call g, whose records read as gen and
 // whose include/exclude left out the excluded scorers.
@@ -53,6 +53,9 @@ func CallAttributes(recs plog.LogRecordSlice) pcommon.Map {
 	}
 	return attrs
 }
+
+// NewPair is the subject of the call, its span to join it.
+func (c *LogCall) NewPair() evalstore.Pair { return pairOf(c) }
 
 // Case builds what the scorer evaluates.
 func (c *LogCall) Case(sc evalstore.Scorer) scoring.Case {

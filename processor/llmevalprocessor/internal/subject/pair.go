@@ -20,8 +20,12 @@ type Pair struct {
 	events *LogCall  // nil until the events came
 }
 
-// NewPair is the empty subject of a call seen on both signals.
-func NewPair() evalstore.Pair { return &Pair{} }
+// pairOf is the subject of the call of a half that came first.
+func pairOf(half evalstore.Subject) evalstore.Pair {
+	c := &Pair{}
+	c.Join(half)
+	return c
+}
 
 // Join takes a half. A span without content of its own is judged on the
 // content of its events.

@@ -83,12 +83,11 @@ func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
 			s := &sinks{}
 			span := heldSpan(s, genai.Generation{Missing: genai.MissingOutput, Model: "span-model"})
 			events := logCall(s, answered, []evalstore.Scorer{bias})
-			pair := NewPair()
-			first, second := evalstore.Subject(events), evalstore.Subject(span)
+			first, second := evalstore.Pairable(events), evalstore.Pairable(span)
 			if tt.spanFirst {
 				first, second = second, first
 			}
-			pair.Join(first)
+			pair := first.NewPair()
 			_, _, waits := pair.Call()
 			assert.True(t, waits, "one half alone waits for the other")
 
