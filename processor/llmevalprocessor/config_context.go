@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
@@ -239,31 +238,6 @@ type ValueMatchConfig struct {
 func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
 	v.Equals = string(text)
 	return nil
-}
-
-// compile checks and compiles the filter. Its errors start at include or
-// exclude; the collector adds the path of the section holding them.
-func (c SpanFilterConfig) compile() (selection.Filter, error) {
-	return selection.Compile(matches(c.Include), matches(c.Exclude))
-}
-
-func matches(entries []AttributeMatchConfig) []selection.Match {
-	out := make([]selection.Match, len(entries))
-	for i, e := range entries {
-		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
-	}
-	return out
-}
-
-func values(m map[string]ValueMatchConfig) map[string]selection.Value {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]selection.Value, len(m))
-	for k, v := range m {
-		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
-	}
-	return out
 }
 
 // Defaults of log_events. The window covers the model's answer time: the

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -21,7 +20,7 @@ type judgeHooks struct {
 	// onBreakerState is called once per circuit breaker transition.
 	onBreakerState func(from, to guard.BreakerState, cause error)
 	// onSplit is called once per system instruction text split for a scorer.
-	onSplit func(context.Context, sysprompt.Outcome)
+	onSplit func(context.Context, splitOutcome)
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
@@ -228,7 +227,7 @@ const (
 // the splitter and its cache, which every such scorer of the processor
 // shares: it asks the same guarded judge the scorers ask and sends the
 // system prompt through the same redaction and max_input_chars.
-func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Scorer, judge scoring.Judge, redact func(string) string, onSplit func(context.Context, sysprompt.Outcome)) (scoring.Scorer, error) {
+func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Scorer, judge scoring.Judge, redact func(string) string, onSplit func(context.Context, splitOutcome)) (scoring.Scorer, error) {
 	if !sc.splitsInstructions() {
 		return s, nil
 	}
@@ -241,7 +240,7 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 			return nil, err
 		}
 	}
-	return sysprompt.Wrap(s, js.splits, onSplit), nil
+	return splitInstructionsOf(s, js.splits, onSplit), nil
 }
 
 // Bounds of the task_completion requirement cache, one per processor. Each

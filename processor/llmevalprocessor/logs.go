@@ -126,7 +126,7 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
-		if p.core.filter.RulesOut(rl.Resource().Attributes()) {
+		if p.core.filter.rulesOut(rl.Resource().Attributes()) {
 			continue // no call here can pass include/exclude: nothing to hold
 		}
 		sls := rl.ScopeLogs()
@@ -140,7 +140,7 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				}
 				// The same trace-id hash as for spans: one decision per trace
 				// in both pipelines.
-				if !p.core.sampler.Sampled(rec.TraceID()) {
+				if !p.core.sampler.sampled(rec.TraceID()) {
 					continue
 				}
 				groups = append(groups, p.joiner.Add(rec, rl, sl)...)
@@ -161,12 +161,12 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	p.countLate(ctx)
 	for _, g := range groups {
 		var excluded map[string]bool
-		if !p.core.filter.Empty() || len(p.core.scorerSel) > 0 {
+		if !p.core.filter.empty() || len(p.core.scorerSel) > 0 {
 			res, attrs := g.Resource().Resource().Attributes(), subject.CallAttributes(g.Records())
-			if !p.core.filter.Empty() && !p.core.filter.Matches(res, attrs) {
+			if !p.core.filter.empty() && !p.core.filter.matches(res, attrs) {
 				continue // not a candidate: its records have passed already
 			}
-			excluded = p.core.scorerSel.Excluded(res, attrs)
+			excluded = p.core.scorerSel.excluded(res, attrs)
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
@@ -250,7 +250,7 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *subject.LogCall {
 	first := recs.At(0)
 	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
 	gen := genai.ReadLogs(recs)
-	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.Excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
+	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
 }
 
 // joinerConfig is the joiner's configuration for these settings.

@@ -107,27 +107,27 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						// Not a candidate: forwarded as it is, and only
 						// indexed as a step of an agent run.
-						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.Sampled(span.TraceID()) {
+						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.sampled(span.TraceID()) {
 							continue
 						}
 						break
 					}
 					selected++
-					if !p.sampler.Sampled(span.TraceID()) {
+					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
 					sampled++
 					candidates = append(candidates, generationAt{resource: i, scope: j, span: k})
 				case genai.KindContext:
-					if !p.sampler.Sampled(span.TraceID()) {
+					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
 				case genai.KindAggregate:
-					if !p.sampler.Sampled(span.TraceID()) {
-						if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.sampler.sampled(span.TraceID()) {
+						if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 							selected++
 						}
 						continue
@@ -135,7 +135,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					// Indexed even when not scored: a chain span can be the
 					// first of its trace to arrive, and its link connects a
 					// generation to a retriever below it.
-					if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						selected++ // an agent span is a candidate like a generation
 						sampled++
 						candidates = append(candidates, generationAt{resource: i, scope: j, span: k, agent: true})
@@ -229,7 +229,7 @@ type generationAt struct {
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
 func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) subject.Reading {
-	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.Excluded(rs.Resource().Attributes(), span.Attributes())}
+	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())}
 	r.Missing = p.join.HeldForTrajectory(agent, &r.Gen, r.Excluded)
 	return r
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
@@ -340,14 +339,14 @@ func (t *telemetry) shutdown() {
 // instructionSplit counts one instruction text's split. Splits a cache
 // answered are counted by the cache (observeSplitCache); they made no
 // call. A failed split is logged like a failed evaluation.
-func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
+func (t *telemetry) instructionSplit(ctx context.Context, o splitOutcome) {
 	if !o.Called {
 		return
 	}
 	switch {
 	case o.Split:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
-	case o.Fallback == sysprompt.NoInstructions:
+	case o.Fallback == noInstructions:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
@@ -478,7 +477,7 @@ func newJoinAttrs(sources []string) joinAttrs {
 var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
 	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
 	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
-		attribute.String("error_type", sysprompt.NoInstructions))),
+		attribute.String("error_type", noInstructions))),
 }
 
 // Why a sampled span left without any score.
