@@ -33,6 +33,15 @@ func (w *contextWaits) stop() {
 	w.byTrace = nil
 }
 
+// add parks one item. Called with the store's mu held.
+func (w *contextWaits) add(wi *waitingItem) {
+	wi.elem = w.order.PushBack(wi)
+	if w.byTrace == nil {
+		w.byTrace = make(map[pcommon.TraceID][]*waitingItem)
+	}
+	w.byTrace[wi.trace] = append(w.byTrace[wi.trace], wi)
+}
+
 // remove unparks one item. Called with the store's mu held.
 func (w *contextWaits) remove(wi *waitingItem) {
 	w.order.Remove(wi.elem)
@@ -66,14 +75,8 @@ func (s *Store) parkForContext(it *item, now time.Time) bool {
 	if !wait {
 		return false
 	}
-	wi := &waitingItem{item: it, trace: trace, until: now.Add(s.contextWait)}
-	wi.elem = s.waits.order.PushBack(wi)
-	if s.waits.byTrace == nil {
-		s.waits.byTrace = make(map[pcommon.TraceID][]*waitingItem)
-	}
-	s.waits.byTrace[trace] = append(s.waits.byTrace[trace], wi)
-	it.wait = wi
-	it.state = StateWaitingForContext
+	it.wait = &waitingItem{item: it, trace: trace, until: now.Add(s.contextWait)}
+	s.moveTo(it, StateWaitingForContext, now)
 	if s.waits.order.Len() == 1 {
 		s.armContextWait(s.contextWait)
 	}
@@ -91,14 +94,10 @@ func (s *Store) dispatchWaited(it *item, waiters bool) {
 	}
 }
 
-// stopWaiting unparks an item that waited for context and dispatches the
-// evaluations that waited; arrived says whether the context came. An item
-// still held is evaluating from then on. Called with mu held.
-func (s *Store) stopWaiting(it *item, arrived bool) {
-	s.waits.remove(it.wait)
-	if it.state == StateWaitingForContext {
-		it.state = StateEvaluating
-	}
+// contextWaitEnded dispatches the evaluations of an item that waited for
+// context, which it no longer does; arrived says whether the context
+// came. Called with mu held.
+func (s *Store) contextWaitEnded(it *item, arrived bool) {
 	s.obs.ContextWaitEnded(it.ctx, arrived)
 	s.dispatchWaited(it, true)
 }
@@ -121,7 +120,8 @@ func (s *Store) ContextMayHaveArrived(traces []pcommon.TraceID) {
 			if _, still := wi.item.subject.(ContextWaiter).WaitsForContext(); still {
 				continue
 			}
-			s.stopWaiting(wi.item, true)
+			s.moveTo(wi.item, StateEvaluating, time.Now())
+			s.contextWaitEnded(wi.item, true)
 		}
 	}
 }
@@ -146,6 +146,7 @@ func (s *Store) contextWaitExpired() {
 			s.armContextWait(wi.until.Sub(now))
 			break
 		}
-		s.stopWaiting(wi.item, false)
+		s.moveTo(wi.item, StateEvaluating, now)
+		s.contextWaitEnded(wi.item, false)
 	}
 }

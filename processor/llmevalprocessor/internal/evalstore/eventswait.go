@@ -81,26 +81,6 @@ func (w *eventWaits) captureOff(service string) bool {
 	return src != nil && src.off
 }
 
-// enterEventWait moves a held item that counted against queue_size into
-// the waiting area. Called with mu held.
-func (s *Store) enterEventWait(it *item, size int) {
-	s.unfinished--
-	it.waitBytes = size
-	it.state = StateWaitingForEvents
-	s.eventWaits.count++
-	s.eventWaits.bytes += size
-}
-
-// leaveEventWait takes an item out of the waiting area; it counts against
-// queue_size again until it leaves. Called with mu held.
-func (s *Store) leaveEventWait(it *item) {
-	s.eventWaits.count--
-	s.eventWaits.bytes -= it.waitBytes
-	it.waitBytes = 0
-	it.state = StateAdmitted
-	s.unfinished++
-}
-
 // eventsMissed records that a span of the service waited in vain, and
 // reports whether the service has now been learned as sending no events.
 // Called with mu held.

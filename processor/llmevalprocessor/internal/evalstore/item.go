@@ -55,6 +55,49 @@ func (s State) String() string {
 	return "unknown"
 }
 
+// moveTo is the one place where an item changes state. It keeps what each
+// state holds in step with the item: the waiting area's count and bytes
+// (StateWaitingForEvents), the context waits (StateWaitingForContext), the
+// held list and the call table (StateLeft), and queue_size's count of
+// items with unfinished evaluations, which an item waiting for its events
+// is out of and which an item leaving before any evaluation was
+// dispatched (StateAdmitted, StatePairing, StateWaitingForEvents) gives
+// back. What a change of state sets off, dispatching evaluations or
+// telling the observer, is the caller's. Called with mu held.
+func (s *Store) moveTo(it *item, to State, now time.Time) {
+	from := it.state
+	switch from {
+	case StateWaitingForEvents:
+		s.eventWaits.count--
+		s.eventWaits.bytes -= it.waitBytes
+		it.waitBytes = 0
+		s.unfinished++ // it counts against queue_size again
+	case StateWaitingForContext:
+		s.waits.remove(it.wait)
+	}
+	it.state = to
+	switch to {
+	case StateWaitingForEvents:
+		s.unfinished--
+		s.eventWaits.count++
+		s.eventWaits.bytes += it.waitBytes
+	case StateWaitingForContext:
+		s.waits.add(it.wait)
+	case StateLeft:
+		if it.elem != nil {
+			s.held.Remove(it.elem)
+			it.elem = nil
+		}
+		s.forgetCall(it, now)
+		switch from {
+		case StateAdmitted, StatePairing, StateWaitingForEvents:
+			// None of its evaluations was dispatched: none will finish.
+			it.pending = 0
+			s.unfinished--
+		}
+	}
+}
+
 // item is one subject in the store.
 type item struct {
 	subject Subject

@@ -68,7 +68,7 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newHalf 
 	case (st == callWaiting || st == callActive) && sides&side == 0:
 		if it.state == StateWaitingForEvents {
 			// The span takes a queue_size slot now that it is evaluated.
-			s.leaveEventWait(it)
+			s.moveTo(it, StateAdmitted, now)
 			s.eventsCame(it.source)
 			if s.unfinished > s.capacity {
 				it.subject.(Pair).Join(newHalf())
@@ -119,10 +119,11 @@ func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newHalf 
 		return Admitted
 	}
 	if waitsForEvents {
-		s.enterEventWait(it, h.Size)
+		it.waitBytes = h.Size
 		it.source, it.library, it.noEvents = h.Source, h.Library, h.NoEvents
+		s.moveTo(it, StateWaitingForEvents, now)
 	} else {
-		it.state = StatePairing
+		s.moveTo(it, StatePairing, now)
 	}
 	s.calls.hold(key, side, it, now)
 	s.armCallTimer()
@@ -194,8 +195,8 @@ func (s *Store) SettleHalf(ctx context.Context, key logjoin.Key, side Side, half
 }
 
 // settle fills every evaluation of an item not yet dispatched with res,
-// or marks them skipped, and takes it out of held; the caller then lets it
-// leave, without mu. Results recorded before a restart stay. Called with
+// or marks them skipped, and moves it to StateLeft; the caller then lets
+// it leave, without mu. Results recorded before a restart stay. Called with
 // mu held.
 func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 	for i, sc := range s.scorers {
@@ -212,13 +213,7 @@ func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 		}
 		it.results[i] = &r
 	}
-	it.pending = 0
-	if it.state == StateWaitingForEvents {
-		s.leaveEventWait(it)
-	}
-	s.unfinished--
-	s.takeOut(it)
-	s.forgetCall(it, now)
+	s.moveTo(it, StateLeft, now)
 }
 
 // forgetCall takes a leaving item out of the call table, remembering its

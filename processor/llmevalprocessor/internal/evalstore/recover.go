@@ -28,33 +28,40 @@ func (s *Store) Recover(subject Subject, rec Recovered) {
 	ctx := context.Background() // the request's client.Info is not stored
 	s.mu.Lock()
 	now := time.Now()
-	it := &item{
-		subject:   subject,
-		state:     StateAdmitted,
-		ctx:       ctx,
-		admitted:  rec.Admitted,
-		expiresAt: rec.Admitted.Add(s.maxWait),
-		deadline:  rec.Admitted.Add(s.maxWait + s.evalTimeout),
-		results:   make([]*Result, len(s.scorers)),
-		stored:    rec.ID,
-	}
+	results := make([]*Result, len(s.scorers))
+	pending := 0
 	for i, sc := range s.scorers {
 		if r, ok := recorded[sc.Name]; ok {
-			it.results[i] = &r
+			results[i] = &r
 		} else {
-			it.pending++
+			pending++
 		}
 	}
-	resume := s.phase == phaseRunning && now.Before(it.expiresAt) && s.unfinished < s.capacity && it.pending > 0
+	expiresAt := rec.Admitted.Add(s.maxWait)
+	resume := s.phase == phaseRunning && now.Before(expiresAt) && s.unfinished < s.capacity && pending > 0
+	state := StateLeft // forwarded at once: it never enters the store
+	if resume {
+		state = StateAdmitted
+	}
+	it := &item{
+		subject:   subject,
+		state:     state,
+		ctx:       ctx,
+		admitted:  rec.Admitted,
+		expiresAt: expiresAt,
+		deadline:  rec.Admitted.Add(s.maxWait + s.evalTimeout),
+		results:   results,
+		pending:   pending,
+		stored:    rec.ID,
+	}
 	if resume {
 		s.insertHeld(it)
 		s.unfinished++
 		if !s.recoverCall(it, now) {
-			it.state = StateEvaluating
+			s.moveTo(it, StateEvaluating, now)
 			s.dispatch(it) // the scorers without a recorded result
 		}
 	} else {
-		it.state = StateLeft
 		s.skipUnapplied(it, now) // scorers that do not apply get no marker
 		s.workers.Add(1)         // shutdown waits for it to be forwarded
 	}
@@ -96,9 +103,9 @@ func (s *Store) recoverCall(it *item, now time.Time) bool {
 		return false
 	}
 	if sides == SideSpan {
-		s.enterEventWait(it, 0) // its size is not stored: it counts by number
+		s.moveTo(it, StateWaitingForEvents, now) // its size is not stored: it counts by number
 	} else {
-		it.state = StatePairing
+		s.moveTo(it, StatePairing, now)
 	}
 	s.calls.hold(key, sides, it, now)
 	s.armCallTimer()

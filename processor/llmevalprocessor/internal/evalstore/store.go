@@ -231,8 +231,9 @@ func (s *Store) hold(ctx context.Context, subject Subject) *item {
 // begin dispatches a held item's evaluations, or parks it until its
 // trace's context arrives. Called with mu held.
 func (s *Store) begin(it *item) {
-	if !s.parkForContext(it, time.Now()) {
-		it.state = StateEvaluating
+	now := time.Now()
+	if !s.parkForContext(it, now) {
+		s.moveTo(it, StateEvaluating, now)
 		s.dispatch(it)
 	}
 }
@@ -299,14 +300,6 @@ func armTimer(t **time.Timer, d time.Duration, f func()) {
 	(*t).Reset(d)
 }
 
-// takeOut removes a held item from held: it is leaving. Called with mu
-// held.
-func (s *Store) takeOut(it *item) {
-	s.held.Remove(it.elem)
-	it.elem = nil
-	it.state = StateLeft
-}
-
 // leaveUnlocking releases mu, which the caller holds, and lets items that
 // were taken out of held leave; shutdown waits for them to be forwarded.
 func (s *Store) leaveUnlocking(items []*item, why leaveReason) {
@@ -334,21 +327,11 @@ func (s *Store) Expire(now time.Time) {
 			s.armExpiry(it.expiresAt.Sub(now))
 			break
 		}
-		switch it.state {
-		case StateWaitingForEvents:
-			s.leaveEventWait(it)
-			fallthrough
-		case StatePairing:
-			// Never dispatched: no evaluation will finish.
-			it.pending = 0
-			s.unfinished--
-		}
 		waiting := it.state == StateWaitingForContext
-		s.takeOut(it)
-		s.forgetCall(it, now)
+		s.moveTo(it, StateLeft, now)
 		if waiting {
 			// Its results follow as late results.
-			s.stopWaiting(it, false)
+			s.contextWaitEnded(it, false)
 		}
 		s.skipUnapplied(it, now)
 		leaving = append(leaving, it)
@@ -437,8 +420,7 @@ func (s *Store) finish(it *item, scorerIndex int, r Result) {
 		it.results[scorerIndex] = &r
 	}
 	if last {
-		s.takeOut(it)
-		s.forgetCall(it, time.Now())
+		s.moveTo(it, StateLeft, time.Now())
 	}
 	s.mu.Unlock()
 
@@ -561,14 +543,12 @@ func (s *Store) Shutdown(ctx context.Context) error {
 	s.phase = phaseClosed
 	var leaving []*item
 	now := time.Now()
-	for e := s.held.Front(); e != nil; e = e.Next() {
+	for e := s.held.Front(); e != nil; e = s.held.Front() {
 		it := e.Value.(*item)
-		it.elem = nil
-		it.state = StateLeft
+		s.moveTo(it, StateLeft, now)
 		s.skipUnapplied(it, now)
 		leaving = append(leaving, it)
 	}
-	s.held.Init()
 	if s.expiry != nil {
 		s.expiry.Stop()
 	}
