@@ -236,6 +236,13 @@ type ScorerConfig struct {
 	ScorerSelection `mapstructure:",squash"`
 }
 
+// appliesTo says whether the scorer scores an item of target whose
+// per-scorer include/exclude left out the excluded scorers. A scorer that
+// does not apply writes neither a result nor a marker.
+func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
+	return sc.hasTarget(target) && !excluded[sc.Name]
+}
+
 // isChecks reports whether the entry is a checks scorer: the one named
 // checks, or an entry of another name that is not built in and has rules
 // and no criteria.

@@ -210,36 +210,6 @@ func (s ScorerSelection) hasTarget(target string) bool {
 	return slices.Contains(s.Targets, target)
 }
 
-// SpanFilterConfig selects spans by their resource and span attributes.
-type SpanFilterConfig struct {
-	// Include keeps only spans matching one of the entries; empty keeps all.
-	Include []AttributeMatchConfig `mapstructure:"include"`
-	// Exclude drops spans matching one of the entries.
-	Exclude []AttributeMatchConfig `mapstructure:"exclude"`
-}
-
-// AttributeMatchConfig is one filter entry: every listed attribute must match.
-type AttributeMatchConfig struct {
-	// Resource attributes, by key (service.name, deployment.environment.name).
-	Resource map[string]ValueMatchConfig `mapstructure:"resource"`
-	// Span attributes, by key (gen_ai.agent.name, gen_ai.request.model).
-	Span map[string]ValueMatchConfig `mapstructure:"span"`
-}
-
-// ValueMatchConfig matches one attribute value: a bare string is Equals.
-type ValueMatchConfig struct {
-	// Equals is the exact value.
-	Equals string `mapstructure:"equals"`
-	// Regexp is an RE2 expression matched anywhere in the value.
-	Regexp string `mapstructure:"regexp"`
-}
-
-// UnmarshalText reads a bare string as an exact match.
-func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
-	v.Equals = string(text)
-	return nil
-}
-
 // Defaults of log_events. The window covers the model's answer time: the
 // input events are sent before the call, the gen_ai.choice after it.
 const (

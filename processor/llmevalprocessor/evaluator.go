@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
@@ -67,8 +68,8 @@ type evaluator struct {
 	signals map[pipeline.Signal]bool
 	// The instances, set as they are created: recovery hands each the
 	// items of its signal, and a call stored with both halves to both.
-	traces    *llmEvalProcessor
-	logs      *logsProcessor
+	traces    spanRecovery
+	logs      callRecovery
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -145,15 +146,30 @@ func (ev *evaluator) EmitsLate(label scoring.Label) bool {
 	return lateEmitted(ev.cfg.LateResults, label)
 }
 
+// The instances of a component, as recovery sees them.
+type (
+	spanRecovery interface {
+		recoverSpans()
+		// recoverPairs takes the calls stored with both halves; calls
+		// reads their log records, nil without a logs instance.
+		recoverPairs(calls callRecovery)
+	}
+	callRecovery interface {
+		recoverCalls()
+		// recoveredCall reads a stored call as the logs instance does.
+		recoveredCall(ld plog.Logs) *subject.LogCall
+	}
+)
+
 // setTraces takes the traces instance, for recovery.
-func (ev *evaluator) setTraces(tp *llmEvalProcessor) {
+func (ev *evaluator) setTraces(tp spanRecovery) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	ev.traces = tp
 }
 
 // setLogs takes the logs instance, for recovery.
-func (ev *evaluator) setLogs(lp *logsProcessor) {
+func (ev *evaluator) setLogs(lp callRecovery) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	ev.logs = lp
@@ -366,4 +382,23 @@ func newEvalStore(cfg *Config, tel *telemetry) *evalStore {
 // eventWaits bounds the store's area of spans waiting for their events.
 func eventWaits(c LogEventsConfig) evalstore.EventWaits {
 	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
+}
+
+// compileScorerFilters compiles the include/exclude of each scorer that has one.
+func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
+	var out scorerFilters
+	for _, sc := range scorers {
+		f, err := sc.SpanFilterConfig.compile()
+		if err != nil {
+			return nil, err
+		}
+		if f.empty() {
+			continue
+		}
+		if out == nil {
+			out = scorerFilters{}
+		}
+		out[sc.Name] = f
+	}
+	return out, nil
 }

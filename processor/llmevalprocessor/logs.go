@@ -2,7 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,22 +188,21 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			if gen.Malformed != "" {
 				p.core.tel.contentMalformed(ctx, gen.Malformed)
 			}
-			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
+			reason := gen.Missing
 			if genai.Contentless(gen) {
 				library := g.Scope().Scope().Name()
 				p.core.tel.capture.warn(service, library, warnEvents)
-				notScorable.Reason += ": content capture is likely off; to turn it on, " + genai.CaptureHint(library)
+				reason = genai.CaptureLikelyOffReason(reason, library)
 			}
-			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, notScorable, false) == evalstore.SettledAlone {
-				call.MarkAll(ctx, notScorable, reasonNotScorable, true)
+			m := notScorable(reason)
+			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, m.res, false) == evalstore.SettledAlone {
+				call.MarkAll(ctx, m.res, m.reason, m.record)
 			}
 			continue
 		}
-		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalstore.Pairable { return call }) {
-		case evalstore.RejectedFull:
-			call.MarkAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
-		case evalstore.RejectedClosed:
-			call.MarkAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+		res := store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalstore.Pairable { return call })
+		if m := refused(res, "calls"); m.reason != "" {
+			call.MarkAll(ctx, m.res, m.reason, m.record)
 		}
 	}
 	if p.core.storage != nil {

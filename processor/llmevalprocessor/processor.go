@@ -268,6 +268,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		return false
 	}
 	awaitsEvents := joins && gen.Missing == genai.MissingOutput
+	var m marker
 	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
 		if gen.Malformed != "" {
@@ -276,57 +277,80 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 		reason := gen.Missing
 		if genai.Contentless(gen) && !agent {
 			p.tel.capture.warn(genai.ServiceName(rs.Resource()), ss.Scope().Name(), warnSpans)
-			reason += ": content capture is likely off; to turn it on, " + genai.CaptureHint(ss.Scope().Name())
+			reason = genai.CaptureLikelyOffReason(reason, ss.Scope().Name())
 		}
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
-		return false
+		m = notScorable(reason)
+	} else {
+		half := evalstore.Half{Side: evalstore.SideSpan, HasContent: !awaitsEvents}
+		if awaitsEvents {
+			// It waits for its events outside queue_size (eventswait.go).
+			half.Source, half.Library = genai.ServiceName(rs.Resource()), ss.Scope().Name()
+			half.Size, half.NoEvents = genai.SpanBytes(span), genai.NoEventsReason(half.Library)
+		}
+		// The span moves out of its batch only when the store admits it.
+		res := p.store.AdmitHalf(ctx, key, half, func() evalstore.Pairable {
+			return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
+		})
+		switch res {
+		case evalstore.Admitted, evalstore.JoinedPartner:
+			return true
+		case evalstore.WaitingAreaFull:
+			m = notScorable("no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes")
+		case evalstore.NoEventsExpected:
+			m = notScorable(genai.CaptureOffReason(half.Library))
+		case evalstore.Unjoinable:
+			m = notScorable(gen.Missing)
+		default: // refused, or late: its events were evaluated and it passes as it came
+			m = refused(res, "spans")
+		}
 	}
-	half := evalstore.Half{Side: evalstore.SideSpan, HasContent: !awaitsEvents}
-	if awaitsEvents {
-		// It waits for its events outside queue_size (eventswait.go).
-		half.Source, half.Library = genai.ServiceName(rs.Resource()), ss.Scope().Name()
-		half.Size, half.NoEvents = genai.SpanBytes(span), genai.NoEventsReason(half.Library)
-	}
-	// The span moves out of its batch only when the store admits it.
-	switch p.store.AdmitHalf(ctx, key, half, func() evalstore.Pairable {
-		return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
-	}) {
-	case evalstore.WaitingAreaFull:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable,
-			Reason: "no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes"}, reasonNotScorable, true)
-	case evalstore.NoEventsExpected:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: genai.CaptureOffReason(half.Library)}, reasonNotScorable, true)
-	case evalstore.Admitted, evalstore.JoinedPartner:
-		return true
-	case evalstore.LateHalf:
-		return false // its events were evaluated; it passes as it came
-	case evalstore.Unjoinable:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
-	case evalstore.RejectedFull:
-		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
-	case evalstore.RejectedClosed:
-		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+	if m.reason != "" {
+		p.markAll(ctx, span, gen.ResponseID, target, r.Excluded, m)
 	}
 	return false
 }
 
-// markAll writes the same result of every scorer that applies to a span
-// that stays in its batch unevaluated (not scorable, queue full, shut down)
-// and counts the span unscored; with record the results are counted too.
-func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, res scoring.Result, reason string, record bool) {
+// marker is the result written for every scorer of an item that is not
+// evaluated, and why it is unscored; record counts the results too.
+type marker struct {
+	res    scoring.Result
+	reason string
+	record bool
+}
+
+// notScorable marks an item that cannot be scored: counted as results.
+func notScorable(reason string) marker {
+	return marker{res: scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reason: reasonNotScorable, record: true}
+}
+
+// refused marks an item the store did not take (queue full, shut down) of
+// a signal whose items are named what; nothing else is marked.
+func refused(res evalstore.AdmitResult, what string) marker {
+	switch res {
+	case evalstore.RejectedFull:
+		return marker{res: errorResult(scoring.ErrorQueueFull, errors.New("queue_size "+what+" were already waiting for results")), reason: reasonQueueFull}
+	case evalstore.RejectedClosed:
+		return marker{res: errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reason: reasonShutdown}
+	}
+	return marker{}
+}
+
+// markAll writes m's result for every scorer that applies to a span that
+// stays in its batch unevaluated and counts the span unscored.
+func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, responseID, target string, excluded map[string]bool, m marker) {
 	now := time.Now()
 	for _, sc := range p.cfg.Scorers {
 		if !sc.appliesTo(target, excluded) {
 			continue
 		}
-		r := evalResult{Scorer: sc.Name, At: now, Result: res}
+		r := evalResult{Scorer: sc.Name, At: now, Result: m.res}
 		r.Result.Scorer = sc.Name
-		if record {
+		if m.record {
 			p.tel.RecordResult(ctx, r)
 		}
-		resultwrite.AnnotateSpan(span, r, gen.ResponseID, p.Redact)
+		resultwrite.AnnotateSpan(span, r, responseID, p.Redact)
 	}
-	p.tel.SpanUnscored(ctx, reason)
+	p.tel.SpanUnscored(ctx, m.reason)
 }
 
 // recoverSpans puts the spans found in storage at start back into the
@@ -354,19 +378,19 @@ func (p *llmEvalProcessor) recoverSpans() {
 }
 
 // recoverPairs puts the calls stored with both halves back into the store
-// as one item, or forwards them, like recoverSpans; logs is the logs
+// as one item, or forwards them, like recoverSpans; calls is the logs
 // instance, which reads the stored call (nil without one). Such a call
 // leaves through the consumers of both instances (its span, its result
 // records).
-func (p *llmEvalProcessor) recoverPairs(logs *logsProcessor) {
+func (p *llmEvalProcessor) recoverPairs(calls callRecovery) {
 	if p.storage == nil {
 		return
 	}
 	for _, rec := range p.storage.Take(heldrecord.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
 		call := span.NewPair()
-		if logs != nil {
-			call.Join(logs.recoveredCall(rec.Item.Logs))
+		if calls != nil {
+			call.Join(calls.recoveredCall(rec.Item.Logs))
 		} else {
 			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}

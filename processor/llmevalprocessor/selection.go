@@ -14,6 +14,36 @@ import (
 // the compiled include/exclude filters of the processor and of each
 // scorer, matched against an item's resource and own attributes.
 
+// SpanFilterConfig selects spans by their resource and span attributes.
+type SpanFilterConfig struct {
+	// Include keeps only spans matching one of the entries; empty keeps all.
+	Include []AttributeMatchConfig `mapstructure:"include"`
+	// Exclude drops spans matching one of the entries.
+	Exclude []AttributeMatchConfig `mapstructure:"exclude"`
+}
+
+// AttributeMatchConfig is one filter entry: every listed attribute must match.
+type AttributeMatchConfig struct {
+	// Resource attributes, by key (service.name, deployment.environment.name).
+	Resource map[string]ValueMatchConfig `mapstructure:"resource"`
+	// Span attributes, by key (gen_ai.agent.name, gen_ai.request.model).
+	Span map[string]ValueMatchConfig `mapstructure:"span"`
+}
+
+// ValueMatchConfig matches one attribute value: a bare string is Equals.
+type ValueMatchConfig struct {
+	// Equals is the exact value.
+	Equals string `mapstructure:"equals"`
+	// Regexp is an RE2 expression matched anywhere in the value.
+	Regexp string `mapstructure:"regexp"`
+}
+
+// UnmarshalText reads a bare string as an exact match.
+func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
+	v.Equals = string(text)
+	return nil
+}
+
 // traceSampler decides from the trace id alone, so every replica that sees
 // a trace makes the same choice and a trace is scored everywhere or nowhere.
 type traceSampler struct {
@@ -215,30 +245,4 @@ func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
 		out[name] = true
 	}
 	return out
-}
-
-// compileScorerFilters compiles the include/exclude of each scorer that has one.
-func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
-	var out scorerFilters
-	for _, sc := range scorers {
-		f, err := sc.SpanFilterConfig.compile()
-		if err != nil {
-			return nil, err
-		}
-		if f.empty() {
-			continue
-		}
-		if out == nil {
-			out = scorerFilters{}
-		}
-		out[sc.Name] = f
-	}
-	return out, nil
-}
-
-// appliesTo says whether the scorer scores an item of target whose
-// per-scorer include/exclude left out the excluded scorers. A scorer that
-// does not apply writes neither a result nor a marker.
-func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
-	return sc.hasTarget(target) && !excluded[sc.Name]
 }

@@ -84,16 +84,6 @@ func (s *Store) parkForContext(it *item, now time.Time) bool {
 	return true
 }
 
-// dispatchWaited dispatches the item's evaluations by scorers that wait
-// (waiters) or the others, which do not wait. Called with mu held.
-func (s *Store) dispatchWaited(it *item, waiters bool) {
-	for i, sc := range s.scorers {
-		if sc.Waits() == waiters {
-			s.dispatchScorer(it, i)
-		}
-	}
-}
-
 // contextWaitEnded dispatches the evaluations of an item that waited for
 // context, which it no longer does; arrived says whether the context
 // came. Called with mu held.

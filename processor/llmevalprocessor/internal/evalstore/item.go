@@ -3,7 +3,10 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 import (
 	"container/list"
 	"context"
+	"errors"
 	"time"
+
+	"go.opentelemetry.io/collector/client"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -88,7 +91,9 @@ func (s *Store) moveTo(it *item, to State, now time.Time) {
 			s.held.Remove(it.elem)
 			it.elem = nil
 		}
-		s.forgetCall(it, now)
+		if s.calls != nil && it.call.Valid() {
+			s.calls.leave(it.call, now) // its halves are remembered as left
+		}
 		switch from {
 		case StateAdmitted, StatePairing, StateWaitingForEvents:
 			// None of its evaluations was dispatched: none will finish.
@@ -133,4 +138,88 @@ type evaluation struct {
 	// upFront is the result the subject already has for the scorer
 	// (UpFronter): no call.
 	upFront *scoring.Result
+}
+
+// hold makes an item of subject and holds it until it leaves; its
+// evaluations are not dispatched yet. Called with mu held, after refusal
+// said Admitted.
+func (s *Store) hold(ctx context.Context, subject Subject) *item {
+	now := time.Now()
+	it := &item{
+		subject:   subject,
+		state:     StateAdmitted,
+		ctx:       client.NewContext(context.Background(), client.FromContext(ctx)),
+		admitted:  now,
+		expiresAt: now.Add(s.maxWait),
+		deadline:  now.Add(s.maxWait + s.evalTimeout),
+		results:   make([]*Result, len(s.scorers)),
+		pending:   len(s.scorers),
+	}
+	it.elem = s.held.PushBack(it)
+	s.unfinished++
+	if s.held.Len() == 1 {
+		s.armExpiry(s.maxWait)
+	}
+	if s.journal != nil {
+		it.stored = s.journal.Admitted(subject, now) // stored before the admitting call returns
+	}
+	return it
+}
+
+// begin dispatches a held item's evaluations, or parks it until its
+// trace's context arrives. Called with mu held.
+func (s *Store) begin(it *item) {
+	now := time.Now()
+	if !s.parkForContext(it, now) {
+		s.moveTo(it, StateEvaluating, now)
+		s.dispatch(it)
+	}
+}
+
+// dispatch builds the item's cases and queues its evaluations. Called
+// with mu held.
+func (s *Store) dispatch(it *item) {
+	for i := range s.scorers {
+		s.dispatchScorer(it, i)
+	}
+}
+
+// dispatchWaited dispatches the item's evaluations by scorers that wait
+// (waiters) or the others, which do not wait. Called with mu held.
+func (s *Store) dispatchWaited(it *item, waiters bool) {
+	for i, sc := range s.scorers {
+		if sc.Waits() == waiters {
+			s.dispatchScorer(it, i)
+		}
+	}
+}
+
+// dispatchScorer builds the item's case for one scorer and queues it,
+// unless the item has its result already (recorded in storage before a
+// restart): its pending count does not include it. Called with mu held.
+func (s *Store) dispatchScorer(it *item, i int) {
+	if it.results[i] != nil {
+		return
+	}
+	sc := s.scorers[i]
+	ev := evaluation{item: it, scorerIndex: i}
+	if it.subject.Skips(sc) {
+		ev.skip = true
+	} else if uf, ok := it.subject.(UpFronter); ok {
+		if r, ok := uf.ResultUpFront(sc); ok {
+			res := r // allocated only here, not on every dispatch
+			ev.upFront = &res
+		}
+	}
+	if !ev.skip && ev.upFront == nil {
+		ev.c = it.subject.Case(sc)
+	}
+	select {
+	case s.evaluations <- ev:
+		s.wakeWorker()
+	default: // cannot happen: capacity covers every admitted item's evaluations
+		it.pending--
+		it.results[i] = &Result{Scorer: sc.Name, At: s.now(),
+			Result: ErrorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
+	}
 }

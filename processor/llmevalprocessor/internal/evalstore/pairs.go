@@ -216,14 +216,6 @@ func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 	s.moveTo(it, StateLeft, now)
 }
 
-// forgetCall takes a leaving item out of the call table, remembering its
-// halves as left. Called with mu held.
-func (s *Store) forgetCall(it *item, now time.Time) {
-	if s.calls != nil && it.call.Valid() {
-		s.calls.leave(it.call, now)
-	}
-}
-
 // armCallTimer makes the call timer fire when the oldest waiting half's
 // wait ends. Called with mu held.
 func (s *Store) armCallTimer() {

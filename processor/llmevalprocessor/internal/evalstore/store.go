@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/collector/client"
-
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -200,80 +198,6 @@ func (s *Store) refusal() AdmitResult {
 		return RejectedFull
 	}
 	return Admitted
-}
-
-// hold makes an item of subject and holds it until it leaves; its
-// evaluations are not dispatched yet. Called with mu held, after refusal
-// said Admitted.
-func (s *Store) hold(ctx context.Context, subject Subject) *item {
-	now := time.Now()
-	it := &item{
-		subject:   subject,
-		state:     StateAdmitted,
-		ctx:       client.NewContext(context.Background(), client.FromContext(ctx)),
-		admitted:  now,
-		expiresAt: now.Add(s.maxWait),
-		deadline:  now.Add(s.maxWait + s.evalTimeout),
-		results:   make([]*Result, len(s.scorers)),
-		pending:   len(s.scorers),
-	}
-	it.elem = s.held.PushBack(it)
-	s.unfinished++
-	if s.held.Len() == 1 {
-		s.armExpiry(s.maxWait)
-	}
-	if s.journal != nil {
-		it.stored = s.journal.Admitted(subject, now) // stored before the admitting call returns
-	}
-	return it
-}
-
-// begin dispatches a held item's evaluations, or parks it until its
-// trace's context arrives. Called with mu held.
-func (s *Store) begin(it *item) {
-	now := time.Now()
-	if !s.parkForContext(it, now) {
-		s.moveTo(it, StateEvaluating, now)
-		s.dispatch(it)
-	}
-}
-
-// dispatch builds the item's cases and queues its evaluations. Called
-// with mu held.
-func (s *Store) dispatch(it *item) {
-	for i := range s.scorers {
-		s.dispatchScorer(it, i)
-	}
-}
-
-// dispatchScorer builds the item's case for one scorer and queues it,
-// unless the item has its result already (recorded in storage before a
-// restart): its pending count does not include it. Called with mu held.
-func (s *Store) dispatchScorer(it *item, i int) {
-	if it.results[i] != nil {
-		return
-	}
-	sc := s.scorers[i]
-	ev := evaluation{item: it, scorerIndex: i}
-	if it.subject.Skips(sc) {
-		ev.skip = true
-	} else if uf, ok := it.subject.(UpFronter); ok {
-		if r, ok := uf.ResultUpFront(sc); ok {
-			res := r // allocated only here, not on every dispatch
-			ev.upFront = &res
-		}
-	}
-	if !ev.skip && ev.upFront == nil {
-		ev.c = it.subject.Case(sc)
-	}
-	select {
-	case s.evaluations <- ev:
-		s.wakeWorker()
-	default: // cannot happen: capacity covers every admitted item's evaluations
-		it.pending--
-		it.results[i] = &Result{Scorer: sc.Name, At: s.now(),
-			Result: ErrorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
-	}
 }
 
 // wakeWorker wakes the most recently parked worker, if any. Called with mu

@@ -68,6 +68,13 @@ func Contentless(gen Generation) bool {
 	return true
 }
 
+// CaptureLikelyOffReason is the not_scorable reason of a generation sent
+// without any message text (Contentless) by the library whose scope is
+// named scope: why it is missing, and how to turn capture on.
+func CaptureLikelyOffReason(missing, scope string) string {
+	return missing + ": content capture is likely off; to turn it on, " + CaptureHint(scope)
+}
+
 // NoEventsReason is the not_scorable reason of a span whose GenAI log
 // events did not come.
 func NoEventsReason(scope string) string {
