@@ -246,3 +246,10 @@ func TestContextWaitCappedAtMaxWait(t *testing.T) {
 	c.ContextWait = 0
 	assert.Zero(t, c.effectiveWait(time.Second), "0 turns waiting off")
 }
+
+// The trace context index the processor builds by default is the one the
+// index's fixtures test (internal/tracecontext).
+func TestDefaultIndexConfig(t *testing.T) {
+	assert.Equal(t, tracecontext.Config{MaxTraces: 10_000, MaxBytes: 64 << 20, TTL: 2 * time.Minute,
+		MaxDocumentBytes: 32 << 10, MaxTraceBytes: 4 << 20}, defaultTraceContextConfig().indexConfig())
+}

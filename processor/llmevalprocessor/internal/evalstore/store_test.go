@@ -2,6 +2,8 @@ package evalstore
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -421,4 +423,48 @@ func TestRecover(t *testing.T) {
 			j.mu.Unlock()
 		})
 	}
+}
+
+// goroutineScorer records the goroutine each evaluation runs on.
+type goroutineScorer struct {
+	mu  sync.Mutex
+	ran map[string]int // goroutine id -> evaluations
+}
+
+func (*goroutineScorer) Name() string { return "a" }
+
+func (g *goroutineScorer) Score(context.Context, scoring.Case) scoring.Result {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	g.mu.Lock()
+	g.ran[id]++
+	g.mu.Unlock()
+	return scoring.Result{Label: scoring.LabelPass}
+}
+
+// Items arriving one at a time through a store with many workers must each
+// be evaluated on the worker that ran the one before, the only one whose
+// stack is grown, not on the worker idle the longest; shutdown ends every
+// parked worker.
+func TestIdleWorkersTakeTurnsLastInFirstOut(t *testing.T) {
+	const workers = 8
+	sc := &goroutineScorer{ran: map[string]int{}}
+	s := New(Settings{MaxWait: time.Hour, Capacity: 10, Workers: workers, Observer: &observer{}})
+	s.Start([]Scorer{{Name: "a", Run: sc}}, nil)
+	allParked := func() bool { return s.Stats().IdleWorkers == workers }
+	const items = 20
+	subjects := make([]*subject, items)
+	for i := range items {
+		// Every worker is parked before the next item arrives.
+		eventually(t, allParked, "every worker parks")
+		subjects[i] = &subject{}
+		require.Equal(t, Admitted, s.Admit(context.Background(), func() Subject { return subjects[i] }))
+		eventually(t, func() bool { return subjects[i].left() != nil }, "the item leaves")
+	}
+	sc.mu.Lock()
+	assert.Len(t, sc.ran, 1, "evaluations per worker: %v", sc.ran)
+	sc.mu.Unlock()
+	require.NoError(t, s.Shutdown(context.Background()))
+	s.Wait() // returns only if every parked worker ended
 }
