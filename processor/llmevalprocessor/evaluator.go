@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llm-eval/llm_eval/internal/sharedcomponent"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
@@ -24,8 +25,8 @@ import (
 // component, shared by its traces and logs instances: queue_size and
 // max_concurrency then bound the component, not each signal. The
 // collector hands both instances of a component the same *Config, so the
-// factory's evaluators keeps one evaluator per *Config, in the way
-// contrib's internal/sharedcomponent shares a receiver between signals.
+// factory's evaluators keeps one evaluator per *Config
+// (internal/sharedcomponent, which the metrics connector uses too).
 //
 // Each instance acquires it when created, starts it in its Start and
 // releases it in its Shutdown. The rule of its life:
@@ -61,10 +62,9 @@ type evaluator struct {
 	// storage keeps held items across a crash (internal/itemstore); nil when off.
 	storage *itemStorage
 
-	owner *evaluators // forgets the evaluator at its last release
+	owner *evaluators // counts the instances using it; forgets it at the last release
 
 	mu      sync.Mutex
-	refs    int // instances acquired and not released
 	signals map[pipeline.Signal]bool
 	// The instances, set as they are created: recovery hands each the
 	// items of its signal, and a call stored with both halves to both.
@@ -190,7 +190,7 @@ func (ev *evaluator) start(ctx context.Context, host component.Host) error {
 		logStartup(ev.set.Logger, ev.cfg, ev.signalList())
 	}
 	ev.starts++
-	if ev.starts < ev.refs || ev.recovered {
+	if ev.starts < ev.owner.shared.Uses(ev.cfg) || ev.recovered {
 		return nil
 	}
 	ev.recovered = true
@@ -283,9 +283,8 @@ func (ev *evaluator) recover() {
 // sends every held item on; the last closes the storage and forgets the
 // evaluator.
 func (ev *evaluator) release(ctx context.Context) error {
+	last := ev.owner.shared.Release(ev.cfg, ev)
 	ev.mu.Lock()
-	ev.refs--
-	last := ev.refs <= 0
 	first := !ev.stopped
 	ev.stopped = true
 	ev.mu.Unlock()
@@ -295,7 +294,6 @@ func (ev *evaluator) release(ctx context.Context) error {
 		ev.tel.shutdown()
 	}
 	if last {
-		ev.owner.forget(ev)
 		if ev.storage != nil {
 			err = errors.Join(err, ev.storage.Close(ctx))
 		}
@@ -306,54 +304,38 @@ func (ev *evaluator) release(ctx context.Context) error {
 // evaluators is the evaluator of each llm_eval configuration in use, one
 // per factory.
 type evaluators struct {
-	build judgeBuilder
-	mu    sync.Mutex
-	m     map[*Config]*evaluator
+	build  judgeBuilder
+	shared sharedcomponent.Map[*Config, *evaluator]
 }
 
 // newEvaluators makes the evaluators of a factory: build makes the judge
 // at Start.
 func newEvaluators(build judgeBuilder) *evaluators {
-	return &evaluators{build: build, m: map[*Config]*evaluator{}}
+	return &evaluators{build: build}
 }
 
 // acquire returns the evaluator of cfg for a new instance of signal,
 // creating it for the first.
 func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeline.Signal) (*evaluator, error) {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	ev, ok := es.m[cfg]
-	if !ok {
-		var err error
-		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
+	ev, err := es.shared.Acquire(cfg, func() (*evaluator, error) {
+		ev, err := newEvaluator(set, cfg, es.build)
+		if err != nil {
 			return nil, err
 		}
 		ev.owner = es
-		es.m[cfg] = ev
+		return ev, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.refs++
 	ev.signals[signal] = true
 	return ev, nil
 }
 
-// forget drops ev once its last instance released it.
-func (es *evaluators) forget(ev *evaluator) {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	if es.m[ev.cfg] == ev {
-		delete(es.m, ev.cfg)
-	}
-}
-
 // has reports whether cfg has an evaluator now.
-func (es *evaluators) has(cfg *Config) bool {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	_, ok := es.m[cfg]
-	return ok
-}
+func (es *evaluators) has(cfg *Config) bool { return es.shared.Uses(cfg) > 0 }
 
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
