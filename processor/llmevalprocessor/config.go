@@ -227,8 +227,18 @@ var (
 // under judge pass silently (the squashed HTTP client settings are decoded
 // leniently).
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
-	if err := configcheck.UnknownKeys(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
-		return err
+	raw := conf.ToStringMap()
+	var errs []error
+	if scorers, ok := raw["scorers"]; ok {
+		// The typed entries' sections are checked by type; the rest of
+		// every entry by its fields.
+		raw["scorers"], errs = checkScorerSections("scorers", scorers)
+	}
+	if err := configcheck.UnknownKeys(raw, reflect.TypeFor[Config]()); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	return conf.Unmarshal(cfg)
 }

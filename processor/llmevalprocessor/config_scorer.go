@@ -3,8 +3,10 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -13,13 +15,21 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// ScorerConfig configures one scorer.
+// ScorerConfig configures one scorer. It is written in one of two forms.
+// With type, as tail_sampling's policies are written, the entry's kind is
+// type and the settings only that kind takes sit in a section named after
+// it (scorerSections); name is then free, and defaults to type. Without
+// type (the flat form), the kind follows from the name and the keys, and
+// every setting sits beside name. Both decode to the same fields.
 type ScorerConfig struct {
-	// Name is a built-in scorer (bias, hallucination, prompt_alignment,
-	// task_completion, tool_use, answer_relevancy, context_relevance,
-	// toxicity), checks, or the name of a custom criteria
-	// scorer or of another checks scorer.
+	// Name is the scorer's name in results and metrics. In the flat form
+	// it is also its kind: a built-in scorer (bias, hallucination,
+	// prompt_alignment, task_completion, tool_use, answer_relevancy,
+	// context_relevance, toxicity), checks, or the name of a custom
+	// criteria scorer or of another checks scorer.
 	Name string `mapstructure:"name"`
+	// Type is the scorer's kind: a built-in scorer, criteria or checks.
+	Type string `mapstructure:"type"`
 	// Threshold decides pass or fail; nil keeps the scorer's default.
 	Threshold *float64 `mapstructure:"threshold"`
 	// Scale is the maximum score (default 1).
@@ -77,27 +87,45 @@ func (sc ScorerConfig) appliesTo(target string, excluded map[string]bool) bool {
 	return sc.hasTarget(target) && !excluded[sc.Name]
 }
 
-// isChecks reports whether the entry is a checks scorer: the one named
-// checks, or an entry of another name that is not built in and has rules
-// and no criteria.
-func (sc *ScorerConfig) isChecks() bool {
-	if sc.Name == scoring.Checks {
-		return true
+// Scorer types besides the built-in scorers' names.
+const (
+	typeCriteria = "criteria"
+	typeChecks   = scoring.Checks
+)
+
+// scorerTypes are the values of type.
+func scorerTypes() []string { return append(scoring.Names(), typeCriteria, typeChecks) }
+
+// scorerType is the kind of scorer the entry configures: a built-in
+// scorer's name, criteria or checks. It is type when given. In the flat
+// form it follows from the name and keys: a built-in name is that scorer;
+// checks, or another name with rules and no criteria, a checks scorer;
+// any other name a criteria scorer.
+func (sc *ScorerConfig) scorerType() string {
+	switch {
+	case sc.Type != "":
+		return sc.Type
+	case sc.Name == scoring.Checks:
+		return typeChecks
+	case slices.Contains(scoring.Names(), sc.Name):
+		return sc.Name
+	case sc.Name != "" && len(sc.Rules) > 0 && sc.Criteria == "":
+		return typeChecks
 	}
-	return sc.Name != "" && !slices.Contains(scoring.Names(), sc.Name) && len(sc.Rules) > 0 && sc.Criteria == ""
+	return typeCriteria
 }
 
-// isCriteria reports whether the entry is a custom criteria scorer: any
-// name that is neither a built-in scorer's nor a checks scorer's.
-func (sc *ScorerConfig) isCriteria() bool {
-	return !slices.Contains(scoring.Names(), sc.Name) && !sc.isChecks()
-}
+// isChecks reports whether the entry is a checks scorer.
+func (sc *ScorerConfig) isChecks() bool { return sc.scorerType() == typeChecks }
+
+// isCriteria reports whether the entry is a custom criteria scorer.
+func (sc *ScorerConfig) isCriteria() bool { return sc.scorerType() == typeCriteria }
 
 // judgesTrajectory reports whether the scorer reads only an agent run's
 // trajectory: task_completion, tool_use, or a checks scorer whose every
 // rule is a trajectory rule. Such a scorer targets agent spans by default.
 func (sc *ScorerConfig) judgesTrajectory() bool {
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+	if slices.Contains(scoring.TrajectoryNames(), sc.scorerType()) {
 		return true
 	}
 	if !sc.isChecks() || len(sc.Rules) == 0 {
@@ -134,13 +162,28 @@ func defaultScorerConfig(name string) ScorerConfig {
 }
 
 // Unmarshal applies the per-scorer defaults before decoding, so that keys a
-// list entry leaves out keep their defaults instead of Go zero values. A
-// scorer that judges only trajectories targets agent spans unless targets
-// is given.
+// list entry leaves out keep their defaults instead of Go zero values. The
+// section of a typed entry is decoded onto the same fields as the flat
+// form's keys; conf is the entry's own, and loses that section. A scorer
+// that judges only trajectories targets agent spans unless targets is
+// given.
 func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 	*sc = defaultScorerConfig("")
+	if typ, _ := conf.Get("type").(string); typ != "" && conf.IsSet(typ) {
+		section, err := conf.Sub(typ)
+		if err != nil {
+			return fmt.Errorf("%s: must be a section of settings: %w", typ, err)
+		}
+		conf.Delete(typ)
+		if err := conf.Merge(section); err != nil {
+			return fmt.Errorf("decoding scorer: %s: %w", typ, err)
+		}
+	}
 	if err := conf.Unmarshal(sc); err != nil {
 		return fmt.Errorf("decoding scorer: %w", err)
+	}
+	if sc.Name == "" {
+		sc.Name = sc.Type
 	}
 	if !conf.IsSet("targets") && sc.judgesTrajectory() {
 		sc.Targets = []string{targetAgent}
@@ -152,8 +195,15 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 // would at start.
 func (sc *ScorerConfig) Validate() error {
 	var errs []error
-	meant := configcheck.MisspeltScorer(sc.Name) // a built-in name sc.Name is a typo of
+	meant := "" // in the flat form, the built-in name sc.Name is a typo of
+	if sc.Type == "" {
+		meant = configcheck.MisspeltScorer(sc.Name)
+	}
 	switch {
+	case sc.Type != "" && !slices.Contains(scorerTypes(), sc.Type):
+		errs = append(errs, fmt.Errorf("type: %w", configcheck.NotOneOf(sc.Type, scorerTypes()...)))
+	case sc.Type != "" && sc.Name != sc.Type && slices.Contains(scorerTypes(), sc.Name) && sc.Name != typeCriteria:
+		errs = append(errs, fmt.Errorf("name: %q is the name of the built-in scorer %s; give this scorer of type %s another name", sc.Name, sc.Name, sc.Type))
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
 	case sc.isChecks():
@@ -166,6 +216,8 @@ func (sc *ScorerConfig) Validate() error {
 		// criteria: say which name was meant.
 		errs = append(errs, fmt.Errorf("name: unknown scorer %q (did you mean %s?); built-in scorers are %s, and any other name needs criteria (a custom criteria scorer) or rules (a checks scorer)",
 			sc.Name, meant, strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
+	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && sc.Type == typeCriteria:
+		errs = append(errs, errors.New("criteria: must be set in the criteria section of a scorer of type criteria"))
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
 			sc.Name, strings.Join(scoring.Names(), ", ")))
@@ -183,8 +235,8 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	errs = append(errs, sc.ScorerSelection.validate()...)
 	errs = append(errs, validateContextSources(sc.ContextSources)...)
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) && !slices.Equal(sc.Targets, []string{targetAgent}) {
-		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", sc.Name, sc.Targets))
+	if typ := sc.scorerType(); slices.Contains(scoring.TrajectoryNames(), typ) && !slices.Equal(sc.Targets, []string{targetAgent}) {
+		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", typ, sc.Targets))
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
@@ -205,7 +257,7 @@ func (sc *ScorerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("instructions::%d: must not be empty", j))
 		}
 	}
-	if sc.Name == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
+	if sc.scorerType() == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
 		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
 	}
 	if err := sc.validateSplitInstructions(); err != nil {
@@ -234,7 +286,7 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 // judge instructions, with no instructions of its own and
 // use_system_instructions on.
 func (sc *ScorerConfig) judgesSystemInstructions() bool {
-	judgesInstructions := sc.Name == scoring.PromptAlignment ||
+	judgesInstructions := sc.scorerType() == scoring.PromptAlignment ||
 		(sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldInstructions)))
 	return judgesInstructions && len(sc.Instructions) == 0 && sc.UseSystemInstructions
 }
@@ -282,14 +334,14 @@ func (sc *ScorerConfig) validateRAG() []error {
 	inUnit := func(v float64) bool { return !math.IsNaN(v) && v >= 0 && v <= 1 }
 	if w := sc.UncertaintyWeight; w != nil {
 		switch {
-		case sc.Name != scoring.AnswerRelevancy:
+		case sc.scorerType() != scoring.AnswerRelevancy:
 			errs = append(errs, fmt.Errorf("uncertainty_weight: only answer_relevancy takes it, not %q", sc.Name))
 		case !inUnit(*w):
 			errs = append(errs, fmt.Errorf("uncertainty_weight: must be between 0 and 1, got %v", *w))
 		}
 	}
 	if p := sc.ContextPenalties; p != nil {
-		if sc.Name != scoring.ContextRelevance {
+		if sc.scorerType() != scoring.ContextRelevance {
 			errs = append(errs, fmt.Errorf("context_penalties: only context_relevance takes them, not %q", sc.Name))
 		}
 		for _, f := range []struct {
@@ -342,4 +394,111 @@ func (sc ScorerConfig) ragFingerprint() string {
 		p = fmt.Sprintf("%v/%v/%v", cp.UnusedHighRelevance, cp.MissingPerItem, cp.MaxMissing)
 	}
 	return " uncertainty_weight=" + w + " context_penalties=" + p
+}
+
+// scorerSections are the keys of each type's section in the typed form:
+// the settings only that type takes. A type not listed takes none.
+var scorerSections = map[string][]string{
+	scoring.PromptAlignment:  {"instructions", "use_system_instructions", "split_instructions"},
+	scoring.AnswerRelevancy:  {"uncertainty_weight"},
+	scoring.ContextRelevance: {"context_penalties"},
+	typeCriteria:             {"criteria", "steps", "fields", "verdict", "instructions", "use_system_instructions", "split_instructions"},
+	typeChecks:               {"rules"},
+}
+
+// checkScorerSections checks the typed entries of a raw scorers list
+// (the value of scorers::, at path) before they are decoded: type is a
+// known kind, the section is that type's and holds only its keys, and no
+// setting that belongs in a section sits beside type. An entry without
+// type (the flat form) may not have a section. Each error names the key's
+// path. It returns the list with each typed entry's section removed, for
+// the check of the remaining keys.
+func checkScorerSections(path string, scorers any) (any, []error) {
+	list, ok := scorers.([]any)
+	if !ok {
+		return scorers, nil
+	}
+	sectionKeys := map[string]bool{} // every key some section takes
+	for _, keys := range scorerSections {
+		for _, k := range keys {
+			sectionKeys[k] = true
+		}
+	}
+	var errs []error
+	out := make([]any, len(list))
+	for i, v := range list {
+		out[i] = v
+		entry, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		at := path + confmap.KeyDelimiter + strconv.Itoa(i)
+		typ, _ := entry["type"].(string)
+		if typ == "" {
+			for _, k := range slices.Sorted(maps.Keys(entry)) {
+				sv := entry[k]
+				_, isSection := scorerSections[k]
+				if _, isMap := sv.(map[string]any); isSection && (isMap || !sectionKeys[k]) {
+					errs = append(errs, fmt.Errorf("%s::%s: a section of settings needs type: %s beside name", at, k, k))
+				}
+			}
+			continue
+		}
+		if !slices.Contains(scorerTypes(), typ) {
+			errs = append(errs, fmt.Errorf("%s::type: %w", at, configcheck.NotOneOf(typ, scorerTypes()...)))
+			out[i] = withoutKey(entry, typ)
+			continue
+		}
+		allowed := map[string]bool{}
+		for _, k := range scorerSections[typ] {
+			allowed[k] = true
+		}
+		rest := make(map[string]any, len(entry))
+		for _, k := range slices.Sorted(maps.Keys(entry)) {
+			sv := entry[k]
+			_, isSection := scorerSections[k]
+			switch {
+			case k == typ && len(allowed) == 0:
+				errs = append(errs, fmt.Errorf("%s::%s: a %s scorer takes no section of its own", at, k, typ))
+				continue
+			case k == typ:
+				section, ok := sv.(map[string]any)
+				if !ok {
+					errs = append(errs, fmt.Errorf("%s::%s: must be a section of settings (%s)", at, k, strings.Join(scorerSections[typ], ", ")))
+					continue
+				}
+				for _, sk := range slices.Sorted(maps.Keys(section)) {
+					if !allowed[sk] {
+						errs = append(errs, sectionKeyError(at+confmap.KeyDelimiter+k, sk, typ, allowed))
+					}
+				}
+				continue // checked here, not by its field
+			case isSection:
+				errs = append(errs, fmt.Errorf("%s::%s: only a scorer of type %s takes this section; this one is of type %s", at, k, k, typ))
+			case allowed[k]:
+				errs = append(errs, fmt.Errorf("%s::%s: with type %s, %s goes in the %s section", at, k, typ, k, typ))
+			case sectionKeys[k]:
+				errs = append(errs, fmt.Errorf("%s::%s: a scorer of type %s does not take %s", at, k, typ, k))
+			}
+			rest[k] = sv
+		}
+		out[i] = rest
+	}
+	return out, errs
+}
+
+// sectionKeyError reports a key a type's section does not take, with the
+// one it most likely meant.
+func sectionKeyError(path, key, typ string, allowed map[string]bool) error {
+	if best := configcheck.SuggestKey(key, allowed); best != "" {
+		return fmt.Errorf("%s::%s: unknown key (did you mean %s?)", path, key, best)
+	}
+	return fmt.Errorf("%s::%s: unknown key; the %s section takes %s", path, key, typ, strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
+}
+
+// withoutKey is a copy of m without key.
+func withoutKey(m map[string]any, key string) map[string]any {
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
 }

@@ -134,12 +134,12 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		case sc.isCriteria():
 			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
 		default: // a built-in judge scorer, task_completion and tool_use included
-			if sc.Name == scoring.TaskCompletion {
+			if sc.scorerType() == scoring.TaskCompletion {
 				if opts.Requirements, err = js.requirementLister(breaker); err != nil {
 					return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 				}
 			}
-			s, err = scoring.New(sc.Name, breaker, opts)
+			s, err = scoring.New(sc.scorerType(), breaker, opts)
 		}
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)

@@ -39,13 +39,13 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.When.ContextPresent || slices.Contains(scoring.ContextNames(), sc.Name) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || slices.Contains(scoring.ContextNames(), sc.scorerType()) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
 func readsTrajectory(sc ScorerConfig) bool {
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+	if slices.Contains(scoring.TrajectoryNames(), sc.scorerType()) {
 		return true
 	}
 	if !sc.isChecks() {
