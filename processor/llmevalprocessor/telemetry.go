@@ -58,7 +58,7 @@ type judgeFacts struct {
 // scorers; joinSources are the values of context_joins' source
 // attribute, and held and queue observe the store.
 func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources []string, secrets *redact.SecretScrubber, held, queue metric.Int64Callback) (*telemetry, error) {
-	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	tb, err := metadata.NewTelemetryBuilder(telemetrySettings(set.TelemetrySettings))
 	if err != nil {
 		return nil, err
 	}

@@ -328,7 +328,7 @@ func startKillable(t *testing.T, bin, cfg, logPath string) *collectorProc {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "--config", cfg)
+	cmd := exec.Command(bin, "--config", cfg, diagnosticMetrics) // storage_recovered is diagnostic
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	c := &collectorProc{cmd: cmd, exited: make(chan struct{}), log: logPath}
