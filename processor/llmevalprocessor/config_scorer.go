@@ -55,9 +55,9 @@ type ScorerConfig struct {
 	// where it applies.
 	SplitInstructions *bool `mapstructure:"split_instructions"`
 	// UncertaintyWeight is what an "unsure" statement counts for in
-	// answer_relevancy (default 0.3; config_rag.go).
+	// answer_relevancy (default 0.3; validateRAG).
 	UncertaintyWeight *float64 `mapstructure:"uncertainty_weight"`
-	// ContextPenalties tune context_relevance's deductions (config_rag.go).
+	// ContextPenalties tune context_relevance's deductions (validateRAG).
 	ContextPenalties *ContextPenaltiesConfig `mapstructure:"context_penalties"`
 
 	// Criteria makes this entry a custom criteria scorer (G-Eval style)
@@ -76,7 +76,7 @@ type ScorerConfig struct {
 	Rules []scoring.CheckRule `mapstructure:"rules"`
 
 	// ScorerSelection (targets, when, include, exclude) narrows which
-	// spans this scorer evaluates (config_context.go, filter.go).
+	// spans this scorer evaluates (config_context.go, selection.go).
 	ScorerSelection `mapstructure:",squash"`
 }
 

@@ -7,8 +7,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// The store holds subjects (internal/subject) and sees each scorer as the
-// plain facts of subject.Scorer.
+// evalResult is one scorer's finished evaluation of one item.
 type evalResult = evalstore.Result
 
 // errorResult is a failed evaluation of type t.
