@@ -79,13 +79,7 @@ func TestTwoScorersOfOneType(t *testing.T) {
 	cfg.Judge.ClientConfig.Endpoint = judge.URL
 	h, _ := judgeHarness(t, cfg)
 
-	b := newBatch()
-	id := b.generation(randomTraceID(), "Who should we hire?", "Women are bad engineers.")
-	h.consume(b.td)
-	h.waitSpans(1)
-
-	byID, _ := sinkSpans(h.sink)
-	events := evaluationEvents(byID[id].span)
+	events := evaluateOne(h, "Who should we hire?", "Women are bad engineers.")
 	require.Len(t, events, 2)
 	for _, name := range []string{scoring.Bias, "strict_bias"} {
 		require.Contains(t, events, name)
