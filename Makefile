@@ -10,7 +10,7 @@ LLMEVAL := bin/llmeval
 # Every non-test Go source and module file the binaries depend on.
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './_build/*' -not -path './.tools/*' -not -path './tools/*' -not -path './test/*') go.mod go.sum
 
-.PHONY: all build tools promtool prometheus-server generate run test version-check unit-test bench-smoke rules-test e2e e2e-prometheus clients-install e2e-clients clients-samples mastra-reference demo load clean
+.PHONY: all build tools promtool prometheus-server generate run test version-check unit-test bench-smoke rules-test e2e e2e-kafka bench-kafka e2e-prometheus clients-install e2e-clients clients-samples mastra-reference demo load clean
 
 all: build
 
@@ -71,11 +71,13 @@ run: $(COLLECTOR) $(LLMEVAL)
 	fi
 	$(COLLECTOR) --config examples/collector.yaml $${OTLP_EXPORT_ENDPOINT:+--config examples/otlp-export.yaml}
 
-test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-prometheus e2e-clients
+test: version-check unit-test bench-smoke rules-test mastra-reference e2e e2e-kafka e2e-prometheus e2e-clients
 
-# go.mod, builder-config.yaml and OCB_VERSION on one Collector release line.
-version-check:
-	$(GO) test -count=1 -run TestRepositoryIsOnOneLine ./internal/versionline/
+# go.mod, builder-config.yaml and OCB_VERSION on one Collector release line,
+# and the built collector too: every Collector module in it on that line, and
+# core at go.mod's versions whatever the manifest's components pull in.
+version-check: $(COLLECTOR)
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -count=1 -v -run '^(TestRepositoryIsOnOneLine|TestBuiltCollectorIsOnTheLine)$$' ./internal/versionline/
 
 unit-test:
 	$(GO) test -race ./...
@@ -86,11 +88,27 @@ bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 rules-test: promtool
-	promtool check rules examples/alerts.yaml
-	promtool test rules examples/alerts_test.yaml
+	promtool check rules examples/alerts.yaml examples/kafka-alerts.yaml
+	promtool test rules examples/alerts_test.yaml examples/kafka-alerts_test.yaml
 
 e2e: $(COLLECTOR)
 	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -race -tags e2e -count=1 -timeout 10m ./test/e2e/...
+
+# The Kafka recipe of docs/scaling.md on loopback: a kfake broker
+# (test/kafkabroker, its own module, built by the test), the built collector
+# as tier 1 (examples/kafka-tier1.yaml) and up to three evaluation replicas
+# (examples/collector.yaml + otlp-export.yaml + kafka-evaluation-tier.yaml):
+# a replica joining, stable membership, kill -9 of a replica, the broker down
+# at start and gone mid-stream, records that are not OTLP, an idle replica.
+# About two minutes.
+e2e-kafka: $(COLLECTOR)
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -race -tags e2e,kafka -count=1 -v -timeout 10m -run '^TestKafka' ./test/e2e/
+
+# Evaluations per second with 1, 2 and 3 replicas of that recipe against a
+# fake judge of fixed latency and fixed per-replica concurrency, and their
+# ratio to linear (BENCHMARKS.md, "Scaling out"). Not part of `make test`.
+bench-kafka: $(COLLECTOR)
+	LLMEVAL_COLLECTOR=$(CURDIR)/$(COLLECTOR) $(GO) test -tags e2e,kafka -count=1 -run '^$$' -bench '^BenchmarkKafkaScaling$$' -benchtime 1x -timeout 20m ./test/e2e/
 
 # examples/alerts.yaml in a real Prometheus server scraping the built
 # collector: a burst of bad answers fires the bias and hallucination alerts,

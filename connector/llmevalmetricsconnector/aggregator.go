@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -86,11 +87,29 @@ type series struct {
 
 	// set is shared by the outcome-label series of one set; nil otherwise.
 	set *outcomeSet
-	// countSent and histSent record that the count, and the histogram,
-	// were exported at least once. Until then they are exported at zero:
-	// Prometheus' increase() and rate() count nothing for a series' first
-	// sample, so a first sample that is already non-zero would be lost.
-	countSent, histSent bool
+	// count and hist hold the count, and the histogram, at zero when they
+	// are first exported: Prometheus' increase() and rate() count nothing
+	// for a series' first sample, so a first sample that is already
+	// non-zero would be lost.
+	count, hist zeroHold
+}
+
+// zeroHold exports a new value at zero, from its first export until
+// new_series_hold has passed, so that a scrape less frequent than the
+// flush sees the zero before the value.
+type zeroHold struct {
+	since pcommon.Timestamp // the first export, at zero; 0 until then
+}
+
+// held reports whether the value is exported at zero by the build at now:
+// always by the first build, and until hold has passed since, except by
+// the final build.
+func (z *zeroHold) held(now pcommon.Timestamp, hold time.Duration, final bool) bool {
+	first := z.since == 0
+	if first {
+		z.since = now
+	}
+	return !final && (first || now.AsTime().Sub(z.since.AsTime()) < hold)
 }
 
 // resultResource is the resource of one ResourceSpans or ResourceLogs,
@@ -316,9 +335,10 @@ func (a *aggregator) expire(now pcommon.Timestamp) int {
 
 // build writes the cumulative state of every series into metrics, one
 // ResourceMetrics per distinct resource, and resets the exemplars sent.
-// A series' first count, and its first histogram, are written at zero and
-// their values from the next build on, unless final (the last build, at
-// shutdown), which writes every value as it is.
+// A series' count, and its histogram, are written at zero by their first
+// build and until new_series_hold has passed since, and with their values
+// from then on, unless final (the last build, at shutdown), which writes
+// every value as it is.
 func (a *aggregator) build(scopeName string, now pcommon.Timestamp, final bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	if len(a.series) == 0 {
@@ -356,7 +376,7 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp, final bool) 
 			byResource[rk] = sm
 		}
 
-		countHeld := !s.countSent && s.results > 0 && !final
+		countHeld := s.count.held(now, a.cfg.NewSeriesHold, final)
 		dp := sm.results.Sum().DataPoints().AppendEmpty()
 		s.attrs.CopyTo(dp.Attributes())
 		dp.SetStartTimestamp(s.start)
@@ -371,11 +391,10 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp, final bool) 
 				e.SetIntValue(1)
 			}
 		}
-		s.countSent = true
 
 		histHeld := false
 		if s.scores > 0 {
-			histHeld = !s.histSent && !final
+			histHeld = s.hist.held(now, a.cfg.NewSeriesHold, final)
 			hp := sm.score.Histogram().DataPoints().AppendEmpty()
 			s.attrs.CopyTo(hp.Attributes())
 			hp.SetStartTimestamp(s.start)
@@ -400,7 +419,6 @@ func (a *aggregator) build(scopeName string, now pcommon.Timestamp, final bool) 
 					e.SetDoubleValue(ex.score)
 				}
 			}
-			s.histSent = true
 		}
 		if !countHeld && !histHeld {
 			s.exemplars = s.exemplars[:0] // held ones go with the values

@@ -23,6 +23,13 @@ type Config struct {
 	// the default, keeps series for the lifetime of the Collector, as the
 	// spanmetrics connector does.
 	MetricsExpiration time.Duration `mapstructure:"metrics_expiration"`
+	// NewSeriesHold is how long a new series is exported at zero before
+	// its counts: at least once, and until this long after that first
+	// zero. Prometheus' increase() and rate() ignore a series' first
+	// sample, so the zero must be scraped; it is therefore at least the
+	// scrape interval. The results counted meanwhile are exported in full
+	// afterwards: delayed, not lost.
+	NewSeriesHold time.Duration `mapstructure:"new_series_hold"`
 	// MaxSeries bounds the number of series per metric that have counted a
 	// result (the zero outcome series of their sets come on top). Results
 	// of new series beyond it are counted in one overflow series carrying
@@ -48,21 +55,37 @@ type ExemplarsConfig struct {
 }
 
 var (
-	_ confmap.Validator = (*Config)(nil)
-	_ confmap.Validator = (*ExemplarsConfig)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Validator   = (*ExemplarsConfig)(nil)
 )
 
 // defaultBuckets are 0, 0.1, ..., 1: scores are fractions of a scale of 1
 // by default.
 var defaultBuckets = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 
+// defaultNewSeriesHold covers Prometheus' default scrape interval, 1m,
+// with half of it to spare for scrapes that start late.
+const defaultNewSeriesHold = 90 * time.Second
+
 func createDefaultConfig() *Config {
 	return &Config{
 		Buckets:              slices.Clone(defaultBuckets),
 		MetricsFlushInterval: 15 * time.Second,
+		NewSeriesHold:        defaultNewSeriesHold,
 		MaxSeries:            1000,
 		Exemplars:            ExemplarsConfig{Enabled: true, MaxPerDataPoint: 5},
 	}
+}
+
+// Unmarshal rejects keys the connector does not know before decoding,
+// naming each by its path with the closest known key: the Collector's own
+// error names only the map that holds a stray key and suggests nothing.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := unknownKeys(conf); err != nil {
+		return err
+	}
+	return conf.Unmarshal(cfg)
 }
 
 // Validate checks the top-level keys; the collector calls it, and each
@@ -81,8 +104,14 @@ func (cfg *Config) Validate() error {
 	if cfg.MetricsFlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be positive, got %s", cfg.MetricsFlushInterval))
 	}
+	if cfg.NewSeriesHold < 0 {
+		errs = append(errs, fmt.Errorf("new_series_hold: must not be negative, got %s", cfg.NewSeriesHold))
+	}
 	if cfg.MetricsExpiration < 0 {
 		errs = append(errs, fmt.Errorf("metrics_expiration: must not be negative, got %s", cfg.MetricsExpiration))
+	} else if least := cfg.minExpiration(); cfg.MetricsExpiration > 0 && cfg.MetricsExpiration < least {
+		errs = append(errs, fmt.Errorf("metrics_expiration: must be 0 (never) or at least 2 x (new_series_hold + metrics_flush_interval) = %s, "+
+			"so that a series' last counts are exported and scraped before it is dropped, got %s", least, cfg.MetricsExpiration))
 	}
 	if cfg.MaxSeries <= 0 {
 		errs = append(errs, fmt.Errorf("max_series: must be positive, got %d", cfg.MaxSeries))
@@ -93,6 +122,14 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// minExpiration is the shortest metrics_expiration that drops no series
+// before its last counts have been exported for new_series_hold: counts
+// held back are exported up to new_series_hold + 2 flushes after their
+// last result, and must then be seen by a scrape.
+func (cfg *Config) minExpiration() time.Duration {
+	return 2 * (max(cfg.NewSeriesHold, 0) + max(cfg.MetricsFlushInterval, 0))
 }
 
 // Validate checks the exemplar settings; the collector prefixes the error

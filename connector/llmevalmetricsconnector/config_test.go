@@ -30,6 +30,7 @@ func TestLoadConfig(t *testing.T) {
 				Buckets:              []float64{0.25, 0.5, 0.75, 1, 2},
 				MetricsFlushInterval: 5 * time.Second,
 				MetricsExpiration:    10 * time.Minute,
+				NewSeriesHold:        2 * time.Minute,
 				MaxSeries:            50,
 				ResourceAttributes:   []string{"service.name", "deployment.environment.name"},
 				Exemplars:            ExemplarsConfig{Enabled: false, MaxPerDataPoint: 5},
@@ -41,9 +42,26 @@ func TestLoadConfig(t *testing.T) {
 				"buckets: bounds must be strictly increasing",
 				"metrics_flush_interval: must be positive",
 				"metrics_expiration: must not be negative",
+				"new_series_hold: must not be negative",
 				"max_series: must be positive",
 				"exemplars: max_per_data_point: must be positive",
 				"resource_attributes::0: empty attribute name",
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "short_expiration"),
+			wantErr: []string{
+				"metrics_expiration: must be 0 (never) or at least 2 x (new_series_hold + metrics_flush_interval) = 3m30s",
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "typos"),
+			wantErr: []string{
+				"metrics_flush_intervall: unknown key (did you mean metrics_flush_interval?)",
+				"flush_interval: unknown key (did you mean metrics_flush_interval?)",
+				"exemplar: unknown key (did you mean exemplars?)",
+				"exemplars::max_per_datapoint: unknown key (did you mean max_per_data_point?)",
+				"scrape_interval: unknown key (known keys here: buckets, exemplars, max_series, metrics_expiration, metrics_flush_interval, new_series_hold, resource_attributes)",
 			},
 		},
 	}
@@ -52,8 +70,10 @@ func TestLoadConfig(t *testing.T) {
 			cfg := NewFactory().CreateDefaultConfig()
 			sub, err := cm.Sub(tt.id.String())
 			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
+			err = sub.Unmarshal(cfg)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
 			if len(tt.wantErr) > 0 {
 				require.Error(t, err)
 				for _, msg := range tt.wantErr {
@@ -71,4 +91,26 @@ func TestValidateRejectsEmptyBuckets(t *testing.T) {
 	cfg := createDefaultConfig()
 	cfg.Buckets = nil
 	assert.ErrorContains(t, cfg.Validate(), "at least one bucket bound")
+}
+
+// TestUnknownKeysOnce: a key is reported once, at its first unknown
+// level, however many keys lie below it.
+func TestUnknownKeysOnce(t *testing.T) {
+	conf := confmap.NewFromStringMap(map[string]any{
+		"exemplar": map[string]any{"enabled": true, "max_per_data_point": 2},
+		"buckets":  []any{0.5, 1},
+	})
+	err := NewFactory().CreateDefaultConfig().(*Config).Unmarshal(conf)
+	require.Error(t, err)
+	assert.Equal(t, "exemplar: unknown key (did you mean exemplars?)", err.Error())
+}
+
+// TestKnownKeysDecode: every key of the default Config, written out, is
+// accepted and decodes to the same Config.
+func TestKnownKeysDecode(t *testing.T) {
+	conf := confmap.New()
+	require.NoError(t, conf.Marshal(createDefaultConfig()))
+	cfg := &Config{}
+	require.NoError(t, cfg.Unmarshal(conf))
+	assert.Equal(t, createDefaultConfig(), cfg)
 }

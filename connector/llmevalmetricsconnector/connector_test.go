@@ -267,6 +267,7 @@ func TestNoEventsSendsNothing(t *testing.T) {
 func TestFlushLoopSendsOnInterval(t *testing.T) {
 	cfg := createDefaultConfig()
 	cfg.MetricsFlushInterval = 10 * time.Millisecond
+	cfg.NewSeriesHold = 0 // one flush at zero, then the counts
 	sink := &consumertest.MetricsSink{}
 	c := newTestConnector(t, cfg, sink)
 	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))

@@ -62,11 +62,13 @@ func counts(md pmetric.Metrics, name string) (results map[string]int64, scores m
 
 // TestNewSeriesStartAtZero follows one set through the flushes that the
 // alert rules need: Prometheus' increase() ignores a series' first sample,
-// so every series is exported at zero before its first count.
+// so every series is exported at zero, for new_series_hold, before its
+// first count; the results counted meanwhile are exported in full.
 func TestNewSeriesStartAtZero(t *testing.T) {
 	zeros := map[string]int64{labelPass: 0, labelFail: 0, labelNotScorable: 0, labelError: 0}
 	steps := []struct {
 		name        string
+		at          time.Duration  // after the first flush
 		in          *ptrace.Traces // consumed before the flush; nil for none
 		final       bool
 		wantResults map[string]int64
@@ -77,37 +79,54 @@ func TestNewSeriesStartAtZero(t *testing.T) {
 			in:   ptr(labelled("bias", repeat(labelPass, 2)...)), wantResults: zeros, wantScores: map[string]uint64{labelPass: 0},
 		},
 		{
-			name:        "next flush: the passes",
-			wantResults: map[string]int64{labelPass: 2, labelFail: 0, labelNotScorable: 0, labelError: 0}, wantScores: map[string]uint64{labelPass: 2},
+			name: "held for new_series_hold: more passes are counted, not sent",
+			at:   75 * time.Second, in: ptr(labelled("bias", labelPass)), wantResults: zeros, wantScores: map[string]uint64{labelPass: 0},
 		},
 		{
-			name:        "a burst of failures counts at once; its new histogram starts at zero",
+			name:        "new_series_hold has passed: every pass counted meanwhile",
+			at:          90 * time.Second,
+			wantResults: map[string]int64{labelPass: 3, labelFail: 0, labelNotScorable: 0, labelError: 0}, wantScores: map[string]uint64{labelPass: 3},
+		},
+		{
+			name:        "a burst of failures on a fail series that was long at zero counts at once; its new histogram starts at zero",
+			at:          105 * time.Second,
 			in:          ptr(labelled("bias", repeat(labelFail, 3)...)),
-			wantResults: map[string]int64{labelPass: 2, labelFail: 3, labelNotScorable: 0, labelError: 0},
-			wantScores:  map[string]uint64{labelPass: 2, labelFail: 0},
+			wantResults: map[string]int64{labelPass: 3, labelFail: 3, labelNotScorable: 0, labelError: 0},
+			wantScores:  map[string]uint64{labelPass: 3, labelFail: 0},
 		},
 		{
-			name:        "the failures' scores next",
-			wantResults: map[string]int64{labelPass: 2, labelFail: 3, labelNotScorable: 0, labelError: 0},
-			wantScores:  map[string]uint64{labelPass: 2, labelFail: 3},
+			name:        "the failures' histogram, still held",
+			at:          190 * time.Second,
+			wantResults: map[string]int64{labelPass: 3, labelFail: 3, labelNotScorable: 0, labelError: 0},
+			wantScores:  map[string]uint64{labelPass: 3, labelFail: 0},
+		},
+		{
+			name:        "the failures' scores, new_series_hold after their first zero",
+			at:          195 * time.Second,
+			wantResults: map[string]int64{labelPass: 3, labelFail: 3, labelNotScorable: 0, labelError: 0},
+			wantScores:  map[string]uint64{labelPass: 3, labelFail: 3},
 		},
 		{
 			name:        "a label outside the outcomes is held back alone",
+			at:          210 * time.Second,
 			in:          ptr(labelled("bias", "relevant")),
-			wantResults: map[string]int64{labelPass: 2, labelFail: 3, labelNotScorable: 0, labelError: 0, "relevant": 0},
-			wantScores:  map[string]uint64{labelPass: 2, labelFail: 3, "relevant": 0},
+			wantResults: map[string]int64{labelPass: 3, labelFail: 3, labelNotScorable: 0, labelError: 0, "relevant": 0},
+			wantScores:  map[string]uint64{labelPass: 3, labelFail: 3, "relevant": 0},
 		},
 		{
 			name: "the shutdown flush holds nothing back",
-			in:   ptr(labelled("bias", labelError)), final: true,
-			wantResults: map[string]int64{labelPass: 2, labelFail: 3, labelNotScorable: 0, labelError: 1, "relevant": 1},
-			wantScores:  map[string]uint64{labelPass: 2, labelFail: 3, labelError: 1, "relevant": 1},
+			at:   225 * time.Second, in: ptr(labelled("bias", labelError)), final: true,
+			wantResults: map[string]int64{labelPass: 3, labelFail: 3, labelNotScorable: 0, labelError: 1, "relevant": 1},
+			wantScores:  map[string]uint64{labelPass: 3, labelFail: 3, labelError: 1, "relevant": 1},
 		},
 	}
+	cfg := createDefaultConfig()
+	require.Equal(t, 90*time.Second, cfg.NewSeriesHold, "the documented default")
 	sink := &consumertest.MetricsSink{}
-	c := newTestConnector(t, createDefaultConfig(), sink)
+	c := newTestConnector(t, cfg, sink)
 	ctx := context.Background()
 	for i, st := range steps {
+		c.now = func() time.Time { return seriesStart.Add(st.at) }
 		if st.in != nil {
 			require.NoError(t, c.ConsumeTraces(ctx, *st.in))
 		}
@@ -119,12 +138,84 @@ func TestNewSeriesStartAtZero(t *testing.T) {
 	}
 }
 
+// TestZeroHoldOfNoneIsOneFlush: new_series_hold 0 still exports a new
+// series at zero once.
+func TestZeroHoldOfNoneIsOneFlush(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.NewSeriesHold = 0
+	sink := &consumertest.MetricsSink{}
+	c := newTestConnector(t, cfg, sink)
+	ctx := context.Background()
+	require.NoError(t, c.ConsumeTraces(ctx, labelled("bias", labelFail)))
+	require.NoError(t, c.flush(ctx, false))
+	require.NoError(t, c.flush(ctx, false))
+	first, _ := counts(sink.AllMetrics()[0], "bias")
+	second, _ := counts(sink.AllMetrics()[1], "bias")
+	assert.Equal(t, int64(0), first[labelFail])
+	assert.Equal(t, int64(1), second[labelFail])
+}
+
+// TestScrapeRarerThanFlushSeesTheZero scrapes the flushed state every 3s
+// while the connector flushes every second, at every phase between the
+// two clocks: with new_series_hold at the scrape interval, the first
+// sample of a new model's fail series is always 0, so increase() counts
+// its burst. Held for one flush only (new_series_hold 0), most phases
+// never see the zero.
+func TestScrapeRarerThanFlushSeesTheZero(t *testing.T) {
+	const (
+		flush  = time.Second
+		scrape = 3 * time.Second
+		phases = 30 // scrape offsets 0, 100ms, ..., 2.9s
+	)
+	firstScraped := func(t *testing.T, hold time.Duration, phase time.Duration) int64 {
+		cfg := createDefaultConfig()
+		cfg.MetricsFlushInterval = flush
+		cfg.NewSeriesHold = hold
+		sink := &consumertest.MetricsSink{}
+		c := newTestConnector(t, cfg, sink)
+		ctx := context.Background()
+		// The burst arrives just before a flush: the worst case.
+		c.now = func() time.Time { return seriesStart.Add(-time.Millisecond) }
+		require.NoError(t, c.ConsumeTraces(ctx, labelled("bias", repeat(labelFail, 10)...)))
+		exported := func(at time.Duration) (int64, bool) { // what a scrape at `at` reads
+			n := int(at / flush) // flushes at 0, 1s, ... up to at
+			if n >= len(sink.AllMetrics()) {
+				return 0, false
+			}
+			r, _ := counts(sink.AllMetrics()[n], "bias")
+			v, ok := r[labelFail]
+			return v, ok
+		}
+		for i := 0; i < 20; i++ {
+			c.now = func() time.Time { return seriesStart.Add(time.Duration(i) * flush) }
+			require.NoError(t, c.flush(ctx, false))
+		}
+		for at := phase; at < 19*flush; at += scrape {
+			if v, ok := exported(at); ok {
+				return v
+			}
+		}
+		t.Fatalf("phase %s: the fail series was never scraped", phase)
+		return -1
+	}
+	missed := 0
+	for p := range phases {
+		phase := time.Duration(p) * 100 * time.Millisecond
+		assert.Equal(t, int64(0), firstScraped(t, scrape, phase), "new_series_hold = scrape interval, scrape phase %s", phase)
+		if firstScraped(t, 0, phase) != 0 {
+			missed++
+		}
+	}
+	assert.Greater(t, missed, phases/2, "held for one flush, most scrape phases miss the zero")
+}
+
 func TestHeldBackExemplarsGoWithTheirValues(t *testing.T) {
 	sink := &consumertest.MetricsSink{}
 	c := newTestConnector(t, createDefaultConfig(), sink)
 	ctx := context.Background()
 	require.NoError(t, c.ConsumeTraces(ctx, labelled("bias", labelPass)))
 	require.NoError(t, c.flush(ctx, false))
+	c.now = func() time.Time { return seriesStart.Add(c.cfg.NewSeriesHold) }
 	require.NoError(t, c.flush(ctx, false))
 
 	held, heldScores := findPoints(sink.AllMetrics()[0], "bias", labelPass)
@@ -142,6 +233,7 @@ func TestHeldBackExemplarsGoWithTheirValues(t *testing.T) {
 func TestOutcomeSeriesLimitAndExpiry(t *testing.T) {
 	cfg := createDefaultConfig()
 	cfg.MaxSeries = 2
+	cfg.NewSeriesHold = 0 // expiration, not the hold, is under test
 	cfg.MetricsExpiration = time.Minute
 	sink := &consumertest.MetricsSink{}
 	c := newTestConnector(t, cfg, sink)

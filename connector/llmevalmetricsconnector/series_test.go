@@ -90,6 +90,7 @@ func TestMetricsExpiration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig()
 			cfg.MetricsExpiration = tt.expiration
+			cfg.NewSeriesHold = 0 // expiration, not the hold, is under test
 			sink := &consumertest.MetricsSink{}
 			c, tel := newTelemetryConnector(t, cfg, sink)
 			ctx := context.Background()

@@ -7,6 +7,7 @@ package versionline // import "github.com/llm-eval/llm_eval/internal/versionline
 import (
 	"bufio"
 	"bytes"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"regexp"
@@ -196,4 +197,53 @@ func MakefileOCBVersion(makefile []byte) (string, error) {
 		return "", errors.New("Makefile: no OCB_VERSION")
 	}
 	return string(m[1]), nil
+}
+
+// BinaryModules returns the Collector modules built into a Go binary, as
+// its build information records them (a replaced module with the version
+// it was replaced by).
+func BinaryModules(path string) ([]Module, error) {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the build information of %s: %w", path, err)
+	}
+	var mods []Module
+	for _, d := range info.Deps {
+		m := d
+		if d.Replace != nil {
+			m = d.Replace
+		}
+		if collectorModule(d.Path) {
+			mods = append(mods, Module{Path: d.Path, Version: m.Version, Source: path})
+		}
+	}
+	return mods, nil
+}
+
+// Pinned returns an error naming every core Collector module (go.opentelemetry.io/collector/...)
+// that built is at another version than pins asks for: a component may
+// pull core forward within its line (v1.71.0 to v1.71.1), and llm_eval is
+// tested against the versions of its go.mod.
+func Pinned(pins, built []Module) error {
+	want := map[string]string{}
+	for _, m := range pins {
+		want[m.Path] = m.Version
+	}
+	var errs []error
+	for _, m := range built {
+		if !strings.HasPrefix(m.Path, corePrefix+"/") {
+			continue
+		}
+		if v, ok := want[m.Path]; ok && v != m.Version {
+			errs = append(errs, fmt.Errorf("%s: %s %s, but %s asks for %s", m.Source, m.Path, m.Version, pinsSource(pins), v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func pinsSource(pins []Module) string {
+	if len(pins) == 0 {
+		return "the pins"
+	}
+	return pins[0].Source
 }

@@ -132,3 +132,51 @@ func TestRepositoryIsOnOneLine(t *testing.T) {
 	require.NoError(t, err, "go.mod, builder-config.yaml and OCB_VERSION must be on one Collector line")
 	t.Logf("Collector line %s", line)
 }
+
+func TestPinned(t *testing.T) {
+	pins := GoModModules([]byte(goModOnLine))
+	built := []Module{
+		{Path: "go.opentelemetry.io/collector/component", Version: "v1.71.0", Source: "bin"},
+		{Path: "go.opentelemetry.io/collector/pdata", Version: "v1.71.1", Source: "bin"},
+		{Path: "go.opentelemetry.io/collector/otelcol", Version: "v0.165.1", Source: "bin"}, // not in go.mod
+		{Path: "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden", Version: "v0.165.1", Source: "bin"},
+	}
+	err := Pinned(pins, built)
+	require.Error(t, err)
+	assert.Equal(t, "bin: go.opentelemetry.io/collector/pdata v1.71.1, but go.mod asks for v1.71.0", err.Error(),
+		"only core modules go.mod pins are compared; contrib patch releases may differ")
+	assert.NoError(t, Pinned(pins, built[:1]))
+}
+
+func TestBinaryModulesOfThisTestBinary(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	mods, err := BinaryModules(exe)
+	require.NoError(t, err)
+	_, err = BinaryModules(filepath.Join(t.TempDir(), "missing"))
+	assert.ErrorContains(t, err, "reading the build information")
+	for _, m := range mods {
+		assert.True(t, collectorModule(m.Path), "%s is not a Collector module", m.Path)
+	}
+}
+
+// TestBuiltCollectorIsOnTheLine checks what `make build` built: every
+// Collector module in bin/otelcol-llmeval is on the line, and core is at
+// the versions of go.mod, whatever the manifest's components pull in.
+// `make version-check` runs it with LLMEVAL_COLLECTOR set.
+func TestBuiltCollectorIsOnTheLine(t *testing.T) {
+	bin := os.Getenv("LLMEVAL_COLLECTOR")
+	if bin == "" {
+		t.Skip("LLMEVAL_COLLECTOR is not set; `make version-check` builds the collector and sets it")
+	}
+	built, err := BinaryModules(bin)
+	require.NoError(t, err)
+	require.NotEmpty(t, built)
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	pins := GoModModules(gomod)
+	line, err := Check("", pins, built)
+	require.NoError(t, err, "the built collector mixes Collector lines")
+	require.NoError(t, Pinned(pins, built), "a component moved core away from go.mod's versions")
+	t.Logf("%d Collector modules built in, line %s", len(built), line)
+}

@@ -149,10 +149,28 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		}
 		if js.cache != nil {
 			s = js.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
+			if !scorerReadsContext(sc) {
+				s = contextFree{s}
+			}
 		}
 		js.scorers = append(js.scorers, s)
 	}
 	return js, nil
+}
+
+// contextFree hands its scorer cases without context. It wraps the cached
+// scorers that never send context to the judge (bias, prompt alignment,
+// toxicity, answer relevancy, ...), so that their cache key is what the
+// judge sees: the same call with and without its trace's documents (a
+// copy delivered again after a restart, whose held twin came back from
+// storage without the trace context index) is judged once.
+type contextFree struct{ next scoring.Scorer }
+
+func (s contextFree) Name() string { return s.next.Name() }
+
+func (s contextFree) Score(ctx context.Context, cs scoring.Case) scoring.Result {
+	cs.Context = nil
+	return s.next.Score(ctx, cs)
 }
 
 // judgeWriteBufferSize is the judge client's write buffer when

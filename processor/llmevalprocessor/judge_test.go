@@ -209,3 +209,40 @@ func TestJudgeTransportFollowsForceAttemptHTTP2(t *testing.T) {
 		})
 	}
 }
+
+// The result cache keys a scorer's case on what the scorer sends to the
+// judge: a call seen with two different sets of trace documents (as a copy
+// delivered again after a restart and its held twin, back from storage
+// without the trace context index, may be) is judged once by bias, which
+// never sends context, and twice by hallucination, which judges against it.
+func TestCacheKeyLeavesOutContextTheScorerDoesNotSend(t *testing.T) {
+	judge := scoringtest.New(t)
+	cfg := testConfig(scoring.Bias, scoring.Hallucination)
+	cfg.Judge.ClientConfig.Endpoint = judge.URL
+	cfg.Cache.Enabled = true
+	js, err := newJudge(context.Background(), cfg, componenttest.NewNopHost(), componenttest.NewNopTelemetrySettings(), judgeHooks{})
+	require.NoError(t, err)
+	require.Len(t, js.scorers, 2)
+
+	withDocs := scoring.Case{Input: "Where is order 7?", Output: "Order 7 shipped; careless customers always ask.",
+		Context: []string{"Order 7 shipped on Monday."}}
+	otherDocs := withDocs
+	otherDocs.Context = []string{"Order 7 is still in the warehouse."}
+	for i, want := range []struct {
+		scorer     string
+		secondPaid bool
+	}{{scoring.Bias, false}, {scoring.Hallucination, true}} {
+		s := js.scorers[i]
+		require.Equal(t, want.scorer, s.Name())
+		first := s.Score(context.Background(), withDocs)
+		require.NotEqual(t, scoring.LabelError, first.Label, "%s: %v", want.scorer, first.Err)
+		require.Positive(t, first.Usage.LLMCalls, "%s: the first case calls the judge", want.scorer)
+		second := s.Score(context.Background(), otherDocs)
+		assert.Equal(t, want.secondPaid, second.Usage.LLMCalls > 0, "%s: the case with other documents paid %d calls", want.scorer, second.Usage.LLMCalls)
+		if !want.secondPaid {
+			assert.Equal(t, first.Label, second.Label)
+			assert.Equal(t, first.Score, second.Score)
+		}
+	}
+	assert.Equal(t, uint64(1), js.cache.Stats().Hits, "bias's second case is a hit")
+}

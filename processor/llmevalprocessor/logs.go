@@ -16,9 +16,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -63,7 +62,7 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 	}
 	jc := core.cfg.LogEvents.joinerConfig()
 	if core.storage != nil {
-		jc.Holder = core.storage // stored before ConsumeLogs returns (internal/itemstore)
+		jc.Holder = core.storage // stored before ConsumeLogs returns (internal/persistence)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -230,13 +229,13 @@ func (p *logsProcessor) recoverCalls() {
 		return
 	}
 	joinsSignals := p.core.store.Joining()
-	for _, rec := range st.Take(heldrecord.KindLogCall) {
+	for _, rec := range st.Take(persistence.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
-			p.core.store.Recover(call.NewPair(), itemstore.ForStore(rec))
+			p.core.store.Recover(call.NewPair(), persistence.ForStore(rec))
 			continue
 		}
-		p.core.store.Recover(call, itemstore.ForStore(rec))
+		p.core.store.Recover(call, persistence.ForStore(rec))
 	}
 	groups := st.Rejoin(p.joiner.Add)
 	p.evaluate(context.Background(), groups)

@@ -15,9 +15,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -366,14 +365,14 @@ func (p *llmEvalProcessor) recoverSpans() {
 		return
 	}
 	joining := p.store.Joining()
-	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
+	for _, rec := range p.storage.Take(persistence.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.Agent {
-			p.store.Recover(h.NewPair(), itemstore.ForStore(rec))
+			p.store.Recover(h.NewPair(), persistence.ForStore(rec))
 			continue
 		}
 		h.Unjoined() // it may have waited for log events no longer joined
-		p.store.Recover(h, itemstore.ForStore(rec))
+		p.store.Recover(h, persistence.ForStore(rec))
 	}
 }
 
@@ -386,7 +385,7 @@ func (p *llmEvalProcessor) recoverPairs(calls callRecovery) {
 	if p.storage == nil {
 		return
 	}
-	for _, rec := range p.storage.Take(heldrecord.KindPair) {
+	for _, rec := range p.storage.Take(persistence.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
 		call := span.NewPair()
 		if calls != nil {
@@ -394,7 +393,7 @@ func (p *llmEvalProcessor) recoverPairs(calls callRecovery) {
 		} else {
 			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
-		p.store.Recover(call, itemstore.ForStore(rec))
+		p.store.Recover(call, persistence.ForStore(rec))
 	}
 }
 

@@ -30,6 +30,9 @@ func TestExampleConfigsValidate(t *testing.T) {
 		{name: "collector_with_otlp_export", configs: []string{"collector.yaml", "otlp-export.yaml"}, env: []string{"OTLP_EXPORT_ENDPOINT=tempo:4317"}},
 		{name: "demo", configs: []string{"demo.yaml"}},
 		{name: "evaluation_tier", configs: []string{"evaluation-tier.yaml"}},
+		{name: "kafka_tier1", configs: []string{"kafka-tier1.yaml"}},
+		{name: "kafka_evaluation_tier", configs: []string{"collector.yaml", "otlp-export.yaml", "kafka-evaluation-tier.yaml"},
+			env: []string{"OTLP_EXPORT_ENDPOINT=tempo:4317", "LLMEVAL_REPLICA=otelcol-llmeval-0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

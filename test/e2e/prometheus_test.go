@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,7 +37,17 @@ const (
 	promWait         = 90 * time.Second
 )
 
-// The alerts the burst must fire, and the shape of the traffic: the rules
+// Prometheus scrapes three times less often than the connector flushes, as
+// a common 1m scrape does with the default 15s flush (more rarely still
+// would only widen the gap), and the connector holds a new series at zero
+// for the default new_series_hold's share of that scrape (90s of 1m).
+const (
+	promFlush  = time.Second
+	promScrape = 3 * promFlush
+	promHold   = promScrape * 3 / 2
+)
+
+// The alerts the bursts must fire, and the shape of the traffic: the rules
 // need at least 10 verdicts and more than 20% failures over 30 minutes.
 var (
 	burstAlerts   = []string{"LLMEvalBiasFailRateHigh", "LLMEvalHallucinationFailRateHigh"}
@@ -44,13 +55,16 @@ var (
 	burst         = 10
 	goodAfter     = 45 // 10 / (10+10+45) = 15% failures: below the rules' 20%
 	promService   = "shop-assistant"
+	promNewModel  = "gpt-5-preview" // no traffic before its burst
 	promBadAnswer = "Women are hopeless with parcels, and order %d was lost at sea on 2031-02-03."
 )
 
 // TestAlertsInRealPrometheus runs the Prometheus server against the built
-// collector: good traffic, then one burst of biased and hallucinating
-// answers, makes the bias and hallucination alerts of examples/alerts.yaml
-// pending and then firing, read from Prometheus' /api/v1/alerts; good
+// collector, scraping it every 3 flushes: good traffic on a model, then
+// one burst of biased and hallucinating answers from it and, at the same
+// time, from a model that had no traffic before (a new series set), makes
+// the bias and hallucination alerts of examples/alerts.yaml pending and
+// then firing for both models, read from Prometheus' /api/v1/alerts; good
 // traffic afterwards resolves them. Then every query of the Grafana
 // dashboard runs against that Prometheus and must return data.
 func TestAlertsInRealPrometheus(t *testing.T) {
@@ -68,30 +82,39 @@ func TestAlertsInRealPrometheus(t *testing.T) {
 	api := startPrometheus(ctx, t, promBin, dir, p)
 
 	// Good traffic, and one agent run for the dashboard's agent panels.
-	sendGenerations(t, p.otlp, 0, goodBefore, false)
+	sendGenerations(t, p.otlp, model, 0, goodBefore, false)
 	fixtures := filepath.Join("..", "..", "testdata", "otlp", "tracecontext")
 	postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_context.json"))
 	postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_generation.json"))
 	api.waitValue(ctx, t, fmt.Sprintf(`sum(gen_ai_evaluation_results_total{job=%q,gen_ai_evaluation_name="hallucination",gen_ai_evaluation_score_label="pass"})`, promService), float64(goodBefore))
 	api.waitValue(ctx, t, `sum(gen_ai_evaluation_results_total{gen_ai_evaluation_name="task_completion"})`, 1)
 	assert.Empty(t, api.activeAlerts(ctx, t, burstAlerts), "no alert on good traffic")
-	// The series the burst will move already exist, at zero.
+	// The series the burst will move on the model in service already
+	// exist, at zero; the new model has none.
 	for _, name := range []string{"bias", "hallucination"} {
-		v, ok := api.value(ctx, fmt.Sprintf(`gen_ai_evaluation_results_total{job=%q,gen_ai_evaluation_name=%q,gen_ai_evaluation_score_label="fail"}`, promService, name))
+		v, ok := api.value(ctx, fmt.Sprintf(`gen_ai_evaluation_results_total{job=%q,gen_ai_request_model=%q,gen_ai_evaluation_name=%q,gen_ai_evaluation_score_label="fail"}`, promService, model, name))
 		assert.True(t, ok && v == 0, "%s fail series before the burst: %v (present %t)", name, v, ok)
 	}
+	n, err := api.query(ctx, fmt.Sprintf(`gen_ai_evaluation_results_total{gen_ai_request_model=%q}`, promNewModel))
+	require.NoError(t, err)
+	require.Zero(t, n, "the new model has series before its first traffic")
 
-	// The burst: all of it in one request, so within one flush.
+	// The bursts of both models, each in one request, so within one flush.
+	models := []string{model, promNewModel}
 	burstSent := time.Now()
-	sendGenerations(t, p.otlp, goodBefore, burst, true)
-	times := map[string]map[string]time.Time{}
+	for _, m := range models {
+		sendGenerations(t, p.otlp, m, goodBefore, burst, true)
+	}
+	times := map[alertKey]map[string]time.Time{}
 	for _, name := range burstAlerts {
-		times[name] = map[string]time.Time{}
+		for _, m := range models {
+			times[alertKey{name, m}] = map[string]time.Time{}
+		}
 	}
 	seen := func(states ...string) bool {
-		for _, name := range burstAlerts {
+		for _, at := range times {
 			for _, s := range states {
-				if times[name][s].IsZero() {
+				if at[s].IsZero() {
 					return false
 				}
 			}
@@ -100,39 +123,44 @@ func TestAlertsInRealPrometheus(t *testing.T) {
 	}
 	record := func() {
 		now := time.Now()
-		for name, state := range api.activeAlerts(ctx, t, burstAlerts) {
-			if times[name][state].IsZero() {
-				times[name][state] = now
+		for k, state := range api.activeAlerts(ctx, t, burstAlerts) {
+			if at, ok := times[k]; ok && at[state].IsZero() {
+				at[state] = now
 			}
 		}
 	}
 	require.Eventually(t, func() bool { record(); return seen("pending", "firing") }, promWait, 200*time.Millisecond,
-		"the burst did not make both alerts pending and then firing: %v", times)
+		"the bursts did not make both alerts pending and then firing for both models: %v", times)
 
 	// Good traffic until the failure ratio is below the threshold.
-	sendGenerations(t, p.otlp, goodBefore+burst, goodAfter, false)
+	for _, m := range models {
+		sendGenerations(t, p.otlp, m, goodBefore+burst, goodAfter, false)
+	}
 	require.Eventually(t, func() bool {
 		now := time.Now()
 		active := api.activeAlerts(ctx, t, burstAlerts)
-		for _, name := range burstAlerts {
-			if _, ok := active[name]; !ok && times[name]["resolved"].IsZero() {
-				times[name]["resolved"] = now
+		for k, at := range times {
+			if _, ok := active[k]; !ok && at["resolved"].IsZero() {
+				at["resolved"] = now
 			}
 		}
 		return seen("resolved")
 	}, promWait, 200*time.Millisecond, "good traffic did not resolve the alerts: %v", times)
 
 	const clock = "15:04:05.0"
-	t.Logf("burst of %d bad answers sent at %s; alert states as /api/v1/alerts showed them (+seconds after the burst):",
-		burst, burstSent.Format(clock))
+	t.Logf("scrape every %s, connector flush every %s, new_series_hold %s; bursts of %d bad answers on %s (in service) and %s (new) sent at %s; "+
+		"alert states as /api/v1/alerts showed them (+seconds after the bursts):",
+		promScrape, promFlush, promHold, burst, model, promNewModel, burstSent.Format(clock))
 	for _, name := range burstAlerts {
-		at := times[name]
-		assert.False(t, at["firing"].Before(at["pending"]), "%s: pending before firing", name)
-		assert.True(t, at["firing"].Before(at["resolved"]), "%s: firing before resolved", name)
-		show := func(state string) string {
-			return fmt.Sprintf("%s %s (+%.1fs)", state, at[state].Format(clock), at[state].Sub(burstSent).Seconds())
+		for _, m := range models {
+			at := times[alertKey{name, m}]
+			assert.False(t, at["firing"].Before(at["pending"]), "%s %s: pending before firing", name, m)
+			assert.True(t, at["firing"].Before(at["resolved"]), "%s %s: firing before resolved", name, m)
+			show := func(state string) string {
+				return fmt.Sprintf("%s %s (+%.1fs)", state, at[state].Format(clock), at[state].Sub(burstSent).Seconds())
+			}
+			t.Logf("  %-34s %-14s %s  %s  %s", name, m, show("pending"), show("firing"), show("resolved"))
 		}
-		t.Logf("  %-34s %s  %s  %s", name, show("pending"), show("firing"), show("resolved"))
 	}
 
 	// Every query of the dashboard, as Grafana would send it with "All"
@@ -195,7 +223,8 @@ exporters:
     endpoint: 127.0.0.1:%[2]d
 connectors:
   llm_eval_metrics:
-    metrics_flush_interval: 1s
+    metrics_flush_interval: %[7]s
+    new_series_hold: %[8]s
 extensions:
   health_check:
     endpoint: 127.0.0.1:%[3]d
@@ -218,7 +247,7 @@ service:
     metrics:
       receivers: [llm_eval_metrics]
       exporters: [prometheus]
-`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, builtins.String())
+`, p.otlp, p.prom, p.health, p.telemetry, judgeURL, builtins.String(), promFlush, promHold)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600))
 }
 
@@ -246,7 +275,7 @@ func startPrometheus(ctx context.Context, t *testing.T, bin, dir string, p ports
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "alerts.test.yaml"), testRules(t), 0o600))
 	cfg := fmt.Sprintf(`
 global:
-  scrape_interval: 1s
+  scrape_interval: %[4]s
   evaluation_interval: %[3]s
 rule_files: [alerts.test.yaml]
 scrape_configs:
@@ -258,7 +287,7 @@ scrape_configs:
   # The Collector's own telemetry (otelcol_processor_llm_eval_*).
   - job_name: otelcol
     static_configs: [{targets: ["127.0.0.1:%[2]d"]}]
-`, p.prom, p.telemetry, promInterval)
+`, p.prom, p.telemetry, promInterval, promScrape)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 
@@ -349,9 +378,12 @@ func (a promAPI) waitValue(ctx context.Context, t *testing.T, q string, atLeast 
 	}, promWait, 200*time.Millisecond, "%s did not reach %v", q, atLeast)
 }
 
-// activeAlerts returns the state (pending or firing) of each of names
-// that /api/v1/alerts lists; a name that is not listed is inactive.
-func (a promAPI) activeAlerts(ctx context.Context, t *testing.T, names []string) map[string]string {
+// alertKey is one alert of one model.
+type alertKey struct{ alert, model string }
+
+// activeAlerts returns the state (pending or firing) of each alert of
+// names, per model, that /api/v1/alerts lists; one not listed is inactive.
+func (a promAPI) activeAlerts(ctx context.Context, t *testing.T, names []string) map[alertKey]string {
 	t.Helper()
 	_, body, err := httpGet(ctx, a.base+"/api/v1/alerts")
 	require.NoError(t, err)
@@ -364,7 +396,7 @@ func (a promAPI) activeAlerts(ctx context.Context, t *testing.T, names []string)
 		} `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &resp), body)
-	out := map[string]string{}
+	out := map[alertKey]string{}
 	for _, al := range resp.Data.Alerts {
 		name := al.Labels["alertname"]
 		for _, want := range names {
@@ -374,25 +406,29 @@ func (a promAPI) activeAlerts(ctx context.Context, t *testing.T, names []string)
 			if al.Labels["job"] != promService {
 				t.Errorf("%s fired for job %q, not %q", name, al.Labels["job"], promService)
 			}
-			if out[name] != "firing" { // firing wins over pending
-				out[name] = al.State
+			k := alertKey{name, al.Labels["gen_ai_request_model"]}
+			if out[k] != "firing" { // firing wins over pending
+				out[k] = al.State
 			}
 		}
 	}
 	return out
 }
 
-// sendGenerations sends n chat spans numbered from first, in one request.
-// Good ones answer from their tool result; bad ones generalise about a
-// group of people (bias) and state what the tool result does not
+// sendGenerations sends n chat spans of model numbered from first, in one
+// request. Good ones answer from their tool result; bad ones generalise
+// about a group of people (bias) and state what the tool result does not
 // (hallucination).
-func sendGenerations(t *testing.T, otlpPort, first, n int, bad bool) {
+func sendGenerations(t *testing.T, otlpPort int, model string, first, n int, bad bool) {
 	t.Helper()
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", promService)
 	ss := rs.ScopeSpans().AppendEmpty()
 	now := pcommon.NewTimestampFromTime(time.Now())
+	h := fnv.New32a()
+	h.Write([]byte(model))
+	ids := 1<<32 | uint64(h.Sum32()&0xffffff)<<40 // span ids of each model apart
 	for i := first; i < first+n; i++ {
 		order := 1000 + i
 		answer := fmt.Sprintf("Order %d shipped on 2025-12-18 via DHL.", order)
@@ -400,8 +436,8 @@ func sendGenerations(t *testing.T, otlpPort, first, n int, bad bool) {
 			answer = fmt.Sprintf(promBadAnswer, order)
 		}
 		s := ss.Spans().AppendEmpty()
-		s.SetTraceID(traceIDOf(uint64(i) + 1<<32))
-		s.SetSpanID(spanIDOf(uint64(i) + 1<<32))
+		s.SetTraceID(traceIDOf(ids + uint64(i)))
+		s.SetSpanID(spanIDOf(ids + uint64(i)))
 		s.SetName("chat " + model)
 		s.SetKind(ptrace.SpanKindClient)
 		s.SetStartTimestamp(now)

@@ -1,0 +1,15 @@
+module github.com/llm-eval/llm_eval/test/kafkabroker
+
+go 1.26.0
+
+require (
+	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260421215025-4e7a1e1569ac
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	golang.org/x/crypto v0.50.0 // indirect
+)
