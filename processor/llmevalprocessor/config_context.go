@@ -1,9 +1,7 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
@@ -37,53 +35,11 @@ import (
 // Non-string attributes are compared in their string form (true, 42, 0.5);
 // write numbers in quotes. A missing attribute matches nothing.
 
-// Evaluation targets of a scorer.
-const (
-	targetGeneration = "generation" // LLM call spans (the default)
-	targetAgent      = "agent"      // agent or root spans: the request, the final answer, the trace's context
-)
-
 // Scopes of trace_context.scope.
 const (
 	contextScopeSiblings = "siblings"
 	contextScopeTrace    = "trace"
 )
-
-// Sources of a scorer's context (scorers[].context_sources).
-const (
-	// contextSourceTrace: retrieved documents and tool results recorded on
-	// spans of the trace (retrieval, tool and memory spans, and documents
-	// on the generation span itself).
-	contextSourceTrace = "trace"
-	// contextSourceToolMessages: tool results in the call's own input.
-	contextSourceToolMessages = "tool_messages"
-	// contextSourceSystem: the call's system messages, for applications
-	// that put their retrieved documents into the system prompt.
-	contextSourceSystem = "system"
-)
-
-func defaultContextSources() []string {
-	return []string{contextSourceTrace, contextSourceToolMessages}
-}
-
-// validateContextSources checks scorers[].context_sources.
-func validateContextSources(sources []string) []error {
-	if len(sources) == 0 {
-		return []error{errors.New("context_sources: must name at least one of trace, tool_messages, system")}
-	}
-	var errs []error
-	for i, src := range sources {
-		switch src {
-		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
-		default:
-			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, configcheck.NotOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
-		}
-		if slices.Index(sources, src) < i {
-			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
-		}
-	}
-	return errs
-}
 
 // Fixed bounds of the trace context index that are not worth a key.
 const (
@@ -155,59 +111,6 @@ func (tc TraceContextConfig) validate() []error {
 // never longer than max_wait.
 func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
 	return min(tc.ContextWait, maxWait)
-}
-
-// ScorerSelection says which spans one scorer evaluates. It is meant to be
-// squashed into ScorerConfig.
-type ScorerSelection struct {
-	// Targets are generation and/or agent (default [generation]).
-	Targets []string `mapstructure:"targets"`
-	// When holds conditions on what was read from the span.
-	When WhenConfig `mapstructure:"when"`
-	// SpanFilterConfig narrows the scorer to matching spans, after the
-	// processor-wide include and exclude.
-	SpanFilterConfig `mapstructure:",squash"`
-}
-
-// WhenConfig holds conditions checked on the case before it is scored.
-type WhenConfig struct {
-	// ContextPresent skips spans without retrieved context or tool results
-	// (on the span or joined from its trace); they are not scored and not
-	// marked not_scorable.
-	ContextPresent bool `mapstructure:"context_present"`
-}
-
-// defaultScorerSelection is what a scorer entry starts from.
-func defaultScorerSelection() ScorerSelection {
-	return ScorerSelection{Targets: []string{targetGeneration}}
-}
-
-// validate checks the targets and compiles the filters. It runs inside
-// ScorerConfig.Validate, so the collector adds the scorers::N path.
-func (s ScorerSelection) validate() []error {
-	var errs []error
-	if len(s.Targets) == 0 {
-		errs = append(errs, errors.New("targets: must name at least one of generation, agent"))
-	}
-	for i, t := range s.Targets {
-		switch t {
-		case targetGeneration, targetAgent:
-		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
-		}
-		if slices.Index(s.Targets, t) < i {
-			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
-		}
-	}
-	if _, err := s.SpanFilterConfig.compile(); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
-}
-
-// hasTarget says whether the scorer evaluates spans of target.
-func (s ScorerSelection) hasTarget(target string) bool {
-	return slices.Contains(s.Targets, target)
 }
 
 // Defaults of log_events. The window covers the model's answer time: the

@@ -112,7 +112,7 @@ type Store struct {
 	expiry     *time.Timer // fires at the oldest held item's max_wait
 	runCtx     context.Context
 	cancel     context.CancelFunc
-	// Items waiting for their trace's context (contextwait.go).
+	// Items waiting for their trace's context (item.go).
 	contextWait time.Duration
 	waits       contextWaits
 	// Calls seen on one signal waiting for, or joined by, the other
