@@ -5,6 +5,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // evalResult is one scorer's finished evaluation of one item.
@@ -38,17 +40,17 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.When.ContextPresent || slices.Contains(scoring.ContextNames(), sc.scorerType()) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || slices.Contains(scorers.ContextNames(), sc.scorerType()) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
 func readsTrajectory(sc ScorerConfig) bool {
-	if slices.Contains(scoring.TrajectoryNames(), sc.scorerType()) {
+	if slices.Contains(scorers.TrajectoryNames(), sc.scorerType()) {
 		return true
 	}
 	if !sc.isChecks() {
 		return false
 	}
-	return slices.ContainsFunc(sc.Rules, func(r scoring.CheckRule) bool { return scoring.TrajectoryRule(r.Type) })
+	return slices.ContainsFunc(sc.Rules, func(r checks.Rule) bool { return checks.TrajectoryRule(r.Type) })
 }
