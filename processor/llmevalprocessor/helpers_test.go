@@ -274,8 +274,15 @@ func (b *batchBuilder) emptyGeneration(traceID pcommon.TraceID) pcommon.SpanID {
 // events its span leaves with, by scorer.
 func evaluateOne(h *harness, input, output string) map[string]pcommon.Map {
 	h.t.Helper()
+	return evaluateSpan(h, func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), input, output) })
+}
+
+// evaluateSpan sends the one span add puts in a batch through h and
+// returns the evaluation events it leaves with, by scorer.
+func evaluateSpan(h *harness, add func(*batchBuilder) pcommon.SpanID) map[string]pcommon.Map {
+	h.t.Helper()
 	b := newBatch()
-	id := b.generation(randomTraceID(), input, output)
+	id := add(b)
 	want := h.sink.SpanCount() + 1
 	h.consume(b.td)
 	h.waitSpans(want)
