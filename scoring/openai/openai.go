@@ -3,6 +3,7 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -54,6 +56,10 @@ const (
 	DefaultMaxResponseBytes = 1 << 20
 )
 
+// AzureV1 is the AzureAPIVersion of Azure OpenAI's v1 API, which takes no
+// api-version query and the deployment name as the model.
+const AzureV1 = "v1"
+
 // Config configures a judge on an OpenAI-compatible chat completions
 // endpoint: OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, llama.cpp server.
 type Config struct {
@@ -91,10 +97,31 @@ type Config struct {
 	Retry RetryPolicy
 	// OnRetry, if set, is called before each retry's wait, e.g. to count retries.
 	OnRetry func(retry int, err error, wait time.Duration)
-	// Azure selects Azure OpenAI: deployment in the path, api-version query.
+	// ReasoningEffort is sent as reasoning_effort when set: OpenAI's and
+	// Azure's reasoning models take minimal, low, medium or high; Ollama's
+	// thinking models take "none" to stop thinking; Bedrock's gpt-oss
+	// models take low, medium or high.
+	ReasoningEffort string
+	// ChatTemplateKwargs is sent as chat_template_kwargs when set: vLLM and
+	// SGLang hand it to the model's chat template, e.g.
+	// {"enable_thinking": false} for Qwen3.
+	ChatTemplateKwargs map[string]any
+	// ExtraBody holds fields added to the top level of every request body,
+	// for endpoint parameters that have no setting of their own (Anthropic's
+	// "thinking", LiteLLM's "metadata", vLLM's "top_k"). A field the judge
+	// sets itself is refused by NewJudge (see CheckExtraBody).
+	ExtraBody map[string]any
+	// Azure selects Azure OpenAI. With AzureAPIVersion "v1" requests go to
+	// {BaseURL}/openai/v1/chat/completions with the deployment as the
+	// model; with a dated version, to the classic
+	// {BaseURL}/openai/deployments/{deployment}/chat/completions?api-version=.
+	// Either way the API key goes in the api-key header.
 	Azure bool
-	// AzureAPIVersion is the api-version query value (default DefaultAzureAPIVersion).
+	// AzureAPIVersion is "v1" or the dated api-version query value
+	// (default DefaultAzureAPIVersion).
 	AzureAPIVersion string
+	// AzureDeployment is the deployment name (default: Model).
+	AzureDeployment string
 	// MaxResponseBytes caps a reply body (default 1 MiB). A larger reply
 	// is a judge_parse_error and is not retried.
 	MaxResponseBytes int64
@@ -111,8 +138,11 @@ type Config struct {
 // status and the endpoint's own error message, never from the SDK's error
 // text, which can quote the whole reply body.
 type Judge struct {
-	client          *goopenai.Client
-	cfg             Config
+	client *goopenai.Client
+	cfg    Config
+	// wireModel is the model the body names: the deployment on Azure's v1
+	// API, else Model.
+	wireModel       string
 	scrub           *redact.SecretScrubber
 	reasoning       bool
 	sendTemperature bool
@@ -156,21 +186,44 @@ func NewJudge(cfg Config) (*Judge, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
+	extra, err := encodeExtraBody(cfg.ExtraBody)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsFunc(cfg.ReasoningEffort, unicode.IsSpace) {
+		return nil, fmt.Errorf("judge reasoning effort %q: must be one word", cfg.ReasoningEffort)
+	}
+	if _, err := json.Marshal(cfg.ChatTemplateKwargs); err != nil {
+		return nil, fmt.Errorf("judge chat_template_kwargs: %w", err)
+	}
+	wireModel := cfg.Model
 	// go-openai appends its path to BaseURL as a string, so the base URL's
 	// query goes on through the doer instead.
 	sdkBase := *u
 	sdkBase.RawQuery, sdkBase.ForceQuery = "", false
 	sdk := goopenai.DefaultConfig(cfg.APIKey)
 	sdk.BaseURL = sdkBase.String()
+	d := &doer{client: cfg.HTTPClient, headers: cfg.Headers, query: u.RawQuery, limit: cfg.MaxResponseBytes, extraBody: extra}
 	if cfg.Azure {
-		sdk.APIType = goopenai.APITypeAzure
-		sdk.APIVersion = cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion)
-		// The configured model is the deployment name, used as given.
-		sdk.AzureModelMapperFunc = url.PathEscape
+		deployment := cmp.Or(cfg.AzureDeployment, cfg.Model)
+		if strings.TrimSpace(cfg.AzureAPIVersion) == AzureV1 {
+			// The v1 API is OpenAI's own shape under /openai/v1, keyed by
+			// the api-key header.
+			if !strings.HasSuffix(sdkBase.Path, "/openai/v1") {
+				sdkBase.Path += "/openai/v1"
+			}
+			sdk.BaseURL = sdkBase.String()
+			wireModel = deployment
+			d.apiKeyHeader = true
+		} else {
+			sdk.APIType = goopenai.APITypeAzure
+			sdk.APIVersion = cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion)
+			sdk.AzureModelMapperFunc = func(string) string { return url.PathEscape(deployment) }
+		}
 	}
-	sdk.HTTPClient = &doer{client: cfg.HTTPClient, headers: cfg.Headers, query: u.RawQuery, limit: cfg.MaxResponseBytes}
+	sdk.HTTPClient = d
 
-	j := &Judge{client: goopenai.NewClientWithConfig(sdk), cfg: cfg, scrub: scrub, reasoning: isReasoningModel(cfg.Model)}
+	j := &Judge{client: goopenai.NewClientWithConfig(sdk), cfg: cfg, wireModel: wireModel, scrub: scrub, reasoning: isReasoningModel(wireModel) || isReasoningModel(cfg.Model)}
 	j.sendTemperature = !j.reasoning && !cfg.OmitTemperature
 	start := StructuredOutputsJSONSchema
 	if mode != StructuredOutputsAuto {
