@@ -19,7 +19,9 @@ const (
 	ErrorJudgeParse       ErrorType = "judge_parse_error"  // unusable reply after one re-ask
 	ErrorJudgeTruncated   ErrorType = "judge_truncated"    // reply cut at max tokens
 	ErrorCircuitOpen      ErrorType = "judge_circuit_open" // endpoint failing, call not made
-	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded"
+	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded" // no rate budget (requests/tokens per minute) in time
+	// ErrorBudgetExhausted: the money budget of the period is spent, call not made.
+	ErrorBudgetExhausted ErrorType = "budget_exhausted"
 	ErrorCanceled         ErrorType = "canceled"
 	ErrorInvalidCase      ErrorType = "invalid_case"
 )
