@@ -11,15 +11,15 @@ type ErrorType string
 
 // Error types.
 const (
-	ErrorJudgeUnavailable ErrorType = "judge_unavailable"     // connection refused, 5xx after retries
-	ErrorJudgeTimeout     ErrorType = "judge_timeout"         // deadline exceeded, hung judge
-	ErrorJudgeRateLimited ErrorType = "judge_rate_limited"    // 429 after retries
-	ErrorJudgeAuth        ErrorType = "judge_auth"            // 401 / 403
-	ErrorJudgeBadRequest  ErrorType = "judge_bad_request"     // other 4xx
-	ErrorJudgeParse       ErrorType = "judge_parse_error"     // unusable reply after one re-ask
-	ErrorJudgeTruncated   ErrorType = "judge_truncated"       // reply cut at max tokens
-	ErrorCircuitOpen      ErrorType = "judge_circuit_open"    // endpoint failing, call not made
-	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded" // no rate budget (requests/tokens per minute) in time
+	ErrorJudgeUnavailable ErrorType = "judge_unavailable"  // connection refused, 5xx after retries
+	ErrorJudgeTimeout     ErrorType = "judge_timeout"      // deadline exceeded, hung judge
+	ErrorJudgeRateLimited ErrorType = "judge_rate_limited" // 429 after retries
+	ErrorJudgeAuth        ErrorType = "judge_auth"         // 401 / 403
+	ErrorJudgeBadRequest  ErrorType = "judge_bad_request"  // other 4xx
+	ErrorJudgeParse       ErrorType = "judge_parse_error"  // unusable reply after one re-ask
+	ErrorJudgeTruncated   ErrorType = "judge_truncated"    // reply cut at max tokens
+	ErrorCircuitOpen      ErrorType = "judge_circuit_open" // endpoint failing, call not made
+	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded"
 	// ErrorBudgetExhausted: the money budget of the period is spent, call not made.
 	ErrorBudgetExhausted ErrorType = "budget_exhausted"
 	ErrorCanceled        ErrorType = "canceled"
