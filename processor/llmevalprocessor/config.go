@@ -160,6 +160,13 @@ type JudgeConfig struct {
 	MaxTokens int `mapstructure:"max_tokens"`
 	// Seed is passed to endpoints that support reproducible sampling.
 	Seed *int `mapstructure:"seed"`
+	// The provider settings (config_provider.go): Azure OpenAI's
+	// deployment and API version, and request fields some endpoints need.
+	Azure              *AzureConfig   `mapstructure:"azure"`
+	OmitTemperature    bool           `mapstructure:"omit_temperature"`
+	ReasoningEffort    string         `mapstructure:"reasoning_effort"`
+	ChatTemplateKwargs map[string]any `mapstructure:"chat_template_kwargs"`
+	ExtraBody          map[string]any `mapstructure:"extra_body"`
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -415,9 +422,10 @@ func (jc *JudgeConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
 		}
 	}
-	if strings.TrimSpace(jc.Model) == "" {
+	if strings.TrimSpace(jc.model()) == "" {
 		errs = append(errs, errors.New("model: must be set"))
 	}
+	errs = append(errs, jc.validateProvider()...)
 	switch jc.StructuredOutputs {
 	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:

@@ -80,6 +80,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		Retry:             cfg.Judge.Retry.policy(),
 		Secrets:           cfg.Judge.secrets(), // headers are set by client, not by the judge
 	}
+	cfg.Judge.providerConfig(&oc)
 	if hooks.onRetry != nil {
 		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
 	}
@@ -149,7 +150,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
 		if js.cache != nil {
-			s = js.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
+			s = js.cache.Wrap(s, cfg.Judge.model(), scorerFingerprint(cfg, sc))
 			if !scorerReadsContext(sc) {
 				s = contextFree{s}
 			}

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,9 +33,7 @@ var reservedBodyFields = map[string]string{
 }
 
 // CheckExtraBody reports the first field of an extra_body map that cannot
-// be sent: a reserved field (one the judge sets itself, or one that would
-// make the reply unreadable) or a value that is not JSON. The error names
-// the field as extra_body.NAME.
+// be sent (see CheckExtraBodyField), named as extra_body.NAME.
 func CheckExtraBody(extra map[string]any) error {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
@@ -42,15 +41,25 @@ func CheckExtraBody(extra map[string]any) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if strings.TrimSpace(k) == "" {
-			return fmt.Errorf("extra_body: a field has an empty name")
+		if err := CheckExtraBodyField(k, extra[k]); err != nil {
+			return fmt.Errorf("extra_body.%s: %w", k, err)
 		}
-		if use, ok := reservedBodyFields[k]; ok {
-			return fmt.Errorf("extra_body.%s: the judge sets this field itself; use %s", k, use)
-		}
-		if _, err := json.Marshal(extra[k]); err != nil {
-			return fmt.Errorf("extra_body.%s: not a JSON value: %w", k, err)
-		}
+	}
+	return nil
+}
+
+// CheckExtraBodyField says why one extra_body field cannot be sent: its
+// name is empty or reserved (the judge sets the field itself, or it would
+// make the reply unreadable), or its value is not JSON.
+func CheckExtraBodyField(name string, value any) error {
+	if strings.TrimSpace(name) == "" {
+		return errors.New("a field needs a name")
+	}
+	if use, ok := reservedBodyFields[name]; ok {
+		return fmt.Errorf("the judge sets this field itself; use %s", use)
+	}
+	if _, err := json.Marshal(value); err != nil {
+		return fmt.Errorf("not a JSON value: %w", err)
 	}
 	return nil
 }
