@@ -19,10 +19,14 @@ const ignoredFormatCases = 5
 
 // TestRepliesIgnoringResponseFormatParse scores the fixtures of every judge
 // scorer against a fake that ignores response_format, as Anthropic's
-// OpenAI-compatible endpoint does, in every structured_outputs mode: the
-// prompt carries the schema, so every result must be the one the same
-// fake gives when it honours the format. The log line per scorer and mode
-// is the measurement docs/providers.md cites.
+// OpenAI-compatible endpoint does, in every structured_outputs mode. In
+// auto, json_object and off the prompt ends up carrying the schema (auto
+// steps down on the first reply that is not the JSON object asked for),
+// so every result must be the one the same fake gives when it honours the
+// format. A fixed json_schema trusts the endpoint to enforce it and never
+// spells the schema out: against this fake its evaluations fail with
+// judge_parse_error, which docs/providers.md warns about. The log line per
+// scorer and mode is the measurement docs/providers.md cites.
 func TestRepliesIgnoringResponseFormatParse(t *testing.T) {
 	modes := []openai.StructuredOutputs{openai.StructuredOutputsAuto, openai.StructuredOutputsJSONSchema, openai.StructuredOutputsJSONObject, openai.StructuredOutputsOff}
 	for _, sc := range costScorers() {
@@ -32,6 +36,7 @@ func TestRepliesIgnoringResponseFormatParse(t *testing.T) {
 		cases := loadCases(t, sc.file)[:ignoredFormatCases]
 		for _, mode := range modes {
 			t.Run(sc.name+"/"+string(mode), func(t *testing.T) {
+				calls := map[bool]int{}
 				score := func(ignore bool) []scoring.Result {
 					srv := scoringtest.New(t)
 					if ignore {
@@ -45,6 +50,7 @@ func TestRepliesIgnoringResponseFormatParse(t *testing.T) {
 					for i, c := range cases {
 						out[i] = s.Score(context.Background(), c)
 					}
+					calls[ignore] = len(srv.Calls())
 					return out
 				}
 				honoured, ignored := score(false), score(true)
@@ -54,10 +60,18 @@ func TestRepliesIgnoringResponseFormatParse(t *testing.T) {
 					if ignored[i].Label != scoring.LabelError {
 						parsed++
 					}
+					if mode == openai.StructuredOutputsJSONSchema {
+						if honoured[i].Scored() {
+							var se *scoring.Error
+							require.ErrorAs(t, ignored[i].Err, &se, "case %d", i)
+							assert.Equal(t, scoring.ErrorJudgeParse, se.Type, "case %d", i)
+						}
+						continue
+					}
 					assert.Equal(t, honoured[i].Label, ignored[i].Label, "case %d: %v", i, ignored[i].Err)
 					assert.Equal(t, fmt.Sprint(honoured[i].Score), fmt.Sprint(ignored[i].Score), "case %d", i)
 				}
-				t.Logf("response_format ignored: %d of %d evaluations parsed", parsed, len(cases))
+				t.Logf("response_format ignored: %d of %d evaluations parsed, %d judge calls (%d when honoured)", parsed, len(cases), calls[true], calls[false])
 			})
 		}
 	}

@@ -32,24 +32,22 @@ func (j *Judge) chatRequest(req scoring.Request, mode StructuredOutputs) (goopen
 		creq.MaxTokens = j.cfg.MaxTokens
 	}
 	msgs := req.Messages
-	if req.Schema != nil && len(bytes.TrimSpace(req.Schema.Schema)) > 0 {
-		// The schema is spelled out in every mode, json_schema included:
-		// some endpoints accept response_format and ignore it without an
-		// error (Anthropic's OpenAI-compatible one), and then the prompt is
-		// all the judge has to go on. It sits in the system message, part
-		// of the prefix every call of the step shares.
-		msgs = withSchemaInstruction(msgs, req.Schema)
-		switch mode {
-		case StructuredOutputsJSONSchema:
-			creq.ResponseFormat = &goopenai.ChatCompletionResponseFormat{
-				Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
-				JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
-					Name: req.Schema.Name, Strict: true, Schema: req.Schema.Schema,
-				},
-			}
-		case StructuredOutputsJSONObject:
+	hasSchema := req.Schema != nil && len(bytes.TrimSpace(req.Schema.Schema)) > 0
+	switch {
+	case !hasSchema:
+		// Nothing to enforce.
+	case mode == StructuredOutputsJSONSchema:
+		creq.ResponseFormat = &goopenai.ChatCompletionResponseFormat{
+			Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
+				Name: req.Schema.Name, Strict: true, Schema: req.Schema.Schema,
+			},
+		}
+	default:
+		if mode == StructuredOutputsJSONObject {
 			creq.ResponseFormat = &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONObject}
 		}
+		msgs = withSchemaInstruction(msgs, req.Schema)
 	}
 	creq.Messages = make([]goopenai.ChatCompletionMessage, len(msgs))
 	for i, m := range msgs {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -26,8 +27,10 @@ type StructuredOutputs string
 // Structured output modes.
 const (
 	// StructuredOutputsAuto starts with json_schema and falls back to
-	// json_object, then to off, when the endpoint refuses a mode. The
-	// refusal is remembered for the judge's lifetime.
+	// json_object, then to off, when the endpoint refuses a mode, or
+	// accepts it and answers with something else than a JSON object (an
+	// endpoint that ignores response_format). The fallback is remembered
+	// for the judge's lifetime.
 	StructuredOutputsAuto StructuredOutputs = "auto"
 	// StructuredOutputsJSONSchema sends response_format json_schema, strict.
 	StructuredOutputsJSONSchema StructuredOutputs = "json_schema"
@@ -255,15 +258,23 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 		idx := j.mode.Load()
 		creq, withFormat := j.chatRequest(req, modeOrder[idx])
 		var out scoring.Response
-		sent := false
+		sent, ignored := false, false
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
-			r, f := j.attempt(ctx, actx, creq, withFormat)
-			out = r
+			r, ign, f := j.attempt(ctx, actx, creq, withFormat)
+			out, ignored = r, ign
 			sent = sent || f == nil || !f.notSent
 			return f
 		})
 		retries += n
 		if f == nil {
+			if ignored && j.cfg.StructuredOutputs == StructuredOutputsAuto && int(idx) < len(modeOrder)-1 {
+				// The endpoint took response_format without an error and
+				// did not follow it (Anthropic's compatible endpoint does
+				// so): later calls step down to a mode that spells the
+				// schema out. This reply goes back as it is; the scorer
+				// reads what it can and re-asks.
+				j.mode.CompareAndSwap(idx, idx+1)
+			}
 			out.Retries = retries
 			return out, nil
 		}
@@ -280,24 +291,37 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// attempt makes one call. callerCtx tells the caller's deadline apart
+// attempt makes one call and says whether the reply ignored the
+// response_format it carried. callerCtx tells the caller's deadline apart
 // from the attempt's own.
-func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompletionRequest, withFormat bool) (scoring.Response, *attemptFailure) {
+func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompletionRequest, withFormat bool) (scoring.Response, bool, *attemptFailure) {
 	ex := &exchange{}
 	cr, err := j.client.CreateChatCompletion(withExchange(actx, ex), creq)
 	switch {
 	case ex.tooLarge:
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
+		return scoring.Response{}, false, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
 			Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
 	case err == nil && (ex.status < 200 || ex.status > 299):
 		// A status go-openai does not treat as a failure (1xx, 3xx).
-		return scoring.Response{}, j.statusFailure(ex, "", creq, withFormat)
+		return scoring.Response{}, false, j.statusFailure(ex, "", creq, withFormat)
 	case err != nil:
-		return scoring.Response{}, j.failure(callerCtx, actx, ex, err, creq, withFormat)
+		return scoring.Response{}, false, j.failure(callerCtx, actx, ex, err, creq, withFormat)
 	case len(cr.Choices) == 0:
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
+		return scoring.Response{}, false, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
 	}
-	return response(cr), nil
+	return response(cr), withFormat && formatIgnored(cr.Choices[0]), nil
+}
+
+// formatIgnored reports whether a finished reply to a request with a
+// response_format is not the JSON object the format asks for. An endpoint
+// that enforces json_schema or json_object answers with nothing else; a
+// refusal or a reply cut at the token limit says nothing about the format.
+func formatIgnored(c goopenai.ChatCompletionChoice) bool {
+	if c.Message.Refusal != "" || (c.FinishReason != goopenai.FinishReasonStop && c.FinishReason != "") {
+		return false
+	}
+	content := bytes.TrimSpace([]byte(c.Message.Content))
+	return len(content) == 0 || content[0] != '{' || !json.Valid(content)
 }
 
 // failure types an error of go-openai's CreateChatCompletion by what the

@@ -82,11 +82,12 @@ func TestStructuredOutputModesOnTheWire(t *testing.T) {
 	tests := []struct {
 		mode       StructuredOutputs
 		wantFormat string // "" = no response_format
+		spelledOut bool
 	}{
-		{StructuredOutputsJSONSchema, "json_schema"},
-		{StructuredOutputsJSONObject, "json_object"},
-		{StructuredOutputsOff, ""},
-		{StructuredOutputsAuto, "json_schema"},
+		{StructuredOutputsJSONSchema, "json_schema", false},
+		{StructuredOutputsJSONObject, "json_object", true},
+		{StructuredOutputsOff, "", true},
+		{StructuredOutputsAuto, "json_schema", false},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
@@ -113,11 +114,12 @@ func TestStructuredOutputModesOnTheWire(t *testing.T) {
 				assert.True(t, rf.JSONSchema.Strict)
 				assert.Equal(t, []string{"opinions"}, topLevelProperties(t, rf.JSONSchema.Schema))
 			}
-			// Spelled out in every mode: an endpoint may ignore response_format.
 			sys := c.Request.Messages[0].Content
-			assert.Contains(t, sys, "(name: bias_opinions)", "schema spelled out in the system message")
-			assert.Contains(t, sys, `"opinions":{"type":"array"`)
-			assert.Len(t, c.Request.Messages, 2, "appended to the system message, not added")
+			assert.Equal(t, tt.spelledOut, strings.Contains(sys, "(name: bias_opinions)"), "schema spelled out in the system message")
+			if tt.spelledOut {
+				assert.Contains(t, sys, `"opinions":{"type":"array"`)
+				assert.Len(t, c.Request.Messages, 2, "appended to the system message, not added")
+			}
 		})
 	}
 }
@@ -686,4 +688,48 @@ func TestErrorCarriesStatusAndRetryAfter(t *testing.T) {
 			assert.Equal(t, tt.retryAfter, e.RetryAfter)
 		})
 	}
+}
+
+// TestAutoStepsDownWhenTheFormatIsIgnored: an endpoint that takes
+// response_format without an error but answers with something else than a
+// JSON object makes auto step down one mode per such reply; a refusal, a
+// reply cut at the token limit and a fixed mode change nothing.
+func TestAutoStepsDownWhenTheFormatIsIgnored(t *testing.T) {
+	prose := scoringtest.Content("Here are the opinions:\n```json\n{\"opinions\":[]}\n```")
+	tests := []struct {
+		name  string
+		mode  StructuredOutputs
+		reply scoringtest.Reply
+		want  StructuredOutputs
+	}{
+		{"prose around JSON", StructuredOutputsAuto, prose, StructuredOutputsJSONObject},
+		{"prose only", StructuredOutputsAuto, scoringtest.Content("The text holds no opinion."), StructuredOutputsJSONObject},
+		{"a JSON object", StructuredOutputsAuto, scoringtest.JSON(`{"opinions":[]}`), StructuredOutputsJSONSchema},
+		{"a refusal", StructuredOutputsAuto, scoringtest.Status(200, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`), StructuredOutputsJSONSchema},
+		{"cut at the token limit", StructuredOutputsAuto, scoringtest.Content(`{"opinions":["cut`).WithFinishReason("length"), StructuredOutputsJSONSchema},
+		{"fixed json_schema", StructuredOutputsJSONSchema, prose, StructuredOutputsJSONSchema},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			srv.Script(scoringtest.AnyStep, tt.reply)
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = tt.mode })
+			resp, err := j.Complete(context.Background(), opinionsRequest())
+			require.NoError(t, err, "the reply itself is returned")
+			assert.NotEmpty(t, resp.Content)
+			assert.Equal(t, tt.want, j.StructuredOutputs())
+			assert.Len(t, srv.Calls(), 1, "no call is repeated")
+		})
+	}
+	t.Run("down to off", func(t *testing.T) {
+		srv := scoringtest.New(t)
+		srv.Script(scoringtest.AnyStep, prose, prose, prose)
+		j, _ := newTestJudge(t, srv.URL, nil)
+		for range 3 {
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			require.NoError(t, err)
+		}
+		assert.Equal(t, []string{"json_schema", "json_object", "off"}, formats(srv.Calls()))
+		assert.Equal(t, StructuredOutputsOff, j.StructuredOutputs())
+	})
 }

@@ -18,14 +18,19 @@ import (
 var transportHeaders = []string{"User-Agent", "Accept-Encoding", "Content-Length"}
 
 // providerBody is the request body every provider row expects, with the
-// fields of the row laid over it (a nil value removes a field).
+// fields of the row laid over it (a nil value removes a field). Without
+// response_format the schema is spelled out in the system message.
 func providerBody(t *testing.T, fields map[string]any) string {
 	t.Helper()
 	req := opinionsRequest()
+	system := req.Messages[0].Content
+	if rf, ok := fields["response_format"]; ok && rf == nil {
+		system += "\n\n" + SchemaInstruction(opinionsSchema)
+	}
 	body := map[string]any{
 		"model": "judge-model",
 		"messages": []map[string]string{
-			{"role": "system", "content": req.Messages[0].Content + "\n\n" + SchemaInstruction(opinionsSchema)},
+			{"role": "system", "content": system},
 			{"role": "user", "content": req.Messages[1].Content},
 		},
 		"temperature": 0,
@@ -112,8 +117,8 @@ func TestProvidersOnTheWire(t *testing.T) {
 	}, {
 		name: "Anthropic OpenAI-compatible",
 		base: func(root string) string { return root + "/v1" },
-		// response_format is ignored there: off sends none, and the
-		// schema in the prompt does the work.
+		// response_format is ignored there: off sends none and spells the
+		// schema out in the prompt.
 		cfg: Config{APIKey: "sk-ant", Model: "claude-haiku-4-5", StructuredOutputs: StructuredOutputsOff,
 			ExtraBody: map[string]any{"thinking": map[string]any{"type": "disabled"}}},
 		path: "/v1/chat/completions", headers: map[string]string{"Authorization": "Bearer sk-ant"},
