@@ -67,8 +67,13 @@ type Config struct {
 	SpanFilterConfig `mapstructure:",squash"`
 	// Storage names a storage extension (file_storage) that keeps held
 	// spans, log calls and their finished results across a crash; nil
-	// keeps them in memory only (internal/itemstore).
+	// keeps them in memory only (internal/persistence).
 	Storage *component.ID `mapstructure:"storage"`
+	// StorageCheckTimeout bounds the check of file_storage's file at
+	// start, before the storage library opens it (default 1m). A check
+	// that does not finish in time leaves the file in place and llm_eval
+	// runs without storage until the next start.
+	StorageCheckTimeout time.Duration `mapstructure:"storage_check_timeout"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -385,6 +390,9 @@ func (cfg *Config) Validate() error {
 	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
 	default:
 		errs = append(errs, fmt.Errorf("late_results: %w", configcheck.NotOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
+	}
+	if cfg.StorageCheckTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("storage_check_timeout: must be positive, got %s", cfg.StorageCheckTimeout))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
@@ -413,7 +413,7 @@ func TestRecoveredAgentKeepsWhatItLacks(t *testing.T) {
 	r.spans.At(0).Attributes().PutStr("gen_ai.output.messages",
 		`[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"book","arguments":"{}"}]}]`)
 	require.NoError(t, first.p.ConsumeTraces(context.Background(), r.td))
-	require.Equal(t, int64(1), first.storageWrites(durable.OpAdmit))
+	require.Equal(t, int64(1), first.storageWrites(persistence.OpAdmit))
 	before := first.crash()
 
 	bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)

@@ -1,11 +1,14 @@
-package itemstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
+package persistence
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -15,41 +18,40 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/storagefile"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // This file connects the store to storage (the storage setting): the
-// store's hooks write through internal/durable, and at start the items
-// found there go back into the store or are forwarded.
+// store's hooks write through the Journal, and at start the items found
+// there go back into the store or are forwarded.
 
-// Stored is a subject that storage can keep: a held span or a log
-// call.
+// Stored is a subject that storage can keep: a held span, a log call or a
+// call seen on both signals.
 type Stored interface {
 	Record(admitted time.Time) ([]byte, error)
 }
 
-// Keeper is the evalstore.Journal of one llm_eval component: the
+// Keeper is the journal of the store of one llm_eval component: the
 // admitting ConsumeTraces or ConsumeLogs writes what it queued (commit)
-// before it returns; results are written within durable.ResultDelay. It holds the
+// before it returns; results are written within ResultDelay. It holds the
 // items found at start until the instance of their signal takes them.
-type Keeper[C any] struct {
-	extension component.ID // the storage extension
-	self      component.ID // this processor, naming its storage client
-	tel       Counters
-	redact    func(string) string
-	journal   *durable.Journal // set by open
-	opAttrs   map[durable.Op]metric.MeasurementOption
+// Until Open succeeds, and when llm_eval runs without storage for one run,
+// its methods do nothing.
+type Keeper struct {
+	extension    component.ID // the storage extension
+	self         component.ID // this processor, naming its storage client
+	checkTimeout time.Duration
+	tel          Counters
+	redact       func(string) string
+	journal      *Journal // set by Open
+	opAttrs      map[Op]metric.MeasurementOption
 
 	mu      sync.Mutex
-	found   map[heldrecord.Kind][]durable.Recovered
-	joining []durable.Joining // log records found waiting for their call
+	found   map[Kind][]Recovered
+	joining []Joining // log records found waiting for their call
 	// storedCalls are the calls found stored as items with their log
 	// records (a log call or a pair): joining records of theirs are stale.
 	storedCalls map[logjoin.Key]bool
@@ -65,60 +67,68 @@ type heldCall struct {
 	bytes int
 }
 
-// New returns the storage of the component self in the storage extension
-// extension; Open opens it.
-func New[C any](extension, self component.ID, tel Counters, redact func(string) string) *Keeper[C] {
-	st := &Keeper[C]{extension: extension, self: self, tel: tel, redact: redact, opAttrs: map[durable.Op]metric.MeasurementOption{}}
-	for _, op := range []durable.Op{durable.OpAdmit, durable.OpResult, durable.OpRemove, durable.OpJoin} {
+// NewKeeper returns the storage of the component self in the storage
+// extension extension; Open opens it. checkTimeout bounds the check of
+// the storage file at start (storage_check_timeout).
+func NewKeeper(extension, self component.ID, checkTimeout time.Duration, tel Counters, redact func(string) string) *Keeper {
+	st := &Keeper{extension: extension, self: self, checkTimeout: checkTimeout, tel: tel, redact: redact, opAttrs: map[Op]metric.MeasurementOption{}}
+	for _, op := range []Op{OpAdmit, OpResult, OpRemove, OpJoin} {
 		st.opAttrs[op] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", string(op))))
 	}
 	return st
 }
 
 // Open gets the storage client from the extension and reads what the last
-// run left. Errors name the storage key.
-func (st *Keeper[C]) Open(ctx context.Context, host component.Host) error {
+// run left. It returns false when llm_eval runs without storage until the
+// next start, having said why (file.go); errors, which stop the collector,
+// name the storage key.
+func (st *Keeper) Open(ctx context.Context, host component.Host) (bool, error) {
 	ext, ok := host.GetExtensions()[st.extension]
 	if !ok {
-		return fmt.Errorf("storage: extension %q not found: configure it under extensions and list it in service::extensions", st.extension)
+		return false, fmt.Errorf("storage: extension %q not found: configure it under extensions and list it in service::extensions", st.extension)
 	}
 	se, ok := ext.(storage.Extension)
 	if !ok {
-		return fmt.Errorf("storage: extension %q is not a storage extension (such as file_storage)", st.extension)
+		return false, fmt.Errorf("storage: extension %q is not a storage extension (such as file_storage)", st.extension)
 	}
-	// A file the storage library cannot open or read is moved aside and
-	// replaced by a fresh one, so that it never stops the collector.
-	o, q, err := storagefile.Open(ctx, ext, st.self, time.Now(), func() (openedStorage, error) {
-		return st.read(ctx, se)
-	})
+	o, q, err := st.openFile(ctx, se)
+	var without runWithout
+	if errors.As(err, &without) {
+		st.tel.Log.Error("storage: llm_eval runs without storage until the next start; held spans and log calls are kept in memory only, as without the storage setting. "+
+			"The storage file was left in place: a start that can open it recovers what it holds",
+			zap.String("storage", st.extension.String()), zap.String("file", without.file), zap.String("cause", without.cause), zap.String("fix", without.fix))
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
 	if q != nil {
 		st.tel.TB.ProcessorLlmEvalStorageFilesQuarantined.Add(ctx, 1)
-		st.tel.Log.Error("storage: the storage file could not be opened, so it was moved aside and llm_eval started on a fresh one; "+
+		st.tel.Log.Error("storage: the storage file could not be opened: it is damaged, so it was moved aside and llm_eval started on a fresh one; "+
 			"the spans and log calls it held when the collector last stopped are not recovered, and neither are their evaluations; "+
 			"the damaged file is kept for inspection and can be deleted",
 			zap.String("storage", st.extension.String()), zap.String("file", q.Path), zap.String("moved_to", q.MovedTo), zap.String("cause", q.Cause))
 	}
-	if err != nil {
-		return err
-	}
-	j, found, readErr := o.journal, o.found, o.readErr
-	if readErr != nil {
+	if o.readErr != nil {
 		st.tel.Log.Error("storage: could not read the records of the last run; starting without them",
-			zap.String("extension", st.extension.String()), zap.Error(readErr))
+			zap.String("extension", st.extension.String()), zap.Error(o.readErr))
 	}
-	st.journal = j
-	st.found = map[heldrecord.Kind][]durable.Recovered{}
+	st.mu.Lock()
+	st.journal = o.journal
+	st.found = map[Kind][]Recovered{}
 	st.storedCalls = map[logjoin.Key]bool{}
-	for _, rec := range found.Items {
+	for _, rec := range o.found.Items {
 		st.found[rec.Item.Kind] = append(st.found[rec.Item.Kind], rec)
-		if rec.Item.Kind == heldrecord.KindLogCall || rec.Item.Kind == heldrecord.KindPair {
+		if rec.Item.Kind == KindLogCall || rec.Item.Kind == KindPair {
 			first := rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 			st.storedCalls[logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}] = true
 		}
 	}
-	st.joining = found.Joining
+	st.joining = o.found.Joining
 	st.held = map[logjoin.Key]*heldCall{}
-	return st.tel.TB.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+	st.mu.Unlock()
+	j := o.journal
+	return true, st.tel.TB.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(j.StoredBytes())
 		return nil
 	})
@@ -127,30 +137,33 @@ func (st *Keeper[C]) Open(ctx context.Context, host component.Host) error {
 // openedStorage is the journal of a storage client and what was read from
 // it at start.
 type openedStorage struct {
-	journal *durable.Journal
-	found   durable.Found
+	journal *Journal
+	found   Found
 	readErr error
 }
 
 // read gets the storage client from se and reads what the last run left.
 // Errors name the storage key.
-func (st *Keeper[C]) read(ctx context.Context, se storage.Extension) (openedStorage, error) {
+func (st *Keeper) read(ctx context.Context, se storage.Extension) (openedStorage, error) {
 	client, err := se.GetClient(ctx, component.KindProcessor, st.self, "")
 	if err != nil {
 		hint := ""
-		if strings.Contains(err.Error(), "timeout") {
+		switch {
+		case strings.Contains(err.Error(), "timeout"):
 			// bbolt's file lock: file_storage waits its timeout for it.
 			hint = " (is another collector using the same storage directory?)"
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+			hint = notWritable(err)
 		}
 		return openedStorage{}, fmt.Errorf("storage: extension %q could not open storage for %s: %w%s", st.extension, st.self, err, hint)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			closeQuietly(ctx, client)
-			panic(r) // storagefile.Open moves the file aside
+			panic(r) // openFile moves the file aside
 		}
 	}()
-	j, found, readErr, err := durable.Open(ctx, client, durable.Hooks{
+	j, found, readErr, err := OpenJournal(ctx, client, Hooks{
 		Written: st.written,
 		Failed:  st.writeFailed,
 		Skipped: st.skipped,
@@ -162,6 +175,19 @@ func (st *Keeper[C]) read(ctx context.Context, se storage.Extension) (openedStor
 	return openedStorage{journal: j, found: found, readErr: readErr}, nil
 }
 
+// notWritable says what to do about a storage file or directory the
+// collector may not write.
+func notWritable(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if _, statErr := os.Stat(pe.Path); statErr == nil {
+			return fmt.Sprintf("; the storage file is not damaged and was left in place: make it readable and writable by the user the collector runs as (uid %d), "+
+				"and the next start recovers what it holds", os.Geteuid())
+		}
+	}
+	return fmt.Sprintf("; make the storage directory writable by the user the collector runs as (uid %d)", os.Geteuid())
+}
+
 // closeQuietly closes a client that a damaged file made panic; closing it
 // may panic too.
 func closeQuietly(ctx context.Context, client storage.Client) {
@@ -170,7 +196,7 @@ func closeQuietly(ctx context.Context, client storage.Client) {
 }
 
 // Take hands over the items of one kind found at start, once.
-func (st *Keeper[C]) Take(kind heldrecord.Kind) []durable.Recovered {
+func (st *Keeper) Take(kind Kind) []Recovered {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	recs := st.found[kind]
@@ -178,7 +204,8 @@ func (st *Keeper[C]) Take(kind heldrecord.Kind) []durable.Recovered {
 	return recs
 }
 
-func (st *Keeper[C]) Close(ctx context.Context) error {
+// Close closes the storage client.
+func (st *Keeper) Close(ctx context.Context) error {
 	if st.journal == nil {
 		return nil
 	}
@@ -188,32 +215,29 @@ func (st *Keeper[C]) Close(ctx context.Context) error {
 	return nil
 }
 
-// Admitted implements evalstore.Journal.
-func (st *Keeper[C]) Admitted(s evalstore.Subject[C], admitted time.Time) uint64 {
-	ss, ok := s.(Stored)
-	if !ok {
+// Admitted queues the record of a subject just admitted and returns its
+// id, 0 when it is not stored (see evalstore.Journal).
+func (st *Keeper) Admitted(s Stored, admitted time.Time) uint64 {
+	if st.journal == nil {
 		return 0
 	}
-	rec, err := ss.Record(admitted)
+	rec, err := s.Record(admitted)
 	if err != nil { // too large: held in memory only
-		st.writeFailed(durable.OpAdmit, err)
+		st.writeFailed(OpAdmit, err)
 		return 0
 	}
 	return st.journal.Queue(rec)
 }
 
-// Rewritten implements evalstore.Journal.
-func (st *Keeper[C]) Rewritten(id uint64, s evalstore.Subject[C], admitted time.Time) uint64 {
-	if id == 0 {
+// Rewritten queues the record of a stored item that took in more in place
+// of the one before (see evalstore.Journal).
+func (st *Keeper) Rewritten(id uint64, s Stored, admitted time.Time) uint64 {
+	if id == 0 || st.journal == nil {
 		return st.Admitted(s, admitted)
 	}
-	ss, ok := s.(Stored)
-	if !ok {
-		return id
-	}
-	rec, err := ss.Record(admitted)
+	rec, err := s.Record(admitted)
 	if err != nil { // too large: the record before stands for the item
-		st.writeFailed(durable.OpAdmit, err)
+		st.writeFailed(OpAdmit, err)
 		return id
 	}
 	st.journal.Rewrite(id, rec)
@@ -223,26 +247,35 @@ func (st *Keeper[C]) Rewritten(id uint64, s evalstore.Subject[C], admitted time.
 // Commit writes the items admitted so far: ConsumeTraces and the logs
 // instance's evaluate call it before they return, so that the items of one
 // batch share a transaction.
-func (st *Keeper[C]) Commit() {
+func (st *Keeper) Commit() {
+	if st.journal == nil {
+		return
+	}
 	_ = st.journal.Commit(context.Background()) // a failure is counted; the items stay in memory
 }
 
-// Finished implements evalstore.Journal.
-func (st *Keeper[C]) Finished(id uint64, r evalstore.Result) {
-	rec, err := heldrecord.EncodeResult(st.resultRecord(r))
+// Finished queues a result of a stored item (see evalstore.Journal).
+func (st *Keeper) Finished(id uint64, r evalstore.Result) {
+	if st.journal == nil {
+		return
+	}
+	rec, err := EncodeResult(st.resultRecord(r))
 	if err != nil {
-		st.writeFailed(durable.OpResult, err)
+		st.writeFailed(OpResult, err)
 		return
 	}
 	st.journal.Record(id, r.Scorer, rec)
 }
 
-// Left implements evalstore.Journal.
-func (st *Keeper[C]) Left(id uint64) {
+// Left removes an item that has been sent on (see evalstore.Journal).
+func (st *Keeper) Left(id uint64) {
+	if st.journal == nil {
+		return
+	}
 	_ = st.journal.Remove(context.Background(), id)
 }
 
-func (st *Keeper[C]) written(op durable.Op, n int) {
+func (st *Keeper) written(op Op, n int) {
 	ctx := context.Background()
 	st.tel.TB.ProcessorLlmEvalStorageWrites.Add(ctx, 1, st.opAttrs[op])
 	if n > 0 {
@@ -250,13 +283,13 @@ func (st *Keeper[C]) written(op durable.Op, n int) {
 	}
 }
 
-func (st *Keeper[C]) writeFailed(op durable.Op, err error) {
+func (st *Keeper) writeFailed(op Op, err error) {
 	st.tel.TB.ProcessorLlmEvalStorageWriteFailures.Add(context.Background(), 1, st.opAttrs[op])
 	st.tel.LogFailure("storage:"+string(op), "storage write failed; the item is kept in memory and evaluated as without storage",
 		zap.String("op", string(op)), zap.String("extension", st.extension.String()), zap.Error(err))
 }
 
-func (st *Keeper[C]) skipped(reason durable.SkipReason, key string, err error) {
+func (st *Keeper) skipped(reason SkipReason, key string, err error) {
 	st.tel.TB.ProcessorLlmEvalStorageRecordsSkipped.Add(context.Background(), 1,
 		metric.WithAttributes(attribute.String("reason", string(reason))))
 	st.tel.LogFailure("storage-skip:"+string(reason), "storage: record of the last run skipped and deleted",
@@ -264,9 +297,10 @@ func (st *Keeper[C]) skipped(reason durable.SkipReason, key string, err error) {
 }
 
 // resultRecord is what is stored of a result: what leave writes, with the
-// texts already scrubbed of the judge's secrets.
-func (st *Keeper[C]) resultRecord(r evalstore.Result) heldrecord.Result {
-	rec := heldrecord.Result{
+// texts already scrubbed of the judge's secrets. Of a failure it keeps the
+// scoring error type, if any, and the error's text.
+func (st *Keeper) resultRecord(r evalstore.Result) Result {
+	rec := Result{
 		Scorer: r.Scorer,
 		Label:  string(r.Label()),
 		Score:  r.Result.Score,
@@ -274,9 +308,13 @@ func (st *Keeper[C]) resultRecord(r evalstore.Result) heldrecord.Result {
 		At:     r.At,
 		Ran:    r.Ran,
 	}
-	if r.Label() == scoring.LabelError {
-		rec.ErrorType = resultwrite.ResultErrorType(r.Result)
-		rec.ErrorMessage = resultwrite.Explanation(r.Result, st.redact)
+	if r.Label() == scoring.LabelError && r.Result.Err != nil {
+		rec.Failed = true
+		var se *scoring.Error
+		if errors.As(r.Result.Err, &se) {
+			rec.ErrorType = string(se.Type)
+		}
+		rec.ErrorMessage = st.redact(r.Result.Err.Error())
 	}
 	return rec
 }
@@ -284,18 +322,18 @@ func (st *Keeper[C]) resultRecord(r evalstore.Result) heldrecord.Result {
 // HoldJoining writes a log record the joiner keeps for a call still being
 // joined (logjoin.Config.Hold). A failed write is counted; the record stays
 // in memory.
-func (st *Keeper[C]) HoldJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
+func (st *Keeper) HoldJoining(key logjoin.Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) {
 	st.mu.Lock()
 	recovering := st.recovering
 	st.mu.Unlock()
-	if recovering {
+	if recovering || st.journal == nil {
 		return
 	}
 	ld, recs := logjoin.NewLogsUnder(rl, sl)
 	rec.CopyTo(recs.AppendEmpty())
-	b, err := heldrecord.EncodeLogCall(ld, time.Now())
+	b, err := EncodeLogCall(ld, time.Now())
 	if err != nil {
-		st.writeFailed(durable.OpJoin, err)
+		st.writeFailed(OpJoin, err)
 		return
 	}
 	k, err := st.journal.Hold(context.Background(), key.TraceID.String()+key.SpanID.String(), b)
@@ -304,7 +342,7 @@ func (st *Keeper[C]) HoldJoining(key logjoin.Key, rec plog.LogRecord, rl plog.Re
 	}
 }
 
-func (st *Keeper[C]) track(key logjoin.Key, storageKey string, bytes int) {
+func (st *Keeper) track(key logjoin.Key, storageKey string, bytes int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	hc := st.held[key]
@@ -320,8 +358,8 @@ func (st *Keeper[C]) track(key logjoin.Key, storageKey string, bytes int) {
 // of the calls that have been read (admitted or refused): from then on
 // their item record, if any, stands for them. Without calls it does not
 // wait for storage.
-func (st *Keeper[C]) Evaluated(groups []logjoin.Group) {
-	if len(groups) == 0 {
+func (st *Keeper) Evaluated(groups []logjoin.Group) {
+	if len(groups) == 0 || st.journal == nil {
 		return
 	}
 	st.Commit()
@@ -338,11 +376,13 @@ func (st *Keeper[C]) Evaluated(groups []logjoin.Group) {
 	_ = st.journal.Release(context.Background(), keys, bytes)
 }
 
-func recoveredResult(rec heldrecord.Result) evalstore.Result {
+func recoveredResult(rec Result) evalstore.Result {
 	r := evalstore.Result{Scorer: rec.Scorer, At: rec.At, Ran: rec.Ran, Result: scoring.Result{
 		Scorer: rec.Scorer, Score: rec.Score, Label: scoring.Label(rec.Label), Reason: rec.Reason,
 	}}
-	if r.Result.Label == scoring.LabelError {
+	// A record of an earlier release has no Failed flag: its error type
+	// (_OTHER at least) says that an error was recorded.
+	if r.Result.Label == scoring.LabelError && (rec.Failed || rec.ErrorType != "") {
 		r.Result.Err = storedError{typ: scoring.ErrorType(rec.ErrorType), text: rec.ErrorMessage}
 	}
 	return r
@@ -367,7 +407,7 @@ func (e storedError) As(target any) bool {
 }
 
 // ForStore is what the store needs of an item found in storage.
-func ForStore(rec durable.Recovered) evalstore.Recovered {
+func ForStore(rec Recovered) evalstore.Recovered {
 	r := evalstore.Recovered{ID: rec.ID, Admitted: rec.Item.Admitted, Results: make([]evalstore.Result, len(rec.Results))}
 	for i, res := range rec.Results {
 		r.Results[i] = recoveredResult(res)
@@ -377,7 +417,7 @@ func ForStore(rec durable.Recovered) evalstore.Recovered {
 
 // recordBytes is the stored size of a joining record, for StoredBytes.
 func recordBytes(ld plog.Logs) int {
-	b, err := heldrecord.EncodeLogCall(ld, time.Time{})
+	b, err := EncodeLogCall(ld, time.Time{})
 	if err != nil {
 		return 0
 	}
@@ -394,19 +434,22 @@ type Counters struct {
 
 // Journal is the journal opened by Open, for tests that stop it as a
 // crash would.
-func (st *Keeper[C]) Journal() *durable.Journal { return st.journal }
+func (st *Keeper) Journal() *Journal { return st.journal }
 
 // Rejoin gives back the log records found at start waiting for the rest of
 // their call: add hands each to the joiner, which returns the calls it
 // completes. Records of a call stored as an item (a log call or a pair)
 // are stale and deleted; the journal does not write again what it
 // re-adds.
-func (st *Keeper[C]) Rejoin(add func(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) []logjoin.Group) []logjoin.Group {
+func (st *Keeper) Rejoin(add func(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs) []logjoin.Group) []logjoin.Group {
 	st.mu.Lock()
 	joining, admitted := st.joining, st.storedCalls
 	st.joining, st.storedCalls = nil, nil
 	st.recovering = true
 	st.mu.Unlock()
+	if st.journal == nil {
+		return nil
+	}
 	var groups []logjoin.Group
 	var stale []string
 	staleBytes := 0

@@ -1,4 +1,4 @@
-package durable
+package persistence
 
 import (
 	"context"
@@ -16,8 +16,6 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 )
 
 var processorID = component.MustNewID("llm_eval")
@@ -68,14 +66,14 @@ func span(name string) ptrace.Traces {
 
 func itemRecord(t testing.TB, name string, admitted time.Time) []byte {
 	t.Helper()
-	b, err := heldrecord.EncodeSpan(span(name), admitted)
+	b, err := EncodeSpan(span(name), admitted)
 	require.NoError(t, err)
 	return b
 }
 
 func resultRecord(t testing.TB, scorer, label string) []byte {
 	t.Helper()
-	b, err := heldrecord.EncodeResult(heldrecord.Result{Scorer: scorer, Label: label, Score: 0.5, At: time.Unix(9, 0), Ran: true})
+	b, err := EncodeResult(Result{Scorer: scorer, Label: label, Score: 0.5, At: time.Unix(9, 0), Ran: true})
 	require.NoError(t, err)
 	return b
 }
@@ -90,7 +88,7 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var c counts
-	j, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
+	j, found, readErr, err := OpenJournal(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
 	assert.Empty(t, found.Items)
@@ -113,7 +111,7 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	require.NoError(t, j.Close(ctx))
 	assert.Equal(t, map[Op]int{OpAdmit: 3, OpResult: 1, OpRemove: 1}, c.written)
 
-	j2, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
+	j2, found, readErr, err := OpenJournal(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
 	require.Len(t, found.Items, 2)
@@ -134,7 +132,7 @@ func TestJournalSurvivesReopen(t *testing.T) {
 	require.NoError(t, j2.Remove(ctx, a))
 	require.NoError(t, j2.Close(ctx))
 
-	_, found, _, err = Open(ctx, mustOpenFile(t, dir), c.hooks())
+	_, found, _, err = OpenJournal(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.Len(t, found.Items, 2)
 	assert.Equal(t, []string{"b", "c"}, []string{spanName(found.Items[0]), spanName(found.Items[1])})
@@ -156,7 +154,7 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 		storage.SetOperation(itemKey(2), cut[:len(cut)/2]),
 		storage.SetOperation(itemKey(3), old),
 		storage.SetOperation(itemKey(4), []byte("not a record")),
-		storage.SetOperation(itemKey(5), make([]byte, heldrecord.MaxItemBytes+1)),
+		storage.SetOperation(itemKey(5), make([]byte, MaxItemBytes+1)),
 		storage.SetOperation(resultKey(1, "bias"), resultRecord(t, "bias", "pass")),
 		storage.SetOperation(resultKey(1, "hallucination"), resultRecord(t, "bias", "pass")), // under another scorer's key
 		storage.SetOperation(resultKey(9, "bias"), resultRecord(t, "bias", "pass")),          // no item 9
@@ -165,7 +163,7 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 	require.NoError(t, client.Close(ctx))
 
 	var c counts
-	j, found, readErr, err := Open(ctx, mustOpenFile(t, dir), c.hooks())
+	j, found, readErr, err := OpenJournal(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	require.NoError(t, readErr)
 	require.Len(t, found.Items, 1)
@@ -177,7 +175,7 @@ func TestJournalSkipsBadRecordsOnce(t *testing.T) {
 	assert.Equal(t, uint64(10), next, "ids continue above every id seen, in bad records too")
 	require.NoError(t, j.Close(ctx))
 
-	_, found, _, err = Open(ctx, mustOpenFile(t, dir), c.hooks())
+	_, found, _, err = OpenJournal(ctx, mustOpenFile(t, dir), c.hooks())
 	require.NoError(t, err)
 	assert.Len(t, found.Items, 2)
 	assert.Empty(t, c.skipped, "bad records are deleted when first met")
@@ -242,7 +240,7 @@ func TestJournalFullStorage(t *testing.T) {
 	ctx := context.Background()
 	fc := newFailingClient()
 	var c counts
-	j, _, _, err := Open(ctx, fc, c.hooks())
+	j, _, _, err := OpenJournal(ctx, fc, c.hooks())
 	require.NoError(t, err)
 
 	kept, err := j.Admit(ctx, itemRecord(t, "kept", time.Unix(1, 0)))
@@ -265,7 +263,7 @@ func TestJournalFullStorage(t *testing.T) {
 
 // A storage client that cannot list its keys is refused at Open.
 func TestJournalNeedsWalker(t *testing.T) {
-	_, _, _, err := Open(context.Background(), struct{ storage.Client }{}, Hooks{})
+	_, _, _, err := OpenJournal(context.Background(), struct{ storage.Client }{}, Hooks{})
 	require.ErrorContains(t, err, "storage.Walker")
 }
 
@@ -275,7 +273,7 @@ func TestJournalListingFails(t *testing.T) {
 	fc := newFailingClient()
 	fc.kv[itemKey(1)] = itemRecord(t, "a", time.Unix(1, 0))
 	walkFails := &walkErrClient{failingClient: fc}
-	j, found, readErr, err := Open(context.Background(), walkFails, Hooks{})
+	j, found, readErr, err := OpenJournal(context.Background(), walkFails, Hooks{})
 	require.NoError(t, err)
 	require.Error(t, readErr)
 	assert.Empty(t, found.Items)
@@ -298,7 +296,7 @@ func TestTwoCollectorsOneDirectory(t *testing.T) {
 	_, err := fileClient(t, dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "timeout")
-	j, _, _, err := Open(context.Background(), first, Hooks{})
+	j, _, _, err := OpenJournal(context.Background(), first, Hooks{})
 	require.NoError(t, err)
 	_, err = j.Admit(context.Background(), itemRecord(t, "a", time.Unix(1, 0)))
 	require.NoError(t, err)
@@ -313,14 +311,14 @@ func TestTwoCollectorsOneDirectory(t *testing.T) {
 func TestJournalJoining(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	j, _, _, err := Open(ctx, mustOpenFile(t, dir), Hooks{})
+	j, _, _, err := OpenJournal(ctx, mustOpenFile(t, dir), Hooks{})
 	require.NoError(t, err)
 	callA := strings.Repeat("a", 48)
 	callB := strings.Repeat("b", 48)
 	rec := func(body string) []byte {
 		ld := plog.NewLogs()
 		ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(body)
-		b, err := heldrecord.EncodeLogCall(ld, time.Unix(1, 0))
+		b, err := EncodeLogCall(ld, time.Unix(1, 0))
 		require.NoError(t, err)
 		return b
 	}
@@ -333,7 +331,7 @@ func TestJournalJoining(t *testing.T) {
 	require.NoError(t, j.Release(ctx, []string{b1}, len(rec("b1"))))
 	require.NoError(t, j.Close(ctx))
 
-	j2, found, _, err := Open(ctx, mustOpenFile(t, dir), Hooks{})
+	j2, found, _, err := OpenJournal(ctx, mustOpenFile(t, dir), Hooks{})
 	require.NoError(t, err)
 	require.Len(t, found.Joining, 2)
 	for i, want := range []struct{ key, body string }{{a1, "a1"}, {a2, "a2"}} {
@@ -352,7 +350,7 @@ func TestJournalResultsGoWithTheNextWrite(t *testing.T) {
 	ctx := context.Background()
 	fc := newFailingClient()
 	var c counts
-	j, _, _, err := Open(ctx, fc, c.hooks())
+	j, _, _, err := OpenJournal(ctx, fc, c.hooks())
 	require.NoError(t, err)
 	a, err := j.Admit(ctx, itemRecord(t, "a", time.Unix(1, 0)))
 	require.NoError(t, err)
@@ -375,7 +373,7 @@ func TestJournalQueueAndCommit(t *testing.T) {
 	ctx := context.Background()
 	fc := newFailingClient()
 	var c counts
-	j, _, _, err := Open(ctx, fc, c.hooks())
+	j, _, _, err := OpenJournal(ctx, fc, c.hooks())
 	require.NoError(t, err)
 	before := fc.batches
 	a := j.Queue(itemRecord(t, "a", time.Unix(1, 0)))
@@ -410,7 +408,7 @@ func TestJournalQueueAndCommit(t *testing.T) {
 func TestJournalRewrite(t *testing.T) {
 	ctx := context.Background()
 	fc := newFailingClient()
-	j, _, _, err := Open(ctx, fc, Hooks{})
+	j, _, _, err := OpenJournal(ctx, fc, Hooks{})
 	require.NoError(t, err)
 	early := j.Queue(itemRecord(t, "early", time.Unix(1, 0)))
 	j.Rewrite(early, itemRecord(t, "early, rewritten before its write", time.Unix(1, 0)))
@@ -428,7 +426,7 @@ func TestJournalRewrite(t *testing.T) {
 	require.Error(t, j.Commit(ctx))
 	fc.setFull(false)
 
-	_, found, _, err := Open(ctx, fc, Hooks{})
+	_, found, _, err := OpenJournal(ctx, fc, Hooks{})
 	require.NoError(t, err)
 	require.Len(t, found.Items, 2)
 	assert.Equal(t, "early, rewritten before its write", spanName(found.Items[0]))
@@ -451,7 +449,7 @@ func TestJournalRemoveDropsWaitingRewrite(t *testing.T) {
 	ctx := context.Background()
 	fc := newFailingClient()
 	var c counts
-	j, _, _, err := Open(ctx, fc, c.hooks())
+	j, _, _, err := OpenJournal(ctx, fc, c.hooks())
 	require.NoError(t, err)
 	id, err := j.Admit(ctx, itemRecord(t, "span", time.Unix(1, 0)))
 	require.NoError(t, err)
@@ -461,7 +459,7 @@ func TestJournalRemoveDropsWaitingRewrite(t *testing.T) {
 	assert.Zero(t, fc.keys(), "the item that left stays deleted")
 	assert.Zero(t, j.StoredBytes())
 
-	_, found, _, err := Open(ctx, fc, Hooks{})
+	_, found, _, err := OpenJournal(ctx, fc, Hooks{})
 	require.NoError(t, err)
 	assert.Empty(t, found.Items)
 	c.mu.Lock()
@@ -499,7 +497,7 @@ func TestJournalQueuesDuringAWrite(t *testing.T) {
 	sc := &stallingClient{failingClient: newFailingClient(), stall: make(chan struct{}),
 		entered: make(chan struct{}), proceed: make(chan struct{})}
 	var c counts
-	j, _, _, err := Open(ctx, sc, c.hooks())
+	j, _, _, err := OpenJournal(ctx, sc, c.hooks())
 	require.NoError(t, err)
 	failed := j.Queue(itemRecord(t, "its write fails", time.Unix(1, 0)))
 	close(sc.stall)
@@ -516,7 +514,7 @@ func TestJournalQueuesDuringAWrite(t *testing.T) {
 	sc.setFull(false)
 
 	require.NoError(t, j.Commit(ctx))
-	_, found, _, err := Open(ctx, sc.failingClient, Hooks{})
+	_, found, _, err := OpenJournal(ctx, sc.failingClient, Hooks{})
 	require.NoError(t, err)
 	require.Len(t, found.Items, 1, "only the item queued meanwhile")
 	assert.Equal(t, "queued meanwhile", spanName(found.Items[0]))
@@ -532,7 +530,7 @@ func TestJournalQueuesDuringAWrite(t *testing.T) {
 // together, and its removal. One op is one span.
 func BenchmarkJournalHeldSpan(b *testing.B) {
 	ctx := context.Background()
-	j, _, _, err := Open(ctx, mustOpenFile(b, b.TempDir()), Hooks{})
+	j, _, _, err := OpenJournal(ctx, mustOpenFile(b, b.TempDir()), Hooks{})
 	if err != nil {
 		b.Fatal(err)
 	}

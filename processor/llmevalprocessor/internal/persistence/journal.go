@@ -1,32 +1,4 @@
-// Package durable keeps llm_eval's admitted items and their finished results
-// in a Collector storage client (the storage extension API), so that a
-// crash does not lose them, and reads them back at start.
-//
-// Key space, one storage client per llm_eval component:
-//
-//	i/<id>           an admitted item (heldrecord item record)
-//	r/<id>/<scorer>  a result recorded for item <id> by scorer <scorer>
-//	j/<call>/<id>    a log record of a call still being joined (a heldrecord
-//	                 log-call item of one record); <call> is the trace and
-//	                 span id, 48 hex digits
-//
-// <id> is 16 lower-case hex digits, increasing across restarts (the next
-// id is one above the highest found at start), so keys sort in write
-// order. An item is written when it is admitted (Queue, then Commit: the
-// items of one batch share a transaction); a result that finishes
-// while others of its item are still pending is written with the next
-// write, or within ResultDelay, whichever comes first (not at all if its
-// item leaves before); the item with all its results is deleted, in one
-// transaction, once it has been sent on. A log
-// record waiting for the rest of its call is written when the joiner takes
-// it and deleted once its call has been read and admitted (or refused).
-//
-// Every write is one storage transaction (with file_storage, one bbolt
-// transaction: all of it is on disk or none of it is). Writes are
-// serialized by the Journal; storage serializes them anyway. Queue, Rewrite
-// and Record never wait for a write in progress, so that their callers
-// (the store, under its lock) never wait for the disk.
-package durable // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+package persistence
 
 import (
 	"bytes"
@@ -41,8 +13,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 )
 
 // Op names a kind of write.
@@ -62,7 +32,7 @@ type SkipReason string
 // Why records are skipped at start. Skipped records are deleted.
 const (
 	SkipCorrupt  SkipReason = "corrupt"         // cut short, damaged or misshapen
-	SkipTooLarge SkipReason = "too_large"       // over heldrecord's bounds
+	SkipTooLarge SkipReason = "too_large"       // over the record bounds
 	SkipVersion  SkipReason = "unknown_version" // another release's format
 	SkipOrphan   SkipReason = "orphan"          // a result whose item is gone
 	SkipKey      SkipReason = "unknown_key"     // a key this release does not write
@@ -88,8 +58,8 @@ type Hooks struct {
 // Recovered is one item found at start with the results recorded for it.
 type Recovered struct {
 	ID      uint64
-	Item    heldrecord.Item
-	Results []heldrecord.Result // in key order: by scorer name
+	Item    Item
+	Results []Result // in key order: by scorer name
 }
 
 // Joining is one log record found at start that was waiting for the rest
@@ -97,7 +67,7 @@ type Recovered struct {
 type Joining struct {
 	Key  string // its storage key, for Release
 	Call string // the call's trace and span id, as given to Hold
-	Item heldrecord.Item
+	Item Item
 }
 
 // Found is what Open read: items oldest first, joining records by call and
@@ -163,14 +133,14 @@ type entry struct {
 	unwritten bool     // queued by Queue, not written yet
 }
 
-// Open reads every record of client and returns the Journal and the items
+// OpenJournal reads every record of client and returns the Journal and the items
 // found, oldest first. Corrupt, oversized, unknown-version and orphaned
 // records are reported to hooks.Skipped and deleted, so a bad record is
 // met once, never at every start. A client that cannot list its keys
 // (storage.Walker) is refused. A storage that fails while listing is not:
 // Open returns no items and the error in readErr, and the Journal writes as
 // usual, so that the collector still starts.
-func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, found Found, readErr error, err error) {
+func OpenJournal(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, found Found, readErr error, err error) {
 	walker, ok := client.(storage.Walker)
 	if !ok {
 		return nil, found, nil, fmt.Errorf("the storage client (%T) cannot list its keys (storage.Walker); use file_storage", client)
@@ -184,24 +154,24 @@ func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, 
 		var err error
 		switch kind {
 		case 'j':
-			var it heldrecord.Item
-			if it, err = decodeSafely(heldrecord.DecodeItem, value); err == nil && it.Kind != heldrecord.KindLogCall {
-				err = fmt.Errorf("%w: a span under a joining key", heldrecord.ErrCorrupt)
+			var it Item
+			if it, err = decodeSafely(DecodeItem, value); err == nil && it.Kind != KindLogCall {
+				err = fmt.Errorf("%w: a span under a joining key", ErrCorrupt)
 			}
 			if err == nil {
 				found.Joining = append(found.Joining, Joining{Key: key, Call: scorer, Item: it})
 				j.stored.Add(int64(len(value)))
 			}
 		case 'i':
-			var it heldrecord.Item
-			if it, err = decodeSafely(heldrecord.DecodeItem, value); err == nil {
+			var it Item
+			if it, err = decodeSafely(DecodeItem, value); err == nil {
 				items[id] = &Recovered{ID: id, Item: it}
 				j.live[id] = &entry{bytes: len(value)}
 			}
 		case 'r':
-			var res heldrecord.Result
-			if res, err = decodeSafely(heldrecord.DecodeResult, value); err == nil && res.Scorer != scorer {
-				err = fmt.Errorf("%w: result of %q under the key of %q", heldrecord.ErrCorrupt, res.Scorer, scorer)
+			var res Result
+			if res, err = decodeSafely(DecodeResult, value); err == nil && res.Scorer != scorer {
+				err = fmt.Errorf("%w: result of %q under the key of %q", ErrCorrupt, res.Scorer, scorer)
 			}
 			if err == nil {
 				results[id] = append(results[id], resultAt{key: key, res: res, bytes: len(value)})
@@ -257,7 +227,7 @@ func Open(ctx context.Context, client storage.Client, hooks Hooks) (j *Journal, 
 
 type resultAt struct {
 	key   string
-	res   heldrecord.Result
+	res   Result
 	bytes int
 }
 
@@ -266,7 +236,7 @@ type resultAt struct {
 func decodeSafely[T any](decode func([]byte) (T, error), b []byte) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: decoding panicked: %v", heldrecord.ErrCorrupt, r)
+			err = fmt.Errorf("%w: decoding panicked: %v", ErrCorrupt, r)
 		}
 	}()
 	return decode(b)
@@ -274,9 +244,9 @@ func decodeSafely[T any](decode func([]byte) (T, error), b []byte) (v T, err err
 
 func skipReason(err error) SkipReason {
 	switch {
-	case errors.Is(err, heldrecord.ErrTooLarge):
+	case errors.Is(err, ErrTooLarge):
 		return SkipTooLarge
-	case errors.Is(err, heldrecord.ErrVersion):
+	case errors.Is(err, ErrVersion):
 		return SkipVersion
 	}
 	return SkipCorrupt

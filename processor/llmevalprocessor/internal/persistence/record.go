@@ -1,21 +1,4 @@
-// Package heldrecord encodes what llm_eval keeps in storage for one admitted
-// item: the item itself (a held span with its resource and scope, or the log
-// records of one GenAI call) and each result recorded for it.
-//
-// Every record starts with the two magic bytes "le" and a format version,
-// and ends with a CRC-32C of everything before it, so a record cut short by a
-// crash, changed on disk or written by another release is told apart from a
-// good one instead of being misread. Sizes are bounded on both sides: Encode
-// refuses a record over its limit, Decode refuses one before reading it.
-//
-// Format version 1, all integers big-endian, strings and byte fields as a
-// uvarint length followed by the bytes:
-//
-//	item:   "le" 0x01 'I' kind(1 byte) admitted(int64 unix ns) payload(bytes) crc32c(4 bytes)
-//	        payload: OTLP protobuf (span, log call), or two bytes fields,
-//	        the span's then the log call's (pair)
-//	result: "le" 0x01 'R' scorer label reason errorType errorMessage score(float64 bits) at(int64 unix ns) flags(1 byte) crc32c(4 bytes)
-package heldrecord // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+package persistence
 
 import (
 	"encoding/binary"
@@ -64,6 +47,7 @@ const (
 	headerLen      = 4 // magic, version, tag
 	crcLen         = 4
 	flagRan        = 1 << 0
+	flagFailed     = 1 << 1
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -100,6 +84,10 @@ type Result struct {
 	ErrorMessage string
 	At           time.Time // when the result was produced
 	Ran          bool      // a scorer ran (not a result found up front)
+	// Failed says that the evaluation failed with an error, whose type and
+	// text are ErrorType and ErrorMessage. Records of releases before it
+	// was written have it false.
+	Failed bool
 }
 
 // EncodeSpan encodes a held span (one resource, scope and span).
@@ -152,7 +140,7 @@ func encodeItem(kind Kind, admitted time.Time, payload []byte) ([]byte, error) {
 
 // DecodeItem decodes an item record.
 func DecodeItem(b []byte) (Item, error) {
-	body, err := open(b, tagItem, MaxItemBytes)
+	body, err := unwrap(b, tagItem, MaxItemBytes)
 	if err != nil {
 		return Item{}, err
 	}
@@ -223,13 +211,16 @@ func EncodeResult(res Result) ([]byte, error) {
 	if res.Ran {
 		flags |= flagRan
 	}
+	if res.Failed {
+		flags |= flagFailed
+	}
 	b = append(b, flags)
 	return appendCRC(b), nil
 }
 
 // DecodeResult decodes a result record.
 func DecodeResult(b []byte) (Result, error) {
-	body, err := open(b, tagResult, MaxResultBytes)
+	body, err := unwrap(b, tagResult, MaxResultBytes)
 	if err != nil {
 		return Result{}, err
 	}
@@ -243,15 +234,16 @@ func DecodeResult(b []byte) (Result, error) {
 	}
 	res.Score = math.Float64frombits(r.uint64())
 	res.At = r.time()
-	res.Ran = r.byte()&flagRan != 0
+	flags := r.byte()
+	res.Ran, res.Failed = flags&flagRan != 0, flags&flagFailed != 0
 	if r.err != nil || len(r.b) != 0 || res.Scorer == "" {
 		return Result{}, fmt.Errorf("%w: malformed result", ErrCorrupt)
 	}
 	return res, nil
 }
 
-// open checks a record's bound, header and checksum and returns its body.
-func open(b []byte, tag byte, limit int) ([]byte, error) {
+// unwrap checks a record's bound, header and checksum and returns its body.
+func unwrap(b []byte, tag byte, limit int) ([]byte, error) {
 	if len(b) > limit {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(b), limit)
 	}

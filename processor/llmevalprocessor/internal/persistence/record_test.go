@@ -1,4 +1,4 @@
-package heldrecord
+package persistence
 
 import (
 	"bytes"
