@@ -172,6 +172,11 @@ type JudgeConfig struct {
 	ReasoningEffort    string         `mapstructure:"reasoning_effort"`
 	ChatTemplateKwargs map[string]any `mapstructure:"chat_template_kwargs"`
 	ExtraBody          map[string]any `mapstructure:"extra_body"`
+	// Prices and Budget put the judge's spend in money (config_spend.go):
+	// prices per million tokens by model, for the judge_cost metric, and
+	// a cap per hour or day.
+	Prices map[string]PriceConfig `mapstructure:"prices"`
+	Budget *BudgetConfig          `mapstructure:"budget"`
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -434,6 +439,7 @@ func (jc *JudgeConfig) Validate() error {
 		errs = append(errs, errors.New("model: must be set"))
 	}
 	errs = append(errs, jc.validateProvider()...)
+	errs = append(errs, jc.validateSpend()...)
 	switch jc.StructuredOutputs {
 	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:

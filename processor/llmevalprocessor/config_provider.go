@@ -67,7 +67,7 @@ func (jc *JudgeConfig) validateProvider() []error {
 	return errs
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -98,7 +98,8 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		scorers[i] = sc.Name
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
-		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
+		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval,
+		model: cfg.Judge.model(), price: cfg.Judge.price()}
 	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.redact, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err

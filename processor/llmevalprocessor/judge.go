@@ -49,7 +49,7 @@ type judgeSet struct {
 //
 // Composition, outermost first:
 //
-//	cache (per scorer) -> scorer (redaction, max_input_chars) -> breaker -> limiter -> OpenAI judge (retries)
+//	cache (per scorer) -> scorer (redaction, max_input_chars) -> budget -> breaker -> limiter -> OpenAI judge (retries)
 //
 // A scorer that judges the span's system instructions first splits them
 // (split_instructions), through the same breaker and limiter:
@@ -59,6 +59,8 @@ type judgeSet struct {
 // The breaker sits outside the limiter so that an open circuit fails at
 // once instead of first waiting for rate budget; the cache sits outside
 // everything so that a hit costs no call, no budget and no breaker slot.
+// The money budget (judge.budget) sits outside the breaker, so that a call
+// it refuses tells the breaker nothing about the endpoint.
 func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
 	clientCfg := judgeClientConfig(cfg.Judge)
 	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), judgeClientTelemetry(set))
@@ -102,6 +104,10 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 	})
 
 	js := judgeSet{breaker: breaker}
+	judge, err := withBudget(cfg.Judge, breaker, hooks.now)
+	if err != nil {
+		return judgeSet{}, err
+	}
 	if cfg.Cache.Enabled {
 		js.cache, err = guard.NewCache(guard.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
 		if err != nil {
@@ -134,19 +140,19 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 			js.scorers = append(js.scorers, checks)
 			continue
 		case sc.isCriteria():
-			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
+			s, err = scoring.NewCriteria(sc.criteriaConfig(), judge, opts)
 		default: // a built-in judge scorer, task_completion and tool_use included
 			if sc.Name == scoring.TaskCompletion {
-				if opts.Requirements, err = js.requirementLister(breaker); err != nil {
+				if opts.Requirements, err = js.requirementLister(judge); err != nil {
 					return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 				}
 			}
-			s, err = scoring.New(sc.Name, breaker, opts)
+			s, err = scoring.New(sc.Name, judge, opts)
 		}
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
-		if s, err = js.splitInstructions(cfg, sc, s, breaker, redact, hooks.onSplit); err != nil {
+		if s, err = js.splitInstructions(cfg, sc, s, judge, redact, hooks.onSplit); err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
 		if js.cache != nil {

@@ -54,6 +54,8 @@ type judgeFacts struct {
 	endpoint     string        // as configured; the telemetry scrubs its secrets
 	openDuration time.Duration // circuit_breaker.open_duration
 	authRetry    time.Duration // circuit_breaker.auth_retry_interval
+	model        string        // the judge model, judge_cost's judge_model
+	price        *guard.Price  // the judge model's price, nil without one
 }
 
 // newTelemetry records the metrics of a processor whose scorers are named
@@ -299,6 +301,10 @@ func (t *telemetry) RecordResult(ctx context.Context, r evalstore.Result) {
 		if ok {
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.PromptTokens), tok[0])
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.CompletionTokens), tok[1])
+		}
+		if p := t.judge.price; p != nil {
+			t.tb.ProcessorLlmEvalJudgeCost.Add(ctx, p.Cost(u.PromptTokens, u.CompletionTokens), metric.WithAttributes(
+				attribute.String("scorer", r.Scorer), attribute.String("judge_model", t.judge.model)))
 		}
 	}
 }

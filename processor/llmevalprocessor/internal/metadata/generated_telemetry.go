@@ -48,6 +48,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalJudgeCallsRefused         metric.Int64Counter
 	ProcessorLlmEvalJudgeCircuitState         metric.Int64ObservableGauge
 	ProcessorLlmEvalJudgeCircuitTransitions   metric.Int64Counter
+	ProcessorLlmEvalJudgeCost                 metric.Float64Counter
 	ProcessorLlmEvalJudgeLatency              metric.Float64Histogram
 	ProcessorLlmEvalJudgeRetries              metric.Int64Counter
 	ProcessorLlmEvalJudgeTokens               metric.Int64Counter
@@ -415,6 +416,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_judge_circuit_transitions",
 		metric.WithDescription("Transitions of the judge circuit breaker, by the state entered. [Development]"),
 		metric.WithUnit("{transitions}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCost, err = builder.meter.Float64Counter(
+		"otelcol_processor_llm_eval_judge_cost",
+		metric.WithDescription("Money spent on judge tokens, at judge.prices (per million prompt and completion tokens) in their currency, by scorer and judge model. Counted only for a judge model with a price. [Development]"),
+		metric.WithUnit("{currency}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeLatency, err = builder.meter.Float64Histogram(
