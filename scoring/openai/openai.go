@@ -309,7 +309,7 @@ func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompl
 	case len(cr.Choices) == 0:
 		return scoring.Response{}, false, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
 	}
-	return response(cr), withFormat && formatIgnored(cr.Choices[0]), nil
+	return j.response(cr), withFormat && formatIgnored(cr.Choices[0]), nil
 }
 
 // formatIgnored reports whether a finished reply to a request with a

@@ -525,7 +525,7 @@ func TestLengthFinishAndUsageReturned(t *testing.T) {
 	j, _ := newTestJudge(t, srv.URL, nil)
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err, "a reply cut at max tokens is returned, not an error")
-	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30}, resp)
+	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30, Model: "judge-model"}, resp)
 }
 
 func TestNewJudgeValidates(t *testing.T) {
