@@ -70,6 +70,7 @@ func floatSumOf(t *testing.T, h *harness, name string, match ...attribute.KeyVal
 	return total
 }
 
+// TestJudgeCostMetric also checks the provenance of judged results.
 func TestJudgeCostMetric(t *testing.T) {
 	srv := scoringtest.New(t)
 	srv.Handle(fixedUsage(1000, 100))
@@ -82,6 +83,19 @@ func TestJudgeCostMetric(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(1)
 	h.waitIdle()
+
+	// Every judged result says who judged.
+	byID, _ := sinkSpans(h.sink)
+	require.Len(t, byID, 1)
+	for _, rec := range byID {
+		events := evaluationEvents(rec.span)
+		require.Len(t, events, 2)
+		for name, ev := range events {
+			assert.Equal(t, "judge-model", mustStr(t, ev, evalconv.AttrJudgeModel), name)
+			assert.Regexp(t, `^[0-9a-f]{12}$`, mustStr(t, ev, evalconv.AttrPromptVersion), name)
+		}
+		assert.NotEqual(t, mustStr(t, events[scoring.Bias], evalconv.AttrPromptVersion), mustStr(t, events[scoring.Toxicity], evalconv.AttrPromptVersion))
+	}
 
 	perCall := (1000*2.5 + 100*10) / 1e6
 	calls := map[string]int64{}

@@ -24,14 +24,19 @@ type outcome struct {
 	score       float64       // written only for pass and fail
 	explanation string        // redacted; empty writes nothing
 	errorType   string        // error.type; set only for error
+	// judgeModel and promptVersion say who judged, "" when unknown.
+	judgeModel    string
+	promptVersion string
 }
 
 func newOutcome(scorer string, r scoring.Result, redact func(string) string) outcome {
 	v := outcome{
-		scorer:      scorer,
-		label:       Label(r),
-		score:       r.Score,
-		explanation: Explanation(r, redact),
+		scorer:        scorer,
+		label:         Label(r),
+		score:         r.Score,
+		explanation:   Explanation(r, redact),
+		judgeModel:    r.JudgeModel,
+		promptVersion: r.PromptVersion,
 	}
 	if v.label == scoring.LabelError {
 		v.errorType = ResultErrorType(r)
@@ -63,6 +68,12 @@ func (v outcome) putEventAttributes(attrs pcommon.Map, responseID string) {
 	}
 	if v.errorType != "" {
 		attrs.PutStr(evalconv.AttrErrorType, v.errorType)
+	}
+	if v.judgeModel != "" {
+		attrs.PutStr(evalconv.AttrJudgeModel, v.judgeModel)
+	}
+	if v.promptVersion != "" {
+		attrs.PutStr(evalconv.AttrPromptVersion, v.promptVersion)
 	}
 }
 
