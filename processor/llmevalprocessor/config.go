@@ -180,6 +180,9 @@ type JudgeConfig struct {
 	// a cap per hour or day.
 	Prices map[string]PriceConfig `mapstructure:"prices"`
 	Budget *BudgetConfig          `mapstructure:"budget"`
+	// Fallback holds the judge keys of a second judge, used while this
+	// one's circuit is open; unset keys are this judge's (config_judges.go).
+	Fallback map[string]any `mapstructure:"fallback"`
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -218,6 +221,10 @@ type ScorerConfig struct {
 	ReasonMode string `mapstructure:"reason_mode"`
 	// Instructions are the rules prompt_alignment checks.
 	Instructions []string `mapstructure:"instructions"`
+	// Judge holds judge keys that override the shared judge's for this
+	// scorer: its own endpoint, model, key, limits and fallback
+	// (config_judges.go).
+	Judge map[string]any `mapstructure:"judge"`
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
@@ -411,6 +418,7 @@ func (cfg *Config) Validate() error {
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
 	}
+	errs = append(errs, cfg.validateJudges()...)
 	seen := make(map[string]bool, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
 		if seen[sc.Name] && sc.Name != "" {

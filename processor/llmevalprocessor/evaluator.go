@@ -99,7 +99,12 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
 		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval,
-		model: cfg.Judge.model(), price: cfg.Judge.price()}
+		endpoints: map[string]string{}}
+	if judges, _, err := cfg.judges(); err == nil {
+		for _, nj := range judges {
+			judge.endpoints[nj.name] = nj.cfg.ClientConfig.Endpoint
+		}
+	}
 	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.redact, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
@@ -196,6 +201,8 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	js, err := ev.buildJudge(ctx, ev.cfg, host, ev.set, judgeHooks{
 		onRetry:        func() { ev.tel.judgeRetry(context.Background()) },
 		onBreakerState: ev.tel.circuitChanged,
+		onFallback:     ev.tel.judgeFallback,
+		onCost:         ev.tel.judgeCost,
 		onSplit:        ev.tel.instructionSplit,
 	})
 	if err != nil {
@@ -204,15 +211,11 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	if len(js.scorers) != len(ev.cfg.Scorers) {
 		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(ev.cfg.Scorers))
 	}
-	var circuit circuitStater
-	if js.breaker != nil {
-		circuit = js.breaker
-	}
 	var cache cacheStater
 	if js.cache != nil {
 		cache = js.cache
 	}
-	if err := ev.tel.observeJudge(circuit, cache); err != nil {
+	if err := ev.tel.observeJudge(js.breakers, cache); err != nil {
 		return err
 	}
 	if js.splits != nil {

@@ -83,6 +83,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalJudgeCallsRefused.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCost.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeFallbacks.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeLatency.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeRetries.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeTokens.Add(context.Background(), 1)
@@ -166,6 +167,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCost(t, testTel,
 		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeFallbacks(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
