@@ -221,6 +221,9 @@ type ScorerConfig struct {
 	ReasonMode string `mapstructure:"reason_mode"`
 	// Instructions are the rules prompt_alignment checks.
 	Instructions []string `mapstructure:"instructions"`
+	// Sampling, when set, scores only this share of the traces with this
+	// scorer, decided by trace id as sampling.percentage is.
+	Sampling *SamplingConfig `mapstructure:"sampling"`
 	// Judge holds judge keys that override the shared judge's for this
 	// scorer: its own endpoint, model, key, limits and fallback
 	// (config_judges.go).

@@ -56,7 +56,7 @@ type evaluator struct {
 	join       *subject.TraceJoin     // the trace context index and join
 	scorers    []subject.Scorer       // what the subjects see of cfg.Scorers
 	filter     spanFilter             // include, exclude
-	scorerSel  scorerFilters          // scorers[].include, exclude
+	scorerSel  scorerSelection        // scorers[].include, exclude, sampling
 	agents     bool                   // a scorer targets agent spans
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
 	// storage keeps held items across a crash (internal/persistence); nil
@@ -120,7 +120,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	if ev.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
 		return nil, fmt.Errorf("llm_eval: %w", err)
 	}
-	if ev.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+	if ev.scorerSel, err = compileScorerSelection(cfg.Scorers); err != nil {
 		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
 	}
 	for _, sc := range cfg.Scorers {
