@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -54,26 +55,17 @@ func (jc *JudgeConfig) validateProvider() []error {
 	if jc.ReasoningEffort != "" && !reasoningEffortWord.MatchString(jc.ReasoningEffort) {
 		errs = append(errs, fmt.Errorf("reasoning_effort: %q is not one lowercase word (OpenAI: minimal, low, medium, high; Ollama: none to stop thinking)", jc.ReasoningEffort))
 	}
-	for _, k := range sortedKeys(jc.ChatTemplateKwargs) {
+	for _, k := range slices.Sorted(maps.Keys(jc.ChatTemplateKwargs)) {
 		if _, err := json.Marshal(jc.ChatTemplateKwargs[k]); err != nil {
 			errs = append(errs, fmt.Errorf("chat_template_kwargs::%s: not a JSON value: %w", k, err))
 		}
 	}
-	for _, k := range sortedKeys(jc.ExtraBody) {
+	for _, k := range slices.Sorted(maps.Keys(jc.ExtraBody)) {
 		if err := openai.CheckExtraBodyField(k, jc.ExtraBody[k]); err != nil {
 			errs = append(errs, fmt.Errorf("extra_body::%s: %w", k, err))
 		}
 	}
 	return errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // providerConfig copies the provider settings into the judge client's

@@ -2,7 +2,9 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +53,7 @@ func (b *BudgetConfig) period() time.Duration {
 // validateSpend checks judge.prices and judge.budget; each error names its key.
 func (jc *JudgeConfig) validateSpend() []error {
 	var errs []error
-	for _, model := range sortedKeys(jc.Prices) {
+	for _, model := range slices.Sorted(maps.Keys(jc.Prices)) {
 		p := jc.Prices[model]
 		if strings.TrimSpace(model) == "" {
 			errs = append(errs, fmt.Errorf("prices: a model name is empty"))

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -46,29 +45,6 @@ func fixedUsage(promptTokens, completionTokens int) func(scoringtest.Call) scori
 	}
 }
 
-// floatSumOf is the sum of the float64 sum metric name's data points
-// whose attributes hold every pair of match.
-func floatSumOf(t *testing.T, h *harness, name string, match ...attribute.KeyValue) float64 {
-	t.Helper()
-	m, err := h.tel.GetMetric(name)
-	if err != nil {
-		return 0
-	}
-	sum, ok := m.Data.(metricdata.Sum[float64])
-	require.True(t, ok, "%s is a float64 sum", name)
-	total := 0.0
-	for _, dp := range sum.DataPoints {
-		all := true
-		for _, kv := range match {
-			v, ok := dp.Attributes.Value(kv.Key)
-			all = all && ok && v == kv.Value
-		}
-		if all {
-			total += dp.Value
-		}
-	}
-	return total
-}
 
 // TestJudgeCostMetric also checks the provenance of judged results.
 func TestJudgeCostMetric(t *testing.T) {
@@ -102,10 +78,10 @@ func TestJudgeCostMetric(t *testing.T) {
 	for _, s := range []string{scoring.Bias, scoring.Toxicity} {
 		calls[s] = sumOf(t, h.tel, "otelcol_processor_llm_eval_judge_calls", attribute.String("scorer", s))
 		require.Positive(t, calls[s])
-		got := floatSumOf(t, h, "otelcol_processor_llm_eval_judge_cost", attribute.String("scorer", s), attribute.String("judge_model", "judge-model"))
+		got := pointsSum[float64](t, h.tel, "otelcol_processor_llm_eval_judge_cost", attribute.String("scorer", s), attribute.String("judge_model", "judge-model"))
 		assert.InDelta(t, float64(calls[s])*perCall, got, 1e-12, "scorer %s", s)
 	}
-	assert.InDelta(t, float64(len(srv.Calls()))*perCall, floatSumOf(t, h, "otelcol_processor_llm_eval_judge_cost"), 1e-12,
+	assert.InDelta(t, float64(len(srv.Calls()))*perCall, pointsSum[float64](t, h.tel, "otelcol_processor_llm_eval_judge_cost"), 1e-12,
 		"every call the judge received is priced once")
 }
 
@@ -149,5 +125,5 @@ func TestBudgetNeverOverrunThroughTheProcessor(t *testing.T) {
 	}
 	assert.Positive(t, exhausted, "evaluations past the budget say budget_exhausted")
 	assert.EqualValues(t, exhausted, sumOf(t, h.tel, "otelcol_processor_llm_eval_evaluations", attribute.String("error_type", string(scoring.ErrorBudgetExhausted))))
-	assert.InDelta(t, billed, floatSumOf(t, h, "otelcol_processor_llm_eval_judge_cost"), 1e-9, "judge_cost counts what was billed")
+	assert.InDelta(t, billed, pointsSum[float64](t, h.tel, "otelcol_processor_llm_eval_judge_cost"), 1e-9, "judge_cost counts what was billed")
 }

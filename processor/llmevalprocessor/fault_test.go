@@ -521,21 +521,27 @@ func TestRedactionKeepsPersonalDataFromTheJudge(t *testing.T) {
 	}
 }
 
-// sumOf is the sum of the int64 sum metric name's data points whose
-// attributes hold every key-value pair of match (nil matches all); 0 when
-// nothing was recorded.
 // sharedJudge is the judge attribute of the shared judge's circuit metrics.
 var sharedJudge = attribute.NewSet(attribute.String("judge", "judge"))
 
+// sumOf is the sum of the int64 sum metric name's data points whose
+// attributes hold every key-value pair of match (nil matches all); 0 when
+// nothing was recorded.
 func sumOf(t *testing.T, tel *componenttest.Telemetry, name string, match ...attribute.KeyValue) int64 {
+	t.Helper()
+	return pointsSum[int64](t, tel, name, match...)
+}
+
+// pointsSum is sumOf for a sum metric of values N.
+func pointsSum[N int64 | float64](t *testing.T, tel *componenttest.Telemetry, name string, match ...attribute.KeyValue) N {
 	t.Helper()
 	m, err := tel.GetMetric(name)
 	if err != nil {
 		return 0 // never recorded
 	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is an int64 sum", name)
-	var total int64
+	sum, ok := m.Data.(metricdata.Sum[N])
+	require.True(t, ok, "%s is a sum of %T", name, N(0))
+	var total N
 	for _, dp := range sum.DataPoints {
 		all := true
 		for _, kv := range match {
