@@ -362,7 +362,14 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := configcheck.UnknownKeys(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
 		return err
 	}
-	return conf.Unmarshal(cfg)
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	hideRawSecrets(cfg.Judge.Fallback)
+	for _, sc := range cfg.Scorers {
+		hideRawSecrets(sc.Judge)
+	}
+	return nil
 }
 
 // defaultScorerConfig is what an entry of the scorers list starts from.

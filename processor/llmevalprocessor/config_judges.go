@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
@@ -161,4 +162,38 @@ func (cfg *Config) validateJudges() []error {
 		}
 	}
 	return errs
+}
+
+// judgeSecrets are the secrets of every judge: the shared one's, its
+// fallback's and each scorer judge's.
+func (cfg *Config) judgeSecrets() []string {
+	out := cfg.Judge.secrets()
+	judges, _, _ := cfg.judges()
+	for _, nj := range judges {
+		out = append(out, nj.cfg.secrets()...)
+	}
+	return out
+}
+
+// hideRawSecrets turns the secret values of a judge block held as raw
+// keys (a fallback, a scorer's judge) into configopaque values, so that
+// the configuration prints them as [REDACTED] as it does the shared
+// judge's api_key; they decode into the judge settings unchanged.
+func hideRawSecrets(raw map[string]any) {
+	if raw == nil {
+		return
+	}
+	if v, ok := raw["api_key"].(string); ok {
+		raw["api_key"] = configopaque.String(v)
+	}
+	if h, ok := raw["headers"].(map[string]any); ok {
+		for k, v := range h {
+			if s, ok := v.(string); ok {
+				h[k] = configopaque.String(s)
+			}
+		}
+	}
+	if fb, ok := raw["fallback"].(map[string]any); ok {
+		hideRawSecrets(fb)
+	}
 }

@@ -1,6 +1,8 @@
 package llmevalprocessor
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -167,4 +169,34 @@ func TestScorerJudgeAndFallbackAnswer(t *testing.T) {
 	assert.EqualValues(t, 1, sumOf(t, h.tel, "otelcol_processor_llm_eval_judge_circuit_transitions",
 		attribute.String("judge", "judge"), attribute.String("state", "open")))
 	assert.Zero(t, sumOf(t, h.tel, "otelcol_processor_llm_eval_judge_circuit_transitions", attribute.String("judge", "scorers[toxicity].judge")))
+}
+
+// TestScorerJudgeSecretsStayHidden: the keys of a scorer's judge and of a
+// fallback print as [REDACTED] with the configuration, reach their judge
+// unchanged, and are scrubbed from what the processor logs.
+func TestScorerJudgeSecretsStayHidden(t *testing.T) {
+	cfg, err := loadJudges(t, map[string]any{
+		"endpoint": "http://judge.internal/v1", "model": "m",
+		"fallback": map[string]any{"endpoint": "http://fallback.internal/v1", "api_key": "sk-FALLBACK-123", "headers": map[string]any{"X-Token": "tok-HEADER-456"}},
+	}, []any{map[string]any{"name": "bias", "judge": map[string]any{"endpoint": "http://own.internal/v1", "api_key": "sk-OWN-789"}}})
+	require.NoError(t, err)
+	printed := fmt.Sprintf("%v %+v", cfg.Judge.Fallback, cfg.Scorers[0].Judge)
+	marshalled, err := json.Marshal(cfg.Scorers[0].Judge)
+	require.NoError(t, err)
+	for _, secret := range []string{"sk-FALLBACK-123", "tok-HEADER-456", "sk-OWN-789"} {
+		assert.NotContains(t, printed, secret)
+		assert.NotContains(t, string(marshalled), secret)
+		assert.Contains(t, cfg.judgeSecrets(), secret, "scrubbed from logs")
+	}
+	judges, _, err := cfg.judges()
+	require.NoError(t, err)
+	byName := map[string]JudgeConfig{}
+	for _, nj := range judges {
+		byName[nj.name] = nj.cfg
+	}
+	assert.Equal(t, "sk-FALLBACK-123", string(byName["judge.fallback"].APIKey))
+	v, ok := byName["judge.fallback"].ClientConfig.Headers.Get("X-Token")
+	require.True(t, ok)
+	assert.Equal(t, "tok-HEADER-456", string(v))
+	assert.Equal(t, "sk-OWN-789", string(byName["scorers[bias].judge"].APIKey))
 }

@@ -90,7 +90,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		buildJudge: build,
 		sampler:    newTraceSampler(cfg.Sampling.Percentage),
 		now:        time.Now,
-		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+		secrets:    redact.NewSecretScrubber(cfg.judgeSecrets()...),
 		signals:    map[pipeline.Signal]bool{},
 	}
 	scorers := make([]string, len(cfg.Scorers))
