@@ -45,7 +45,6 @@ func fixedUsage(promptTokens, completionTokens int) func(scoringtest.Call) scori
 	}
 }
 
-
 // TestJudgeCostMetric also checks the provenance of judged results.
 func TestJudgeCostMetric(t *testing.T) {
 	srv := scoringtest.New(t)
