@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -33,7 +32,7 @@ func TestScorerSamplingByTraceID(t *testing.T) {
 	h.consume(b.td)
 	h.waitSpans(spans)
 
-	want := selection.NewSampler(30)
+	want := newTraceSampler(30)
 	byID, _ := sinkSpans(h.sink)
 	scored := 0
 	for id, rec := range byID {
@@ -41,7 +40,7 @@ func TestScorerSamplingByTraceID(t *testing.T) {
 		assert.Contains(t, events, scoring.Bias)
 		_, hasTox := events[scoring.Toxicity]
 		_, hasFlat := rec.span.Attributes().Get(evalconv.FlatLabel(scoring.Toxicity))
-		assert.Equal(t, want.Sampled(traces[id]), hasTox, "span %v", id)
+		assert.Equal(t, want.sampled(traces[id]), hasTox, "span %v", id)
 		assert.Equal(t, hasTox, hasFlat, "no marker on a span outside the sample")
 		if hasTox {
 			scored++
