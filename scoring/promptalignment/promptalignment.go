@@ -8,7 +8,6 @@ package promptalignment
 import (
 	"cmp"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -250,40 +249,16 @@ func parseReply(r string, sent []string, askUser bool) (reply, error) {
 	return out, nil
 }
 
-var schemaVerdicts = &scoring.Schema{Name: SchemaVerdicts, Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "verdicts": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "number": {"type": "integer"},
-          "instruction": {"type": "string"},
-          "verdict": {"type": "string", "enum": ["yes", "no", "n/a"]},
-          "reason": {"type": "string"}
-        },
-        "required": ["number", "instruction", "verdict", "reason"],
-        "additionalProperties": false
-      }
-    },
-    "user_instructions": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "instruction": {"type": "string"},
-          "verdict": {"type": "string", "enum": ["yes", "no"]},
-          "reason": {"type": "string"}
-        },
-        "required": ["instruction", "verdict", "reason"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["verdicts", "user_instructions"],
-  "additionalProperties": false
-}`)}
+var schemaVerdicts = pipeline.ListsSchema(SchemaVerdicts,
+	pipeline.ItemList{Field: "verdicts", Props: []pipeline.Property{
+		{Name: "number", Integer: true},
+		{Name: "instruction"},
+		{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo, pipeline.VerdictNA}},
+	}},
+	pipeline.ItemList{Field: "user_instructions", Props: []pipeline.Property{
+		{Name: "instruction"},
+		{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
+	}})
 
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	n := strconv.Itoa(len(d.Instructions))

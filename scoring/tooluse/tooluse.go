@@ -8,7 +8,6 @@ package tooluse
 import (
 	"cmp"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -368,40 +367,14 @@ func availableTool(name string, tools []scoring.ToolDefinition) (string, bool) {
 	return match, match != ""
 }
 
-var schemaVerdicts = &scoring.Schema{Name: SchemaVerdicts, Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "verdicts": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "call": {"type": "integer"},
-          "right_tool": {"type": "string", "enum": ["yes", "no"]},
-          "arguments_supported": {"type": "string", "enum": ["yes", "no"]},
-          "result_used": {"type": "string", "enum": ["yes", "no", "n/a"]},
-          "reason": {"type": "string"}
-        },
-        "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
-        "additionalProperties": false
-      }
-    },
-    "missing_tools": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "tool": {"type": "string"},
-          "reason": {"type": "string"}
-        },
-        "required": ["tool", "reason"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["verdicts", "missing_tools"],
-  "additionalProperties": false
-}`)}
+var schemaVerdicts = pipeline.ListsSchema(SchemaVerdicts,
+	pipeline.ItemList{Field: "verdicts", Props: []pipeline.Property{
+		{Name: "call", Integer: true},
+		{Name: "right_tool", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
+		{Name: "arguments_supported", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
+		{Name: "result_used", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo, pipeline.VerdictNA}},
+	}},
+	pipeline.ItemList{Field: "missing_tools", Props: []pipeline.Property{{Name: "tool"}}})
 
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	n := strconv.Itoa(d.Calls)
