@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -181,7 +182,7 @@ func judgeInChunks(e *pipeline.Evaluation, claims []string) (Verdicts, bool) {
 		}
 		verdicts, reordered, ok := e.JudgeItems(verdictsPrompt, pipeline.PromptData{
 			Context:    chunk,
-			ContextCut: e.Cut(scoring.FieldContext),
+			ContextCut: slices.ContainsFunc(chunk, func(t string) bool { return strings.HasSuffix(t, scoring.TruncationMarker) }),
 			Items:      items,
 			Part:       k + 1,
 			Parts:      len(chunks),

@@ -167,7 +167,7 @@ func TestJudgeToldWhenContextWasCut(t *testing.T) {
 		c    scoring.Case
 		want bool
 	}{
-		{"context cut upstream", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc", "The museum opens" + scoring.TruncationMarker}}, true},
+		{"context cut upstream", scoring.Case{Output: "It opens at nine.", Context: []string{"The museum opens" + scoring.TruncationMarker, "short doc"}}, true},
 		{"long context, judged in chunks", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc", long}}, false},
 		{"only the output cut", scoring.Case{Output: long, Context: []string{"short doc"}}, false},
 		{"nothing cut", scoring.Case{Output: "It opens at nine.", Context: []string{"short doc"}}, false},
