@@ -15,6 +15,10 @@ const (
 	partToolResult                 // what a tool returned: context
 	partMedia                      // image, audio, file, blob, uri: stripped
 	partOther                      // unknown or bookkeeping types: ignored
+	// partNotText stands where text belongs and is none (a number, a
+	// boolean, null): never judged; its text says what it is ("is a
+	// number, not text").
+	partNotText
 )
 
 type part struct {
@@ -23,6 +27,9 @@ type part struct {
 	// tool names the call of a tool call or tool result part: its id,
 	// tool name and (for a call) arguments, as far as the message says.
 	tool *toolRef
+	// attr names the attribute a not-text part was read from, when it is
+	// an attribute of its own (an indexed message's content).
+	attr string
 }
 
 // toolRef is what a tool call or tool result part says about its call.
@@ -130,6 +137,12 @@ func parseMessages(v any, defaultRole string) []message {
 			return nil
 		}
 		return []message{{role: defaultRole, parts: []part{{kind: partText, text: t}}}}
+	case nil:
+	default:
+		// A number or boolean where the messages belong.
+		if p, ok := contentPart(t); ok {
+			return []message{{role: defaultRole, parts: []part{p}}}
+		}
 	}
 	return nil
 }
@@ -168,8 +181,8 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 		if c, ok := t["content"]; ok {
 			m.parts = appendParts(m.parts, c)
 		}
-		if s := str(t, "text"); s != "" {
-			m.parts = append(m.parts, part{kind: partText, text: s})
+		if p, ok := textField(t, "text"); ok {
+			m.parts = append(m.parts, p)
 		}
 		if s := str(t, "refusal"); s != "" {
 			m.parts = append(m.parts, part{kind: partRefusal, text: s})
@@ -219,8 +232,8 @@ func appendParts(dst []part, v any) []part {
 			dst = append(dst, p)
 		}
 	default:
-		if s := stringify(t); s != "" {
-			dst = append(dst, part{kind: partText, text: s})
+		if p, ok := contentPart(t); ok {
+			dst = append(dst, p)
 		}
 	}
 	return dst
@@ -236,14 +249,17 @@ func parsePart(v any) (part, bool) {
 		typ := strings.ToLower(str(t, "type"))
 		switch typ {
 		case "text", "input_text", "output_text", "":
-			s := str(t, "content")
-			if s == "" {
-				s = str(t, "text")
+			p, ok := textField(t, "content")
+			if !ok {
+				p, ok = textField(t, "text")
 			}
-			if s == "" && typ == "" {
+			switch {
+			case ok:
+				return p, true
+			case typ == "":
 				return part{kind: partOther}, true
 			}
-			return part{kind: partText, text: s}, true
+			return part{kind: partText}, true
 		case "refusal":
 			s := str(t, "refusal")
 			if s == "" {
