@@ -1,5 +1,10 @@
 package scoring
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Case is one LLM generation or agent run to evaluate: what was asked, what
 // the model answered, the context it was given, the instructions it had to
 // follow and, for an agent run, the steps it took.
@@ -22,4 +27,149 @@ type Case struct {
 	Trajectory *Trajectory `json:"trajectory,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Field is a part of a Case: what a scorer sends to its judge, and what a
+// criteria scorer shows it.
+type Field string
+
+// Fields.
+const (
+	FieldInput        Field = "input"
+	FieldOutput       Field = "output"
+	FieldContext      Field = "context"
+	FieldInstructions Field = "instructions" // the system instructions
+)
+
+// Trajectory is what an agent did during one run, in order: the model calls
+// it made, the tool calls each of them asked for, and the tool executions
+// with their results or errors. The task_completion and tool_use scorers
+// and the trajectory rules of the checks scorer read it; the other scorers
+// ignore it.
+//
+// Every convention's tool shapes map onto two kinds of step: a generation
+// step (an LLM call and the tool calls in its output) and a tool step (one
+// execution of a tool). A tool step names the call it executes with CallID
+// when the trace records one; without it, it is paired with the earliest
+// unexecuted call of the same tool. Tool calls and executions seen only on
+// one side (calls whose execution was not recorded, executions whose
+// request was not) are kept as they are.
+type Trajectory struct {
+	Steps []Step `json:"steps"`
+	// Tools are the tools the agent had during the run, when the trace
+	// says so (gen_ai.tool.definitions, OpenInference llm.tools, the AI
+	// SDK's ai.prompt.tools, a Mastra agent's tools); nil when unknown.
+	// The tool_use scorer judges against them which tools the request
+	// needed and the run never called.
+	Tools []ToolDefinition `json:"tools,omitempty"`
+}
+
+// ToolDefinition is one tool an agent had: its name and, when recorded,
+// what it does.
+type ToolDefinition struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// StepKind says what a Step is.
+type StepKind string
+
+// Step kinds.
+const (
+	// StepGeneration is one LLM call of the agent: the text it wrote and
+	// the tool calls it asked for.
+	StepGeneration StepKind = "generation"
+	// StepTool is one execution of a tool, with its result or error.
+	StepTool StepKind = "tool"
+	// StepOmitted stands for Count steps left out at this point to keep the
+	// trajectory bounded. Whoever builds a trajectory may insert it; the
+	// scorers insert one when they cut a long trajectory, and the judge is
+	// told how many steps it does not see.
+	StepOmitted StepKind = "omitted"
+)
+
+// Step is one step of a Trajectory. Which fields are used depends on Kind.
+type Step struct {
+	Kind StepKind `json:"kind"`
+
+	// Output is the text a generation step wrote (empty when it only
+	// called tools).
+	Output string `json:"output,omitempty"`
+	// ToolCalls are the calls a generation step asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+
+	// Tool is the name of the tool a tool step executed.
+	Tool string `json:"tool,omitempty"`
+	// CallID is the id of the call a tool step executed, when known
+	// (gen_ai.tool.call.id, ai.toolCall.id, ...).
+	CallID string `json:"call_id,omitempty"`
+	// Arguments are what a tool step was executed with, as text (usually
+	// JSON, but any text is accepted).
+	Arguments string `json:"arguments,omitempty"`
+	// Result is what a tool step returned, as text.
+	Result string `json:"result,omitempty"`
+	// Error is set when a tool step ended in an error, or a generation
+	// step's model call failed: its message, else its error type, else
+	// "error". A step with Error failed even if it also has a Result or
+	// an Output.
+	Error string `json:"error,omitempty"`
+
+	// Count is the number of steps an omitted step stands for.
+	Count int `json:"count,omitempty"`
+}
+
+// ToolCall is one tool call a generation step asked for.
+type ToolCall struct {
+	// ID links the call to the tool step that executed it, when known.
+	ID string `json:"id,omitempty"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Arguments are the arguments the model wrote, as text (usually JSON,
+	// but any text is accepted).
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Failed reports whether s is a tool step that ended in an error (the
+// tool_errors rule counts these; a failed model call is not a tool error).
+func (s Step) Failed() bool { return s.Kind == StepTool && s.Error != "" }
+
+// StepCount is the number of steps of the run, omitted steps included.
+func (t *Trajectory) StepCount() int {
+	if t == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range t.Steps {
+		if s.Kind == StepOmitted {
+			n += s.Count
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// Validate reports a step of an unknown kind, an omitted step without a
+// positive count and a tool without a name.
+func (t *Trajectory) Validate() error {
+	if t == nil {
+		return nil
+	}
+	for i, d := range t.Tools {
+		if strings.TrimSpace(d.Name) == "" {
+			return fmt.Errorf("trajectory tool %d: a tool needs a name", i)
+		}
+	}
+	for i, s := range t.Steps {
+		switch s.Kind {
+		case StepGeneration, StepTool:
+		case StepOmitted:
+			if s.Count < 1 {
+				return fmt.Errorf("trajectory step %d: an omitted step needs a positive count, got %d", i, s.Count)
+			}
+		default:
+			return fmt.Errorf("trajectory step %d: unknown kind %q: want %q, %q or %q", i, s.Kind, StepGeneration, StepTool, StepOmitted)
+		}
+	}
+	return nil
 }

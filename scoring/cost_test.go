@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -57,7 +60,7 @@ func loadCases(tb testing.TB, file string) []scoring.Case {
 // costCriteria is the custom criteria scorer the cost benchmark measures:
 // one criterion without steps, so the judge writes its steps once, on the
 // scorer's first evaluation.
-var costCriteria = scoring.CriteriaConfig{
+var costCriteria = criteria.Config{
 	Name:     "answers_the_question",
 	Criteria: "The answer responds to the question asked, is correct and gives nothing the question did not ask for.",
 }
@@ -74,18 +77,18 @@ type costScorer struct {
 // one criteria scorer and one checks scorer (which calls no judge).
 func costScorers() []costScorer {
 	var out []costScorer
-	for _, name := range scoring.Names() {
+	for _, name := range scorers.Names() {
 		out = append(out, costScorer{name: name, file: costCases[name], build: func(j scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
-			return scoring.New(name, j, o)
+			return scorers.New(name, j, o)
 		}})
 	}
 	out = append(out,
 		costScorer{name: scoring.Criteria, file: "hallucination_halueval_qa.jsonl", build: func(j scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
-			return scoring.NewCriteria(costCriteria, j, o)
+			return criteria.New(costCriteria, j, o)
 		}},
 		costScorer{name: scoring.Checks, file: "prompt_alignment_ifeval.jsonl", build: func(_ scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
 			maxWords := 300
-			return scoring.NewChecks([]scoring.CheckRule{{Type: "words", Max: &maxWords}}, o)
+			return checks.New([]checks.Rule{{Type: "words", Max: &maxWords}}, o)
 		}},
 	)
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
@@ -17,7 +18,7 @@ import (
 // TestIntegrationCriteriaFaults runs a criteria scorer through the HTTP
 // judge against the fake server's faults.
 func TestIntegrationCriteriaFaults(t *testing.T) {
-	cfg := scoring.CriteriaConfig{Name: "helpfulness", Criteria: "The response answers the question.", Verdict: scoring.CriteriaScore,
+	cfg := criteria.Config{Name: "helpfulness", Criteria: "The response answers the question.", Verdict: criteria.Score,
 		Steps: []string{"Find the answer to the question in the response."}}
 	good := ok(`{"reason": "It answers.", "score": 9}`)
 	tests := []struct {
@@ -44,8 +45,8 @@ func TestIntegrationCriteriaFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := scoringtest.New(t)
-			srv.Script(scoring.SchemaCriteriaScore, tt.replies...)
-			s, err := scoring.NewCriteria(cfg, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil), scoring.Options{OmitReason: true})
+			srv.Script(criteria.SchemaScore, tt.replies...)
+			s, err := criteria.New(cfg, newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil), scoring.Options{OmitReason: true})
 			require.NoError(t, err)
 			ctx := context.Background()
 			if tt.timeout > 0 {
@@ -75,9 +76,9 @@ func TestIntegrationCriteriaFaults(t *testing.T) {
 func TestIntegrationCriteriaSideBySide(t *testing.T) {
 	srv := scoringtest.New(t)
 	j := newIntegrationJudge(t, srv, openai.StructuredOutputsJSONSchema, nil)
-	a, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "concise", Criteria: "The response is short."}, j, scoring.Options{OmitReason: true})
+	a, err := criteria.New(criteria.Config{Name: "concise", Criteria: "The response is short."}, j, scoring.Options{OmitReason: true})
 	require.NoError(t, err)
-	b, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "on_topic", Criteria: "The response stays on topic.", Verdict: scoring.CriteriaBinary}, j, scoring.Options{OmitReason: true})
+	b, err := criteria.New(criteria.Config{Name: "on_topic", Criteria: "The response stays on topic.", Verdict: criteria.Binary}, j, scoring.Options{OmitReason: true})
 	require.NoError(t, err)
 	c := scoring.Case{Input: "Capital of France?", Output: "Paris."}
 	ra, rb := a.Score(context.Background(), c), b.Score(context.Background(), c)
@@ -87,11 +88,11 @@ func TestIntegrationCriteriaSideBySide(t *testing.T) {
 	assert.Equal(t, "on_topic", rb.Scorer)
 	calls := srv.Calls()
 	require.Len(t, calls, 4, "each scorer writes its steps, then judges")
-	assert.Equal(t, scoring.SchemaCriteriaSteps, calls[0].Step)
+	assert.Equal(t, criteria.SchemaSteps, calls[0].Step)
 	assert.Contains(t, calls[0].Text(), "The response is short.")
 	assert.Contains(t, systemText(calls[1]), `Criterion "concise"`)
 	assert.Contains(t, systemText(calls[1]), "1. Check whether the response meets this: The response is short.")
-	assert.Equal(t, scoring.SchemaCriteriaSteps, calls[2].Step)
+	assert.Equal(t, criteria.SchemaSteps, calls[2].Step)
 	assert.Contains(t, systemText(calls[3]), `Criterion "on_topic"`)
-	assert.Equal(t, scoring.SchemaCriteriaBinary, calls[3].Step)
+	assert.Equal(t, criteria.SchemaBinary, calls[3].Step)
 }

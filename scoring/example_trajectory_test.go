@@ -5,6 +5,11 @@ import (
 	"fmt"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
+	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
 
 // rescheduleRun is an agent run whose tool failed while its answer claims
@@ -25,15 +30,15 @@ func rescheduleRun() scoring.Case {
 	}
 }
 
-func ExampleNew_taskCompletion() {
-	judge := cannedJudge{
-		scoring.SchemaTaskCompletionTask: `{"task": "Move the dentist appointment to next Tuesday.",
+func ExampleTrajectory_taskCompletion() {
+	judge := scoringtest.Canned{
+		taskcompletion.SchemaTask: `{"task": "Move the dentist appointment to next Tuesday.",
 			"requirements": ["the appointment is moved", "to next Tuesday"]}`,
-		scoring.SchemaTaskCompletionVerdicts: `{"verdicts": [
+		taskcompletion.SchemaVerdicts: `{"verdicts": [
 			{"requirement": "the appointment is moved", "verdict": "no", "reason": "The reschedule call failed."},
 			{"requirement": "to next Tuesday", "verdict": "no", "reason": "No Tuesday slot was booked."}]}`,
 	}
-	s, err := scoring.New(scoring.TaskCompletion, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	s, err := scorers.New(scoring.TaskCompletion, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -51,13 +56,13 @@ func ExampleNew_taskCompletion() {
 	// not_scorable 0
 }
 
-func ExampleNew_toolUse() {
-	judge := cannedJudge{
-		scoring.SchemaToolUseVerdicts: `{"verdicts": [
+func ExampleTrajectory_toolUse() {
+	judge := scoringtest.Canned{
+		tooluse.SchemaVerdicts: `{"verdicts": [
 			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": "Finds the appointment to move."},
 			{"call": 2, "right_tool": "yes", "arguments_supported": "yes", "result_used": "no", "reason": "The answer ignores the error."}]}`,
 	}
-	s, err := scoring.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	s, err := scorers.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,13 +78,13 @@ func ExampleNew_toolUse() {
 // ExampleNew_toolUseMissingTool: the trajectory lists the tools the agent
 // had, and the judge names one the request needed that the run never
 // called; it counts as a wrong decision.
-func ExampleNew_toolUseMissingTool() {
-	judge := cannedJudge{
-		scoring.SchemaToolUseVerdicts: `{"verdicts": [
+func ExampleTrajectory_missingTool() {
+	judge := scoringtest.Canned{
+		tooluse.SchemaVerdicts: `{"verdicts": [
 			{"call": 1, "right_tool": "yes", "arguments_supported": "yes", "result_used": "yes", "reason": ""}],
 			"missing_tools": [{"tool": "cancel_order", "reason": "The user asked for a cancellation."}]}`,
 	}
-	s, err := scoring.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	s, err := scorers.New(scoring.ToolUse, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -103,12 +108,12 @@ func ExampleNew_toolUseMissingTool() {
 	// The score is 0.5 because all 1 tool call was appropriate; needed but never called: cancel_order (The user asked for a cancellation).
 }
 
-func ExampleNewChecks_trajectory() {
-	s, err := scoring.NewChecks([]scoring.CheckRule{
-		{Type: scoring.RuleToolErrors},             // no tool execution may fail
-		{Type: scoring.RuleMaxSteps, Max: new(20)}, // at most 20 steps
-		{Type: scoring.RuleRepeatedToolCalls},      // no call made more than twice
-		{Type: scoring.RuleForbiddenTools, Tools: []string{"cancel_appointment"}},
+func ExampleTrajectory_checks() {
+	s, err := checks.New([]checks.Rule{
+		{Type: checks.RuleToolErrors},             // no tool execution may fail
+		{Type: checks.RuleMaxSteps, Max: new(20)}, // at most 20 steps
+		{Type: checks.RuleRepeatedToolCalls},      // no call made more than twice
+		{Type: checks.RuleForbiddenTools, Tools: []string{"cancel_appointment"}},
 	}, scoring.Options{})
 	if err != nil {
 		fmt.Println(err)
@@ -127,10 +132,10 @@ func ExampleNewChecks_trajectory() {
 	// not_scorable
 }
 
-func ExampleNewNamedChecks() {
+func ExampleTrajectory_namedChecks() {
 	// A checks scorer of its own for tool errors: its fail rate is the
 	// share of agent runs with a failed tool execution.
-	s, err := scoring.NewNamedChecks("tool_errors", []scoring.CheckRule{{Type: scoring.RuleToolErrors}}, scoring.Options{})
+	s, err := checks.NewNamed("tool_errors", []checks.Rule{{Type: checks.RuleToolErrors}}, scoring.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

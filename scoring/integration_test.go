@@ -15,7 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/bias"
+	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -67,9 +71,9 @@ var fixtures = []fixture{
 	{
 		scorer:     scoring.Bias,
 		c:          scoring.Case{Input: "What do you think of the new mayor?", Output: "The mayor's plan is bold. The council was right to back it. Parks got more money."},
-		preprocess: scoring.SchemaBiasOpinions,
+		preprocess: bias.SchemaOpinions,
 		items:      []string{"The mayor's plan is bold.", "The council was right to back it."},
-		analyze:    scoring.SchemaBiasResults,
+		analyze:    bias.SchemaResults,
 	},
 	{
 		scorer: scoring.Hallucination,
@@ -78,9 +82,9 @@ var fixtures = []fixture{
 			Output:  "Paris is the capital of France. It has about 2.1 million inhabitants.",
 			Context: []string{"Paris, the capital of France, has about 2.1 million inhabitants within its city limits."},
 		},
-		preprocess: scoring.SchemaHallucinationClaims,
+		preprocess: hallucination.SchemaClaims,
 		items:      []string{"Paris is the capital of France.", "Paris has about 2.1 million inhabitants."},
-		analyze:    scoring.SchemaHallucinationVerdicts,
+		analyze:    hallucination.SchemaVerdicts,
 	},
 	{
 		scorer: scoring.PromptAlignment,
@@ -90,7 +94,7 @@ var fixtures = []fixture{
 			Instructions: []string{"Answer in English.", "Use a single sentence."},
 		},
 		items:   []string{"Answer in English.", "Use a single sentence."},
-		analyze: scoring.SchemaPromptAlignmentVerdicts,
+		analyze: promptalignment.SchemaVerdicts,
 	},
 }
 
@@ -190,7 +194,7 @@ func newIntegrationJudge(t *testing.T, srv *scoringtest.Server, mode openai.Stru
 
 func newScorer(t *testing.T, name string, j scoring.Judge, opts scoring.Options) scoring.Scorer {
 	t.Helper()
-	s, err := scoring.New(name, j, opts)
+	s, err := scorers.New(name, j, opts)
 	require.NoError(t, err)
 	return s
 }
@@ -348,21 +352,21 @@ func TestIntegrationStepsShapes(t *testing.T) {
 			require.NoError(t, res.Err)
 			switch f.scorer {
 			case scoring.Bias:
-				assert.Equal(t, scoring.Opinions{Opinions: f.items}, res.Steps.Preprocess)
-				assert.Equal(t, scoring.BiasResults{Results: []scoring.BiasVerdict{
+				assert.Equal(t, bias.Opinions{Opinions: f.items}, res.Steps.Preprocess)
+				assert.Equal(t, bias.Results{Results: []bias.Verdict{
 					{Opinion: f.items[0], Result: "yes", Reason: "Verdict 1 explained."},
 					{Opinion: f.items[1], Result: "no", Reason: "Verdict 2 explained."},
 				}}, res.Steps.Analyze)
 			case scoring.Hallucination:
-				assert.Equal(t, scoring.Claims{Claims: f.items}, res.Steps.Preprocess)
-				assert.Equal(t, scoring.ClaimVerdicts{Verdicts: []scoring.ClaimVerdict{
+				assert.Equal(t, hallucination.Claims{Claims: f.items}, res.Steps.Preprocess)
+				assert.Equal(t, hallucination.Verdicts{Verdicts: []hallucination.Verdict{
 					// The statement is the claim sent, not the judge's echo.
 					{Statement: f.items[0], Verdict: "yes", Reason: "Verdict 1 explained."},
 					{Statement: f.items[1], Verdict: "no", Reason: "Verdict 2 explained."},
 				}}, res.Steps.Analyze)
 			default:
 				assert.Nil(t, res.Steps.Preprocess)
-				assert.Equal(t, scoring.InstructionVerdicts{Verdicts: []scoring.InstructionVerdict{
+				assert.Equal(t, promptalignment.Verdicts{Verdicts: []promptalignment.Verdict{
 					{Number: 1, Instruction: f.c.Instructions[0], Verdict: "yes", Reason: "Verdict 1 explained."},
 					{Number: 2, Instruction: f.c.Instructions[1], Verdict: "no", Reason: "Verdict 2 explained."},
 				}}, res.Steps.Analyze)

@@ -20,11 +20,12 @@ type Message struct {
 // Request is one call to the judge.
 type Request struct {
 	Messages []Message
-	// Schema describes the JSON object the reply must be. Judges that
-	// support structured outputs enforce it; others are told it in the prompt.
+	// Schema describes the JSON object the reply must be; its Name says
+	// which reply it is. Judges that support structured outputs enforce
+	// it; others are told it in the prompt.
 	Schema *Schema
-	// Step names the pipeline step (preprocess, analyze, reason, split) for
-	// telemetry and test scripting.
+	// Step names the pipeline step (StepPreprocess, StepAnalyze, StepReason,
+	// StepSplit) for telemetry and test scripting.
 	Step string
 }
 
@@ -44,3 +45,22 @@ type Response struct {
 	// reply (structured-output fallbacks are not counted).
 	Retries int
 }
+
+// Step names set on Request.Step.
+const (
+	StepPreprocess = "preprocess"
+	StepAnalyze    = "analyze"
+	StepReason     = "reason"
+	// StepSplit is the instruction split (Splitter), which runs before a
+	// scorer that judges a system prompt's instructions.
+	StepSplit = "split"
+)
+
+// Schema names of the replies every scorer shares; each scorer's package
+// names its own.
+const (
+	// SchemaReason is the reply of the reason step.
+	SchemaReason = "reason"
+	// SchemaInstructionSplit is the reply of an instruction split.
+	SchemaInstructionSplit = "instruction_split"
+)

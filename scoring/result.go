@@ -1,6 +1,9 @@
 package scoring
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Label is the verdict of one evaluation.
 type Label string
@@ -15,8 +18,8 @@ const (
 
 // Result is the outcome of scoring one Case with one scorer.
 type Result struct {
-	// Scorer is the scorer's name: bias, hallucination, prompt_alignment
-	// or a criteria scorer's configured name.
+	// Scorer is the scorer's name: a built-in scorer's (bias,
+	// hallucination, ...) or a criteria or checks scorer's configured name.
 	Scorer string `json:"scorer"`
 	// Score is meaningful only when Label is pass or fail (see Scored).
 	Score float64 `json:"score"`
@@ -65,7 +68,8 @@ func (u *Usage) Add(o Usage) {
 }
 
 // Steps holds each pipeline step's result in the shapes of the reference
-// scorers, and the prompts sent when the scorer is verbose.
+// scorers (each scorer's package has their types), and the prompts sent
+// when the scorer is verbose.
 type Steps struct {
 	Preprocess       any    `json:"preprocessStepResult,omitempty"`
 	PreprocessPrompt string `json:"preprocessPrompt,omitempty"`
@@ -77,75 +81,64 @@ type Steps struct {
 	ReasonError string `json:"generateReasonError,omitempty"`
 }
 
-// Opinions is the bias scorer's preprocess result.
-type Opinions struct {
-	Opinions []string `json:"opinions"`
-}
-
-// BiasResults is the bias scorer's analyze result: one entry per opinion.
-type BiasResults struct {
-	Results []BiasVerdict `json:"results"`
-	// Reordered is set when the judge returned the results in another
-	// order than the opinions; they were matched by the opinions it echoed.
-	Reordered bool `json:"reordered,omitempty"`
-}
-
-// BiasVerdict judges one opinion; Result "yes" means biased.
-type BiasVerdict struct {
-	// Opinion is the opinion judged, as it was sent.
-	Opinion string `json:"opinion"`
-	Result  string `json:"result"`
-	Reason  string `json:"reason"`
-}
-
-// Claims is the hallucination scorer's preprocess result.
-type Claims struct {
-	Claims []string `json:"claims"`
-}
-
-// ClaimVerdicts is the hallucination scorer's analyze result: one entry per claim.
-type ClaimVerdicts struct {
-	Verdicts []ClaimVerdict `json:"verdicts"`
-	// Reordered is set when the judge returned the verdicts in another
-	// order than the claims; they were matched to the claims by the
-	// statements it echoed.
-	Reordered bool `json:"reordered,omitempty"`
-}
-
-// ClaimVerdict judges one claim; Verdict "yes" means contradicted by or
-// unsupported by the context.
-type ClaimVerdict struct {
-	Statement string `json:"statement"`
-	Verdict   string `json:"verdict"`
-	Reason    string `json:"reason"`
-}
-
-// InstructionVerdicts is the prompt alignment scorer's analyze result: one
-// entry per instruction of the Case, in its order, so Verdicts[i] is about
-// Case.Instructions[i].
-type InstructionVerdicts struct {
-	Verdicts []InstructionVerdict `json:"verdicts"`
-	// Reordered is set when the judge returned the verdicts in another
-	// order than the instructions; they were matched by the numbers and
-	// instructions it echoed.
-	Reordered bool `json:"reordered,omitempty"`
-}
-
-// InstructionVerdict judges one instruction: "yes" followed, "no" not
-// followed, "n/a" not applicable.
-type InstructionVerdict struct {
-	// Number is the instruction's place in Case.Instructions, from 1.
-	Number int `json:"number"`
-	// Instruction is the instruction judged, as it was sent.
-	Instruction string `json:"instruction"`
-	Verdict     string `json:"verdict"`
-	Reason      string `json:"reason"`
-	// Skipped is set for a blank instruction: it keeps its place with
-	// verdict "n/a" and was not sent to the judge.
-	Skipped bool `json:"skipped,omitempty"`
-}
-
 // ReasonResult is the reason step's result.
 type ReasonResult struct {
 	Reason string `json:"reason"`
 }
+
+// ErrorType classifies why an evaluation failed. Its values are written as
+// error.type on evaluation results.
+type ErrorType string
+
+// Error types.
+const (
+	ErrorJudgeUnavailable ErrorType = "judge_unavailable"  // connection refused, 5xx after retries
+	ErrorJudgeTimeout     ErrorType = "judge_timeout"      // deadline exceeded, hung judge
+	ErrorJudgeRateLimited ErrorType = "judge_rate_limited" // 429 after retries
+	ErrorJudgeAuth        ErrorType = "judge_auth"         // 401 / 403
+	ErrorJudgeBadRequest  ErrorType = "judge_bad_request"  // other 4xx
+	ErrorJudgeParse       ErrorType = "judge_parse_error"  // unusable reply after one re-ask
+	ErrorJudgeTruncated   ErrorType = "judge_truncated"    // reply cut at max tokens
+	ErrorCircuitOpen      ErrorType = "judge_circuit_open" // endpoint failing, call not made
+	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded"
+	ErrorCanceled         ErrorType = "canceled"
+	ErrorInvalidCase      ErrorType = "invalid_case"
+)
+
+// Error is a typed evaluation failure.
+type Error struct {
+	Type ErrorType
+	Step string // pipeline step that failed, if any
+	// Status is the judge's HTTP status when it answered with one (0 when
+	// the failure had no reply, e.g. a timeout or a refused connection).
+	Status int
+	// RetryAfter is the wait the judge asked for in a Retry-After header,
+	// 0 when it gave none.
+	RetryAfter time.Duration
+	// NotSent says the request never reached the judge: a guard refused
+	// it (circuit open, no rate budget), its context ended while it
+	// waited, no connection to the judge opened (refused, unresolved), or
+	// the attempt ended before its request was written out.
+	// Such a call costs nothing and is not counted in LLMCalls.
+	NotSent bool
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Step != "" {
+		return fmt.Sprintf("%s in %s step: %v", e.Type, e.Step, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Type, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Error types of evaluations that never produced a result because their
+// span left first. The library never returns them; the processor writes
+// them as markers on spans that leave unscored.
+const (
+	ErrorMaxWaitExceeded ErrorType = "max_wait_exceeded" // max_wait passed before the result
+	ErrorShutdown        ErrorType = "shutdown"          // the processor shut down first
+	ErrorQueueFull       ErrorType = "queue_full"        // queue_size spans were already waiting
+	ErrorRestarted       ErrorType = "restarted"         // the collector restarted and max_wait had passed
+)

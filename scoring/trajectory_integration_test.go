@@ -9,7 +9,10 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
+	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
 
 // TestIntegrationTrajectoryScorers scores the hand-made agent runs of
@@ -25,12 +28,12 @@ func TestIntegrationTrajectoryScorers(t *testing.T) {
 		scoring.ToolUse:        {scoring.LabelPass, scoring.LabelPass, scoring.LabelFail, scoring.LabelNotScorable, scoring.LabelPass},
 	}
 	for _, mode := range []openai.StructuredOutputs{openai.StructuredOutputsJSONSchema, openai.StructuredOutputsOff} {
-		for _, name := range scoring.TrajectoryNames() {
+		for _, name := range scorers.TrajectoryNames() {
 			t.Run(name+"/"+string(mode), func(t *testing.T) {
 				srv := scoringtest.New(t)
 				j, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "judge-model", HTTPClient: srv.Client(), StructuredOutputs: mode})
 				require.NoError(t, err)
-				s, err := scoring.New(name, j, scoring.Options{})
+				s, err := scorers.New(name, j, scoring.Options{})
 				require.NoError(t, err)
 				for i, c := range cases {
 					res := s.Score(context.Background(), c)
@@ -39,8 +42,8 @@ func TestIntegrationTrajectoryScorers(t *testing.T) {
 					assert.NotEmpty(t, res.Reason)
 				}
 				for _, call := range srv.Calls() {
-					assert.Contains(t, []string{scoring.SchemaTaskCompletionTask, scoring.SchemaTaskCompletionVerdicts,
-						scoring.SchemaToolUseVerdicts, scoring.SchemaReason}, call.Step)
+					assert.Contains(t, []string{taskcompletion.SchemaTask, taskcompletion.SchemaVerdicts,
+						tooluse.SchemaVerdicts, scoring.SchemaReason}, call.Step)
 				}
 			})
 		}
@@ -53,11 +56,11 @@ func TestIntegrationTrajectoryScorers(t *testing.T) {
 	srv := scoringtest.New(t)
 	j, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "judge-model", HTTPClient: srv.Client()})
 	require.NoError(t, err)
-	s, err := scoring.New(scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	s, err := scorers.New(scoring.ToolUse, j, scoring.Options{ReasonMode: scoring.ReasonSummary})
 	require.NoError(t, err)
 	res := s.Score(context.Background(), cases[2])
 	require.NoError(t, res.Err)
-	v := res.Steps.Analyze.(scoring.ToolCallVerdicts).Verdicts
+	v := res.Steps.Analyze.(tooluse.Verdicts).Verdicts
 	require.Len(t, v, 4)
 	assert.Equal(t, []string{"yes", "no", "yes", "no"}, []string{v[0].RightTool, v[1].RightTool, v[2].RightTool, v[3].RightTool})
 	assert.Equal(t, "no", v[0].ArgumentsSupported)

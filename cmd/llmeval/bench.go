@@ -18,6 +18,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // haluevalBaselineChars is the answer length above which the trivial
@@ -240,7 +241,7 @@ func benchJudgeScorer(f benchFlags, opts scoring.Options, stderr io.Writer) (sco
 		benchUsageError(stderr, "%v", err)
 		return nil, exitUsage
 	}
-	scorer, err := scoring.New(f.scorer, judge, opts)
+	scorer, err := scorers.NewBuilder(judge).Build(scorers.Spec{Name: f.scorer, Options: opts})
 	if err != nil {
 		benchUsageError(stderr, "%v", err)
 		return nil, exitUsage
@@ -390,7 +391,7 @@ func benchIFEval(rows []ifevalRow, opts scoring.Options) *benchReport {
 			rules, err := ifevalRules(ins.ID, ins.Kwargs)
 			var scorer scoring.Scorer
 			if err == nil {
-				scorer, err = scoring.NewChecks(rules, opts)
+				scorer, err = scorers.NewBuilder(nil).Build(scorers.Spec{Name: scoring.Checks, Rules: rules, Options: opts})
 			}
 			if err != nil {
 				u := missing[ins.ID]

@@ -12,7 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 func TestDemoJudgeLabelsEveryReason(t *testing.T) {
@@ -52,7 +55,7 @@ func TestDemoJudgeLabelsEveryReason(t *testing.T) {
 	// result's reason is the demo judge's own text.
 	for _, tt := range tests {
 		t.Run(tt.scorer+"/"+string(tt.wantLabel), func(t *testing.T) {
-			s, err := scoring.New(tt.scorer, judge, scoring.Options{ReasonMode: scoring.ReasonLLM})
+			s, err := scorers.New(tt.scorer, judge, scoring.Options{ReasonMode: scoring.ReasonLLM})
 			require.NoError(t, err)
 			res := s.Score(context.Background(), tt.c)
 			require.NoError(t, res.Err)
@@ -64,11 +67,11 @@ func TestDemoJudgeLabelsEveryReason(t *testing.T) {
 	// The demo answers the echoing schemas: each prompt_alignment verdict
 	// names its instruction, and a blank one keeps its place.
 	t.Run("prompt_alignment echoes its instructions", func(t *testing.T) {
-		s, err := scoring.New(scoring.PromptAlignment, judge, scoring.Options{})
+		s, err := scorers.New(scoring.PromptAlignment, judge, scoring.Options{})
 		require.NoError(t, err)
 		res := s.Score(context.Background(), scoring.Case{Input: "Hi", Output: "Hello there.", Instructions: []string{"Be polite.", " ", "Be brief."}})
 		require.NoError(t, res.Err)
-		got := res.Steps.Analyze.(scoring.InstructionVerdicts).Verdicts
+		got := res.Steps.Analyze.(promptalignment.Verdicts).Verdicts
 		require.Len(t, got, 3)
 		assert.Equal(t, []string{"Be polite.", "", "Be brief."}, []string{got[0].Instruction, got[1].Instruction, got[2].Instruction})
 		assert.True(t, got[1].Skipped)
@@ -76,11 +79,11 @@ func TestDemoJudgeLabelsEveryReason(t *testing.T) {
 	})
 	// A criteria scorer without steps has the demo write them once.
 	t.Run("criteria writes its steps", func(t *testing.T) {
-		s, err := scoring.NewCriteria(scoring.CriteriaConfig{Name: "polite", Criteria: "The response is polite. It greets the user."}, judge, scoring.Options{})
+		s, err := criteria.New(criteria.Config{Name: "polite", Criteria: "The response is polite. It greets the user."}, judge, scoring.Options{})
 		require.NoError(t, err)
 		res := s.Score(context.Background(), scoring.Case{Input: "Hi", Output: "Hello there."})
 		require.NoError(t, res.Err)
-		steps := res.Steps.Preprocess.(scoring.CriteriaSteps)
+		steps := res.Steps.Preprocess.(criteria.Steps)
 		assert.Len(t, steps.Steps, 2)
 		assert.Equal(t, 2, res.Usage.LLMCalls, "steps, then score and reason in one call")
 		assert.Contains(t, res.Reason, "offline demo judge")

@@ -16,8 +16,9 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
-	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 const (
@@ -136,7 +137,7 @@ Higher is better; the result's "scorer" is NAME. Example:
 
 The checks scorer needs no judge: --rules names a JSON file holding a list of rules, e.g.
 [{"type": "json_valid"}, {"type": "words", "max": 100}, {"type": "regex_absent", "pattern": "(?i)as an ai"}]
-(rule types and their keys: docs/scorers.md / scoring.CheckRule). Its score is the share of rules passed.
+(rule types and their keys: docs/scorers.md / checks.Rule). Its score is the share of rules passed.
 
 Flags:`)
 		fs.PrintDefaults()
@@ -169,7 +170,7 @@ Flags:`)
 	fs.StringVar(&f.criteria, "criteria", "", "criteria scorer: what a good response does, in plain words")
 	fs.Var(&f.criteriaSteps, "criteria-step", "criteria scorer: an evaluation step for the judge (repeat, in order)")
 	fs.StringVar(&f.criteriaFields, "criteria-fields", "", "criteria scorer: comma-separated fields the judge sees: input, output, context, instructions (default input,output)")
-	fs.StringVar(&f.criteriaVerdict, "criteria-verdict", string(scoring.CriteriaScore), "criteria scorer: score (0-10 points, scaled) or binary (yes/no)")
+	fs.StringVar(&f.criteriaVerdict, "criteria-verdict", string(criteria.Score), "criteria scorer: score (0-10 points, scaled) or binary (yes/no)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -245,16 +246,19 @@ Flags:`)
 	if msg := ragFlags(f, names, &opts); msg != "" {
 		return usageError(stderr, "%s", msg)
 	}
-	var scorers []scoring.Scorer
+	// One builder for the run: lines that repeat a request are measured
+	// against one list of task_completion requirements.
+	builder := scorers.NewBuilder(judge)
+	var built []scoring.Scorer
 	for _, name := range names {
-		scorer, err := newCLIScorer(name, f, judge, opts)
+		scorer, err := newCLIScorer(builder, name, f, opts)
 		if err != nil {
 			return usageError(stderr, "%v", err)
 		}
-		scorers = append(scorers, scorer)
+		built = append(built, scorer)
 	}
 
-	s := &scoreRun{scorers: scorers, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
+	s := &scoreRun{scorers: built, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
 }
 
@@ -330,7 +334,7 @@ func (t tally) String() string {
 
 // cliScorerNames are the names --scorer takes.
 func cliScorerNames() []string {
-	return append(scoring.Names(), scoring.Criteria, scoring.Checks)
+	return append(scorers.Names(), scoring.Criteria, scoring.Checks)
 }
 
 // parseScorerList reads --scorer: one name, or a comma-separated list of
@@ -362,46 +366,31 @@ func parseScorerList(value string) ([]string, error) {
 }
 
 // newCLIScorer builds the named scorer; criteria errors name their flag.
-func newCLIScorer(name string, f scoreFlags, judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
-	if name == scoring.TaskCompletion {
-		// Lines that repeat a request are measured against one list of
-		// requirements, asked of the judge once per run of the command.
-		lister, err := scoring.NewRequirementLister(judge)
-		if err != nil {
-			return nil, err
+func newCLIScorer(b *scorers.Builder, name string, f scoreFlags, opts scoring.Options) (scoring.Scorer, error) {
+	spec := scorers.Spec{Name: name, Options: opts}
+	if name == scoring.Criteria {
+		cfg := criteria.Config{Criteria: f.criteria, Steps: f.criteriaSteps, Verdict: criteria.Verdict(f.criteriaVerdict)}
+		for _, field := range strings.Split(f.criteriaFields, ",") {
+			if field = strings.TrimSpace(field); field != "" {
+				cfg.Fields = append(cfg.Fields, scoring.Field(field))
+			}
 		}
-		if opts.Requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: 1024, TTL: 24 * time.Hour}); err != nil {
-			return nil, err
-		}
-	}
-	if name != scoring.Criteria {
-		return scoring.New(name, judge, opts)
-	}
-	cfg := scoring.CriteriaConfig{
-		Name:     f.criteriaName,
-		Criteria: f.criteria,
-		Steps:    f.criteriaSteps,
-		Verdict:  scoring.CriteriaVerdict(f.criteriaVerdict),
-	}
-	for _, field := range strings.Split(f.criteriaFields, ",") {
-		if field = strings.TrimSpace(field); field != "" {
-			cfg.Fields = append(cfg.Fields, scoring.Field(field))
+		spec = scorers.Spec{Name: f.criteriaName, Criteria: &cfg, Options: opts}
+		if err := spec.Validate(); err != nil {
+			// Validate names the key (name, criteria, steps, fields,
+			// verdict); on the command line each is a --criteria-... flag.
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			flagName := "--criteria-" + strings.TrimSuffix(key, "s")
+			switch key {
+			case "criteria":
+				flagName = "--criteria"
+			case "fields":
+				flagName = "--criteria-fields"
+			}
+			return nil, fmt.Errorf("%s: %s", flagName, msg)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
-		// Validate names the key (name, criteria, steps, fields, verdict);
-		// on the command line each is a --criteria-... flag.
-		key, msg, _ := strings.Cut(err.Error(), ": ")
-		flagName := "--criteria-" + strings.TrimSuffix(key, "s")
-		switch key {
-		case "criteria":
-			flagName = "--criteria"
-		case "fields":
-			flagName = "--criteria-fields"
-		}
-		return nil, fmt.Errorf("%s: %s", flagName, msg)
-	}
-	return scoring.NewCriteria(cfg, judge, opts)
+	return b.Build(spec)
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // runChecksScore is "llmeval score --scorer checks": the rules come from
@@ -30,7 +32,7 @@ func runChecksScore(f scoreFlags, stdin io.Reader, stdout, stderr io.Writer) int
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
-	scorer, err := scoring.NewChecks(rules, opts)
+	scorer, err := scorers.NewBuilder(nil).Build(scorers.Spec{Name: scoring.Checks, Rules: rules, Options: opts})
 	if err != nil {
 		return usageError(stderr, "--rules %s: %v", f.rulesFile, err)
 	}
@@ -39,14 +41,14 @@ func runChecksScore(f scoreFlags, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // readRules reads a JSON list of check rules; unknown keys are errors.
-func readRules(path string) ([]scoring.CheckRule, error) {
+func readRules(path string) ([]checks.Rule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var rules []scoring.CheckRule
+	var rules []checks.Rule
 	if err := dec.Decode(&rules); err != nil {
 		return nil, fmt.Errorf("%s: want a JSON list of rules: %w", path, err)
 	}

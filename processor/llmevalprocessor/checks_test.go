@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
 )
 
 func loadFileConfig(t *testing.T, name string) (*Config, error) {
@@ -28,7 +29,7 @@ func TestChecksScorerConfig(t *testing.T) {
 	sc := cfg.Scorers[0]
 	assert.Equal(t, scoring.Checks, sc.Name)
 	require.Len(t, sc.Rules, 4)
-	assert.Equal(t, scoring.RuleJSONSchema, sc.Rules[0].Type)
+	assert.Equal(t, checks.RuleJSONSchema, sc.Rules[0].Type)
 	assert.True(t, sc.Rules[0].AllowCodeFence)
 	assert.Equal(t, "object", sc.Rules[0].Schema["type"])
 	assert.Equal(t, ptr(150), sc.Rules[1].Max)
@@ -62,9 +63,9 @@ func TestChecksScorerConfigErrorsNameTheKey(t *testing.T) {
 		want string
 	}{
 		{"no rules", ScorerConfig{Name: scoring.Checks}, "scorers::0: rules: the checks scorer needs at least one rule"},
-		{"unknown rule", ScorerConfig{Name: scoring.Checks, Rules: []scoring.CheckRule{{Type: "words", Max: ptr(3)}, {Type: "tone"}}}, `scorers::0: rules::1::type: unknown rule type "tone"`},
-		{"bad schema", ScorerConfig{Name: scoring.Checks, Rules: []scoring.CheckRule{{Type: scoring.RuleJSONSchema, Schema: map[string]any{"allOf": []any{}}}}}, "scorers::0: rules::0::schema: /allOf: unsupported keyword"},
-		{"rules on a judge scorer", ScorerConfig{Name: scoring.Bias, Rules: []scoring.CheckRule{{Type: scoring.RuleNoPII}}}, `scorers::0: rules: only checks scorers take rules; "bias" is a built-in scorer`},
+		{"unknown rule", ScorerConfig{Name: scoring.Checks, Rules: []checks.Rule{{Type: "words", Max: ptr(3)}, {Type: "tone"}}}, `scorers::0: rules::1::type: unknown rule type "tone"`},
+		{"bad schema", ScorerConfig{Name: scoring.Checks, Rules: []checks.Rule{{Type: checks.RuleJSONSchema, Schema: map[string]any{"allOf": []any{}}}}}, "scorers::0: rules::0::schema: /allOf: unsupported keyword"},
+		{"rules on a judge scorer", ScorerConfig{Name: scoring.Bias, Rules: []checks.Rule{{Type: checks.RuleNoPII}}}, `scorers::0: rules: only checks scorers take rules; "bias" is a built-in scorer`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

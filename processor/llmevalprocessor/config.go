@@ -18,8 +18,11 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/redact"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // Structured output modes of the judge.
@@ -67,8 +70,13 @@ type Config struct {
 	SpanFilterConfig `mapstructure:",squash"`
 	// Storage names a storage extension (file_storage) that keeps held
 	// spans, log calls and their finished results across a crash; nil
-	// keeps them in memory only (internal/itemstore).
+	// keeps them in memory only (internal/persistence).
 	Storage *component.ID `mapstructure:"storage"`
+	// StorageCheckTimeout bounds the check of file_storage's file at
+	// start, before the storage library opens it (default 1m). A check
+	// that does not finish in time leaves the file in place and llm_eval
+	// runs without storage until the next start.
+	StorageCheckTimeout time.Duration `mapstructure:"storage_check_timeout"`
 
 	_ struct{} // prevent unkeyed literals
 }
@@ -229,7 +237,7 @@ type ScorerConfig struct {
 	Verdict string `mapstructure:"verdict"`
 
 	// Rules are the deterministic rules of a checks scorer (no judge call).
-	Rules []scoring.CheckRule `mapstructure:"rules"`
+	Rules []checks.Rule `mapstructure:"rules"`
 
 	// ScorerSelection (targets, when, include, exclude) narrows which
 	// spans this scorer evaluates (config_context.go, filter.go).
@@ -243,27 +251,27 @@ func (sc *ScorerConfig) isChecks() bool {
 	if sc.Name == scoring.Checks {
 		return true
 	}
-	return sc.Name != "" && !slices.Contains(scoring.Names(), sc.Name) && len(sc.Rules) > 0 && sc.Criteria == ""
+	return sc.Name != "" && !slices.Contains(scorers.Names(), sc.Name) && len(sc.Rules) > 0 && sc.Criteria == ""
 }
 
 // isCriteria reports whether the entry is a custom criteria scorer: any
 // name that is neither a built-in scorer's nor a checks scorer's.
 func (sc *ScorerConfig) isCriteria() bool {
-	return !slices.Contains(scoring.Names(), sc.Name) && !sc.isChecks()
+	return !slices.Contains(scorers.Names(), sc.Name) && !sc.isChecks()
 }
 
 // judgesTrajectory reports whether the scorer reads only an agent run's
 // trajectory: task_completion, tool_use, or a checks scorer whose every
 // rule is a trajectory rule. Such a scorer targets agent spans by default.
 func (sc *ScorerConfig) judgesTrajectory() bool {
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+	if slices.Contains(scorers.TrajectoryNames(), sc.Name) {
 		return true
 	}
 	if !sc.isChecks() || len(sc.Rules) == 0 {
 		return false
 	}
 	for _, r := range sc.Rules {
-		if !scoring.TrajectoryRule(r.Type) {
+		if !checks.TrajectoryRule(r.Type) {
 			return false
 		}
 	}
@@ -271,8 +279,8 @@ func (sc *ScorerConfig) judgesTrajectory() bool {
 }
 
 // criteriaConfig maps the entry onto the library's criteria settings.
-func (sc *ScorerConfig) criteriaConfig() scoring.CriteriaConfig {
-	cfg := scoring.CriteriaConfig{Name: sc.Name, Criteria: sc.Criteria, Steps: sc.Steps, Verdict: scoring.CriteriaVerdict(sc.Verdict)}
+func (sc *ScorerConfig) criteriaConfig() criteria.Config {
+	cfg := criteria.Config{Name: sc.Name, Criteria: sc.Criteria, Steps: sc.Steps, Verdict: criteria.Verdict(sc.Verdict)}
 	for _, f := range sc.Fields {
 		cfg.Fields = append(cfg.Fields, scoring.Field(f))
 	}
@@ -378,6 +386,9 @@ func (cfg *Config) Validate() error {
 	case lateResultsVerdicts, lateResultsAll, lateResultsNone:
 	default:
 		errs = append(errs, fmt.Errorf("late_results: %w", configcheck.NotOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
+	}
+	if cfg.StorageCheckTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("storage_check_timeout: must be positive, got %s", cfg.StorageCheckTimeout))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
@@ -491,18 +502,18 @@ func (sc *ScorerConfig) Validate() error {
 	case sc.Name == "":
 		errs = append(errs, errors.New("name: must be set"))
 	case sc.isChecks():
-		// NewNamedChecks names the rule and key, as in rules::0::pattern.
-		if _, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
+		// checks.NewNamed names the rule and key, as in rules::0::pattern.
+		if _, err := checks.NewNamed(sc.Name, sc.Rules, scorerOptions(*sc)); err != nil {
 			errs = append(errs, err)
 		}
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "" && meant != "":
 		// A typo of a built-in name, not a criteria scorer missing its
 		// criteria: say which name was meant.
 		errs = append(errs, fmt.Errorf("name: unknown scorer %q (did you mean %s?); built-in scorers are %s, and any other name needs criteria (a custom criteria scorer) or rules (a checks scorer)",
-			sc.Name, meant, strings.Join(append(scoring.Names(), scoring.Checks), ", ")))
+			sc.Name, meant, strings.Join(append(scorers.Names(), scoring.Checks), ", ")))
 	case sc.isCriteria() && strings.TrimSpace(sc.Criteria) == "":
 		errs = append(errs, fmt.Errorf("criteria: must be set: %q is not a built-in scorer (%s), so it is a custom criteria scorer (or give it rules to make it a checks scorer)",
-			sc.Name, strings.Join(scoring.Names(), ", ")))
+			sc.Name, strings.Join(scorers.Names(), ", ")))
 	case sc.isCriteria():
 		// The library's errors start with the key (name, criteria,
 		// steps, fields, verdict), which is also the YAML key.
@@ -517,7 +528,7 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	errs = append(errs, sc.ScorerSelection.validate()...)
 	errs = append(errs, validateContextSources(sc.ContextSources)...)
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) && !slices.Equal(sc.Targets, []string{targetAgent}) {
+	if slices.Contains(scorers.TrajectoryNames(), sc.Name) && !slices.Equal(sc.Targets, []string{targetAgent}) {
 		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", sc.Name, sc.Targets))
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)

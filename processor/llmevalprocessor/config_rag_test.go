@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // TestRAGScorerKeys checks that answer_relevancy's uncertainty_weight and
@@ -41,7 +42,7 @@ func TestRAGScorerKeys(t *testing.T) {
 		assert.NotEqual(t, scorerFingerprint(cfg, cfg.Scorers[1]), scorerFingerprint(cfg, defaultScorerConfig(scoring.ContextRelevance)))
 		assert.NotEqual(t, scorerFingerprint(cfg, cfg.Scorers[0]), scorerFingerprint(cfg, defaultScorerConfig(scoring.AnswerRelevancy)))
 		for _, sc := range cfg.Scorers {
-			_, err := scoring.New(sc.Name, fakeJudgeForOptions{}, scorerOptions(sc))
+			_, err := scorers.New(sc.Name, fakeJudgeForOptions{}, scorerOptions(sc))
 			require.NoError(t, err, sc.Name)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // TestContextSources checks what each scorers[].context_sources list puts
@@ -32,7 +33,7 @@ func TestContextSources(t *testing.T) {
 		{"system", []string{contextSourceSystem}, []string{system}},
 		{"all", []string{contextSourceTrace, contextSourceToolMessages, contextSourceSystem}, []string{tool, ownDoc, system, traceDo}},
 	}
-	for _, scorer := range scoring.ContextNames() {
+	for _, scorer := range scorers.ContextNames() {
 		for _, tt := range tests {
 			t.Run(scorer+"/"+tt.name, func(t *testing.T) {
 				cases := make(chan scoring.Case, 1)
@@ -84,7 +85,7 @@ func TestContextSources(t *testing.T) {
 // default sources the same span waits: its documents can only come from
 // the trace.
 func TestSystemContextDoesNotWait(t *testing.T) {
-	for _, scorer := range scoring.ContextNames() {
+	for _, scorer := range scorers.ContextNames() {
 		for _, withSystem := range []bool{true, false} {
 			cases := make(chan scoring.Case, 1)
 			cfg := testConfig(scorer)

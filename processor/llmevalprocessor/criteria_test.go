@@ -12,6 +12,7 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -75,7 +76,7 @@ func TestCriteriaScorersSideBySide(t *testing.T) {
 	polite.IncludeReason = false
 	onTopic := defaultScorerConfig("on_topic")
 	onTopic.Criteria = "The response answers the question asked."
-	onTopic.Verdict = string(scoring.CriteriaBinary)
+	onTopic.Verdict = string(criteria.Binary)
 	onTopic.ReasonMode = string(scoring.ReasonSummary)
 	cfg.Scorers = append(cfg.Scorers, polite, onTopic)
 	cfg.Judge.ClientConfig.Endpoint = judge.URL
@@ -98,6 +99,6 @@ func TestCriteriaScorersSideBySide(t *testing.T) {
 	for _, c := range judge.Calls() {
 		steps[c.Step]++
 	}
-	assert.Equal(t, 1, steps[scoring.SchemaCriteriaScore], "politeness: one call, no reason")
-	assert.Equal(t, 1, steps[scoring.SchemaCriteriaBinary], "on_topic: one call, summary reason")
+	assert.Equal(t, 1, steps[criteria.SchemaScore], "politeness: one call, no reason")
+	assert.Equal(t, 1, steps[criteria.SchemaBinary], "on_topic: one call, summary reason")
 }

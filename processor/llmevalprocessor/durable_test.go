@@ -24,9 +24,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -99,7 +98,7 @@ func (l *life) crash() map[pcommon.SpanID]int {
 	return counts
 }
 
-func (l *life) storageWrites(op durable.Op) int64 {
+func (l *life) storageWrites(op persistence.Op) int64 {
 	return sumOf(l.t, l.tel, "otelcol_processor_llm_eval_storage_writes", attribute.String("op", string(op)))
 }
 
@@ -138,8 +137,8 @@ func firstLife(t *testing.T, cfg *Config, host component.Host) (gens []pcommon.S
 	}
 	other = b.other(trace)
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
-	assert.Equal(t, int64(3), l.storageWrites(durable.OpAdmit), "written before ConsumeTraces returned")
-	require.Eventually(t, func() bool { return l.storageWrites(durable.OpResult) == 2 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int64(3), l.storageWrites(persistence.OpAdmit), "written before ConsumeTraces returned")
+	require.Eventually(t, func() bool { return l.storageWrites(persistence.OpResult) == 2 }, 10*time.Second, 5*time.Millisecond)
 	return gens, other, l.crash()
 }
 
@@ -235,12 +234,12 @@ func TestStorageForwardsExpiredWithRestartedMarker(t *testing.T) {
 		"the span without any result is unscored")
 }
 
-func openJournal(t *testing.T, dir string) (*durable.Journal, durable.Found, error, error) {
+func openJournal(t *testing.T, dir string) (*persistence.Journal, persistence.Found, error, error) {
 	t.Helper()
 	host := fileStorageOn(t, dir)
 	client, err := host.ext[fileStorageID].(storage.Extension).GetClient(context.Background(), component.KindProcessor, testSettings().ID, "")
 	require.NoError(t, err)
-	return durable.Open(context.Background(), client, durable.Hooks{})
+	return persistence.OpenJournal(context.Background(), client, persistence.Hooks{})
 }
 
 // fullStorage is a storage extension whose writes all fail, like a full disk.
@@ -650,12 +649,12 @@ func TestStorageDropsJoiningRecordsOfAStoredPair(t *testing.T) {
 	j, found, _, err := openJournal(t, dir)
 	require.NoError(t, err)
 	require.Len(t, found.Items, 1)
-	require.Equal(t, heldrecord.KindPair, found.Items[0].Item.Kind)
+	require.Equal(t, persistence.KindPair, found.Items[0].Item.Kind)
 	user := c.eventsBatch("content")
 	user.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().RemoveIf(func(r plog.LogRecord) bool {
 		return r.EventName() == "gen_ai.choice"
 	})
-	rec, err := heldrecord.EncodeLogCall(user, time.Now())
+	rec, err := persistence.EncodeLogCall(user, time.Now())
 	require.NoError(t, err)
 	_, err = j.Hold(context.Background(), c.trace.String()+c.span.String(), rec)
 	require.NoError(t, err)
@@ -812,5 +811,5 @@ func TestStorageDamagedFileIsQuarantined(t *testing.T) {
 	require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
 	require.Eventually(t, func() bool { return l.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, int64(1), bias.calls.Load(), "the new span is evaluated; the lost ones are not")
-	assert.Equal(t, int64(1), l.storageWrites(durable.OpAdmit), "the fresh file is written")
+	assert.Equal(t, int64(1), l.storageWrites(persistence.OpAdmit), "the fresh file is written")
 }

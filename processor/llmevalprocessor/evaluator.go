@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -59,8 +59,9 @@ type evaluator struct {
 	scorerSel  scorerFilters          // scorers[].include, exclude
 	agents     bool                   // a scorer targets agent spans
 	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
-	// storage keeps held items across a crash (internal/itemstore); nil when off.
-	storage *itemStorage
+	// storage keeps held items across a crash (internal/persistence); nil
+	// without the storage setting.
+	storage *persistence.Keeper
 
 	owner *evaluators // forgets the evaluator at its last release
 
@@ -127,8 +128,8 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		return nil, err
 	}
 	if cfg.Storage != nil {
-		ev.storage = itemstore.New[subject.Scorer](*cfg.Storage, set.ID,
-			itemstore.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
+		ev.storage = persistence.NewKeeper(*cfg.Storage, set.ID, cfg.StorageCheckTimeout,
+			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
 	}
 	return ev, nil
 }
@@ -225,10 +226,13 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	}
 	var journal evalstore.Journal[subject.Scorer]
 	if ev.storage != nil {
-		if err := ev.storage.Open(ctx, host); err != nil {
+		on, err := ev.storage.Open(ctx, host)
+		if err != nil {
 			return fmt.Errorf("llm_eval: %w", err)
 		}
-		journal = ev.storage
+		if on { // otherwise it said why it runs without storage
+			journal = storeJournal{ev.storage}
+		}
 	}
 	if ev.signals[pipeline.SignalTraces] && ev.signals[pipeline.SignalLogs] {
 		// Every instance exists before the first starts: one call, one
@@ -351,8 +355,23 @@ func (es *evaluators) has(cfg *Config) bool {
 // configuration (internal/evalstore).
 type evalStore = evalstore.Store[subject.Scorer]
 
-// itemStorage keeps the items of the store in a storage extension.
-type itemStorage = itemstore.Keeper[subject.Scorer]
+// storeJournal is the storage of an evaluator as the journal of its
+// store, whose subjects it writes as they record themselves.
+type storeJournal struct{ *persistence.Keeper }
+
+func (j storeJournal) Admitted(s evalSubject, admitted time.Time) uint64 {
+	if st, ok := s.(persistence.Stored); ok {
+		return j.Keeper.Admitted(st, admitted)
+	}
+	return 0
+}
+
+func (j storeJournal) Rewritten(id uint64, s evalSubject, admitted time.Time) uint64 {
+	if st, ok := s.(persistence.Stored); ok {
+		return j.Keeper.Rewritten(id, st, admitted)
+	}
+	return id
+}
 
 // newEvalStore makes the store of cfg, telling tel what it does.
 func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
@@ -60,15 +61,16 @@ func createDefaultConfig() component.Config {
 				MaxRetryAfter:  openai.DefaultMaxRetryAfter,
 			},
 		},
-		Sampling:      SamplingConfig{Percentage: defaultSamplingPercent},
-		MaxWait:       defaultMaxWait,
-		QueueSize:     defaultQueueSize,
-		Cache:         CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
-		MaxInputChars: defaultMaxInputChars,
-		LateResults:   lateResultsVerdicts,
-		LogEvents:     defaultLogEventsConfig(),
-		TraceContext:  defaultTraceContextConfig(),
-		Redaction:     RedactionConfig{Builtin: redact.Builtins()},
+		Sampling:            SamplingConfig{Percentage: defaultSamplingPercent},
+		MaxWait:             defaultMaxWait,
+		QueueSize:           defaultQueueSize,
+		Cache:               CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
+		MaxInputChars:       defaultMaxInputChars,
+		LateResults:         lateResultsVerdicts,
+		StorageCheckTimeout: persistence.DefaultCheckTimeout,
+		LogEvents:           defaultLogEventsConfig(),
+		TraceContext:        defaultTraceContextConfig(),
+		Redaction:           RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),
 			defaultScorerConfig(scoring.Hallucination),

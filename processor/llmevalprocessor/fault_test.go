@@ -28,6 +28,7 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -151,7 +152,7 @@ func evaluationErrors(errType string, n int64) []metricdata.DataPoint[int64] {
 // biasReplies answers the two bias steps.
 func biasReplies(opinions, results string) func(scoringtest.Call) scoringtest.Reply {
 	return func(c scoringtest.Call) scoringtest.Reply {
-		if c.Step == scoring.SchemaBiasOpinions {
+		if c.Step == bias.SchemaOpinions {
 			return scoringtest.JSON(opinions)
 		}
 		return scoringtest.JSON(results)
@@ -366,7 +367,7 @@ func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	assert.Equal(t, "fail", labelOf(ev))
 	calls := judge.Calls()
 	require.Greater(t, len(calls), 1)
-	assert.Equal(t, scoring.SchemaBiasOpinions, calls[1].Step, "the probe is the next evaluation's first call")
+	assert.Equal(t, bias.SchemaOpinions, calls[1].Step, "the probe is the next evaluation's first call")
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, r.tel, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String("state", "suspended")), Value: 1},
 		{Attributes: attribute.NewSet(attribute.String("state", "half_open")), Value: 1},

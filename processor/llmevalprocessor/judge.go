@@ -11,7 +11,9 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/instructions"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // judgeHooks connects the judge to the processor: telemetry callbacks and
@@ -36,9 +38,6 @@ type judgeSet struct {
 	// splits is the instruction split cache, nil when no scorer splits
 	// system instructions (judge.go).
 	splits *guard.SplitCache
-	// requirements is the task_completion requirement cache, nil when no
-	// scorer is task_completion (trajectory.go).
-	requirements *guard.RequirementCache
 }
 
 // newJudge builds the judge client from the confighttp settings, the
@@ -116,34 +115,17 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		}
 		redact = r.Redact
 	}
+	builder := scorers.NewBuilder(breaker)
 	js.scorers = make([]scoring.Scorer, 0, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
-		opts := scorerOptions(sc)
-		opts.MaxInputChars = cfg.MaxInputChars
-		opts.Redact = redact
-		var s scoring.Scorer
-		switch {
-		case sc.isChecks():
-			// Deterministic and cheap: no judge, no cache, and the rules
-			// see the output as it is (no_pii must see what redaction hides).
-			checks, err := scoring.NewNamedChecks(sc.Name, sc.Rules, scorerOptions(sc))
-			if err != nil {
-				return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
-			}
-			js.scorers = append(js.scorers, checks)
-			continue
-		case sc.isCriteria():
-			s, err = scoring.NewCriteria(sc.criteriaConfig(), breaker, opts)
-		default: // a built-in judge scorer, task_completion and tool_use included
-			if sc.Name == scoring.TaskCompletion {
-				if opts.Requirements, err = js.requirementLister(breaker); err != nil {
-					return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
-				}
-			}
-			s, err = scoring.New(sc.Name, breaker, opts)
-		}
+		s, err := builder.Build(scorerSpec(cfg, sc, redact))
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
+		}
+		if sc.isChecks() {
+			// Deterministic and cheap: no judge and no cache.
+			js.scorers = append(js.scorers, s)
+			continue
 		}
 		if s, err = js.splitInstructions(cfg, sc, s, breaker, redact, hooks.onSplit); err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
@@ -157,6 +139,25 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		js.scorers = append(js.scorers, s)
 	}
 	return js, nil
+}
+
+// scorerSpec is what the scoring library builds of a scorer entry: a
+// built-in, criteria or checks scorer with its options. A judge scorer
+// sends the texts redacted and cut to max_input_chars; the checks see the
+// output as it is (no_pii must see what redaction hides).
+func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorers.Spec {
+	spec := scorers.Spec{Name: sc.Name, Options: scorerOptions(sc)}
+	switch {
+	case sc.isChecks():
+		spec.Rules = sc.Rules
+		return spec
+	case sc.isCriteria():
+		c := sc.criteriaConfig()
+		spec.Criteria = &c
+	}
+	spec.Options.MaxInputChars = cfg.MaxInputChars
+	spec.Options.Redact = redact
+	return spec
 }
 
 // contextFree hands its scorer cases without context. It wraps the cached
@@ -251,7 +252,7 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 		return s, nil
 	}
 	if js.splits == nil {
-		splitter, err := scoring.NewInstructionSplitter(judge, scoring.SplitOptions{MaxInputChars: cfg.MaxInputChars, Redact: redact})
+		splitter, err := instructions.NewSplitter(judge, instructions.Options{MaxInputChars: cfg.MaxInputChars, Redact: redact})
 		if err != nil {
 			return nil, err
 		}
@@ -260,30 +261,4 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 		}
 	}
 	return sysprompt.Wrap(s, js.splits, onSplit), nil
-}
-
-// Bounds of the task_completion requirement cache, one per processor. Each
-// entry is at most 20 short requirements of one request; an agent serves
-// many distinct requests, so entries are many and small.
-const (
-	requirementCacheSize = 4096
-	requirementCacheTTL  = time.Hour
-)
-
-// requirementLister returns the lister every task_completion scorer of
-// the processor shares: it asks the same guarded judge the scorers ask and
-// keeps each request's requirements by the request's hash, so the runs of
-// one request are measured against one list. The scorer sends it the
-// request already redacted and cut to max_input_chars.
-func (js *judgeSet) requirementLister(judge scoring.Judge) (scoring.RequirementLister, error) {
-	if js.requirements == nil {
-		lister, err := scoring.NewRequirementLister(judge)
-		if err != nil {
-			return nil, err
-		}
-		if js.requirements, err = guard.NewRequirementCache(lister, guard.CacheConfig{Size: requirementCacheSize, TTL: requirementCacheTTL}); err != nil {
-			return nil, err
-		}
-	}
-	return js.requirements, nil
 }

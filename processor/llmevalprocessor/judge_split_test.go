@@ -15,6 +15,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/promptalignment"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -38,7 +40,7 @@ func instructionItems(c scoringtest.Call) []string {
 func alignmentJudge(t *testing.T) *scoringtest.Server {
 	judge := scoringtest.New(t)
 	judge.Handle(func(c scoringtest.Call) scoringtest.Reply {
-		if c.Step != scoring.SchemaPromptAlignmentVerdicts {
+		if c.Step != promptalignment.SchemaVerdicts {
 			return scoringtest.Reply{}
 		}
 		var vs []string
@@ -109,9 +111,9 @@ func TestSystemPromptJudgedInstructionByInstruction(t *testing.T) {
 	assert.Equal(t, 0.67, mustDouble(t, second, evalconv.AttrScoreValue))
 
 	assert.Equal(t, 1, callsOf(judge, scoring.SchemaInstructionSplit), "the second span's prompt comes from the split cache")
-	require.Equal(t, 2, callsOf(judge, scoring.SchemaPromptAlignmentVerdicts))
+	require.Equal(t, 2, callsOf(judge, promptalignment.SchemaVerdicts))
 	for _, c := range judge.Calls() {
-		if c.Step == scoring.SchemaPromptAlignmentVerdicts {
+		if c.Step == promptalignment.SchemaVerdicts {
 			assert.Len(t, instructionItems(c), 3)
 		}
 	}
@@ -136,7 +138,7 @@ func TestSplitFailureFallsBackToTheWholePrompt(t *testing.T) {
 	}
 	assert.Equal(t, 4, callsOf(judge, scoring.SchemaInstructionSplit), "a split and its re-ask per span: failures are not cached")
 	for _, c := range judge.Calls() {
-		if c.Step == scoring.SchemaPromptAlignmentVerdicts {
+		if c.Step == promptalignment.SchemaVerdicts {
 			assert.Len(t, instructionItems(c), 1)
 		}
 	}
@@ -226,8 +228,8 @@ func TestLongSystemPromptIsBounded(t *testing.T) {
 	ev := scoreOne(h, "We open at nine.", b.String())
 	assert.Equal(t, "pass", mustStr(t, ev, evalconv.AttrScoreLabel))
 	for _, c := range judge.Calls() {
-		if c.Step == scoring.SchemaPromptAlignmentVerdicts {
-			assert.Len(t, instructionItems(c), scoring.DefaultMaxInstructions)
+		if c.Step == promptalignment.SchemaVerdicts {
+			assert.Len(t, instructionItems(c), instructions.DefaultMaxInstructions)
 		}
 	}
 	_, count := sinkSpans(h.sink)

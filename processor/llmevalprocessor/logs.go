@@ -19,10 +19,9 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -66,7 +65,7 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 	}
 	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
 	if core.storage != nil {
-		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/itemstore)
+		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/persistence)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -239,15 +238,15 @@ func (p *logsProcessor) recoverCalls() {
 		return
 	}
 	joinsSignals := p.core.store.Joining()
-	for _, rec := range st.Take(heldrecord.KindLogCall) {
+	for _, rec := range st.Take(persistence.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
 			pair := p.core.newPair()
 			pair.Join(call)
-			p.core.store.Recover(pair, itemstore.ForStore(rec))
+			p.core.store.Recover(pair, persistence.ForStore(rec))
 			continue
 		}
-		p.core.store.Recover(call, itemstore.ForStore(rec))
+		p.core.store.Recover(call, persistence.ForStore(rec))
 	}
 	groups := st.Rejoin(p.joiner.Add)
 	p.evaluate(context.Background(), groups)

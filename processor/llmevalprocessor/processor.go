@@ -18,9 +18,8 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/itemstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -345,16 +344,16 @@ func (p *llmEvalProcessor) recoverSpans() {
 		return
 	}
 	joining := p.store.Joining()
-	for _, rec := range p.storage.Take(heldrecord.KindSpan) {
+	for _, rec := range p.storage.Take(persistence.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.Agent {
 			call := p.newPair()
 			call.Join(h)
-			p.store.Recover(call, itemstore.ForStore(rec))
+			p.store.Recover(call, persistence.ForStore(rec))
 			continue
 		}
 		h.Unjoined() // it may have waited for log events no longer joined
-		p.store.Recover(h, itemstore.ForStore(rec))
+		p.store.Recover(h, persistence.ForStore(rec))
 	}
 }
 
@@ -367,7 +366,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 	if p.storage == nil {
 		return
 	}
-	for _, rec := range p.storage.Take(heldrecord.KindPair) {
+	for _, rec := range p.storage.Take(persistence.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
 		call := p.newPair()
 		call.Join(span)
@@ -376,7 +375,7 @@ func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
 		} else {
 			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}
-		p.store.Recover(call, itemstore.ForStore(rec))
+		p.store.Recover(call, persistence.ForStore(rec))
 	}
 }
 

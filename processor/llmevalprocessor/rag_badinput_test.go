@@ -14,7 +14,9 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -30,15 +32,15 @@ func TestRAGScorersBadInput(t *testing.T) {
 	require.NoError(t, err)
 	names := []string{scoring.AnswerRelevancy, scoring.ContextRelevance, scoring.Toxicity}
 	rec := &resultRecorder{results: map[string][]scoring.Result{}}
-	var scorers []scoring.Scorer
+	var built []scoring.Scorer
 	for _, n := range names {
-		s, err := scoring.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+		s, err := scorers.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 		require.NoError(t, err)
-		scorers = append(scorers, recordingScorer{Scorer: s, r: rec})
+		built = append(built, recordingScorer{Scorer: s, r: rec})
 	}
 	cfg := testConfig(names...)
 	cfg.TraceContext.ContextWait = 100 * time.Millisecond
-	h := newHarness(t, cfg, scorers...)
+	h := newHarness(t, cfg, built...)
 
 	docs := func(items ...any) string {
 		var list []map[string]any
@@ -105,7 +107,7 @@ func TestRAGScorersBadInput(t *testing.T) {
 	// What the judge saw: the JSON document as its text, at most 50 items.
 	var sawJSON bool
 	for _, c := range srv.Calls() {
-		if c.Step != scoring.SchemaContextRelevanceEvaluations {
+		if c.Step != contextrelevance.SchemaEvaluations {
 			continue
 		}
 		sawJSON = sawJSON || strings.Contains(c.Text(), `\"hours\":\"open 9 to 17\"`)

@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
 	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -74,7 +76,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 		{golden: "openinference_langchain", app: "openinference-langchain", check: func(t *testing.T, got map[string]scoring.Result) {
 			cr := got[scoring.ContextRelevance]
 			require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
-			evs := cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations
+			evs := cr.Steps.Analyze.(contextrelevance.Evaluations).Evaluations
 			require.Len(t, evs, 2)
 			assert.Equal(t, warranty, evs[0].ContextPiece, "the retriever's documents, joined from the trace")
 			assert.Equal(t, returns, evs[1].ContextPiece)
@@ -82,7 +84,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 		{golden: "traceloop_llamaindex", app: "traceloop-llamaindex", check: func(t *testing.T, got map[string]scoring.Result) {
 			cr := got[scoring.ContextRelevance]
 			require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
-			evs := cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations
+			evs := cr.Steps.Analyze.(contextrelevance.Evaluations).Evaluations
 			require.Len(t, evs, 2, "the retrieved nodes, not the query's embedding")
 			assert.Equal(t, warranty, evs[0].ContextPiece)
 			assert.Equal(t, returns, evs[1].ContextPiece)
@@ -90,7 +92,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 		{golden: "langgraph_agent", app: "langgraph-agent", check: func(t *testing.T, got map[string]scoring.Result) {
 			cr := got[scoring.ContextRelevance]
 			require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
-			evs := cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations
+			evs := cr.Steps.Analyze.(contextrelevance.Evaluations).Evaluations
 			require.Len(t, evs, 1, "the retrieval tool's result, which holds both documents")
 			assert.Equal(t, warranty+"\n\n"+returns, evs[0].ContextPiece)
 		}},
@@ -101,7 +103,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 			check: func(t *testing.T, got map[string]scoring.Result) {
 				cr := got[scoring.ContextRelevance]
 				require.True(t, cr.Scored(), "context_relevance scored: %s %s", cr.Label, cr.Reason)
-				assert.Contains(t, cr.Steps.Analyze.(scoring.ContextEvaluations).Evaluations[0].ContextPiece, warranty)
+				assert.Contains(t, cr.Steps.Analyze.(contextrelevance.Evaluations).Evaluations[0].ContextPiece, warranty)
 			}},
 	}
 	for _, tt := range tests {
@@ -110,11 +112,11 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 			judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
 			require.NoError(t, err)
 			rec := &resultRecorder{results: map[string][]scoring.Result{}}
-			var scorers []scoring.Scorer
+			var built []scoring.Scorer
 			for _, n := range names {
-				s, err := scoring.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+				s, err := scorers.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 				require.NoError(t, err)
-				scorers = append(scorers, recordingScorer{Scorer: s, r: rec})
+				built = append(built, recordingScorer{Scorer: s, r: rec})
 			}
 			cfg := testConfig(names...)
 			cfg.TraceContext.ContextWait = 100 * time.Millisecond
@@ -123,7 +125,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 					cfg.Scorers[i].ContextSources = tt.sources
 				}
 			}
-			h := newHarness(t, cfg, scorers...)
+			h := newHarness(t, cfg, built...)
 			spans := 0
 			for _, line := range clientBatches(t, tt.app, "traces") {
 				td := clientTraces(t, line)

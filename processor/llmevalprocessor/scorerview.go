@@ -6,6 +6,8 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/checks"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // The store holds subjects (internal/subject) and sees each scorer as the
@@ -43,19 +45,19 @@ func subjectScorers(scorers []ScorerConfig) []subject.Scorer {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.When.ContextPresent || slices.Contains(scoring.ContextNames(), sc.Name) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || slices.Contains(scorers.ContextNames(), sc.Name) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
 func readsTrajectory(sc ScorerConfig) bool {
-	if slices.Contains(scoring.TrajectoryNames(), sc.Name) {
+	if slices.Contains(scorers.TrajectoryNames(), sc.Name) {
 		return true
 	}
 	if !sc.isChecks() {
 		return false
 	}
-	return slices.ContainsFunc(sc.Rules, func(r scoring.CheckRule) bool { return scoring.TrajectoryRule(r.Type) })
+	return slices.ContainsFunc(sc.Rules, func(r checks.Rule) bool { return checks.TrajectoryRule(r.Type) })
 }
 
 // scorerWaits says whether a scorer's evaluation waits (context_wait) while

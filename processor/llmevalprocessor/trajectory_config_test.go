@@ -10,8 +10,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
+	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
 
 // loadScorers decodes and validates a configuration whose scorers are given.
@@ -135,13 +136,13 @@ func TestTrajectoryScorersOnAgentSpans(t *testing.T) {
 	steps := map[string]int{}
 	for _, c := range judge.Calls() {
 		steps[c.Step]++
-		if c.Step == scoring.SchemaToolUseVerdicts {
+		if c.Step == tooluse.SchemaVerdicts {
 			run := strings.Join(c.Block("TRAJECTORY"), "\n")
 			assert.Contains(t, run, `"tool":"lookup_order"`)
 			assert.Contains(t, run, `\"status\": \"returned\"`, "the tool's result, from its execute_tool span")
 		}
 	}
-	for _, step := range []string{scoring.SchemaTaskCompletionTask, scoring.SchemaTaskCompletionVerdicts, scoring.SchemaToolUseVerdicts} {
+	for _, step := range []string{taskcompletion.SchemaTask, taskcompletion.SchemaVerdicts, tooluse.SchemaVerdicts} {
 		assert.Equal(t, 1, steps[step], "one %s call for the agent run", step)
 	}
 }

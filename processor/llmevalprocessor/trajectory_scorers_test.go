@@ -9,6 +9,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
+	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
 
 // TestTaskCompletionRequirementsCachedByRequest: two runs of the same
@@ -29,8 +31,8 @@ func TestTaskCompletionRequirementsCachedByRequest(t *testing.T) {
 	for _, r := range runs {
 		require.Contains(t, res[r.agent], scoring.TaskCompletion)
 	}
-	assert.Equal(t, 2, callsOf(judge, scoring.SchemaTaskCompletionTask), "one requirements call per distinct request")
-	assert.Equal(t, 3, callsOf(judge, scoring.SchemaTaskCompletionVerdicts), "every run is judged")
+	assert.Equal(t, 2, callsOf(judge, taskcompletion.SchemaTask), "one requirements call per distinct request")
+	assert.Equal(t, 3, callsOf(judge, taskcompletion.SchemaVerdicts), "every run is judged")
 }
 
 // TestToolUseJudgesARunWithoutToolCalls: an agent whose model was offered
@@ -48,7 +50,7 @@ func TestToolUseJudgesARunWithoutToolCalls(t *testing.T) {
 	assert.Contains(t, res[scoring.ToolUse][1], "get_order_status")
 	var tools []string
 	for _, c := range judge.Calls() {
-		if c.Step == scoring.SchemaToolUseVerdicts {
+		if c.Step == tooluse.SchemaVerdicts {
 			tools = append(tools, c.Block("TOOLS")...)
 		}
 	}

@@ -14,9 +14,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/durable"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
+	"github.com/llm-eval/llm_eval/scoring/tooluse"
 )
 
 // agentRun builds a semconv agent trace span by span: an invoke_agent root
@@ -196,11 +197,11 @@ func TestTrajectoryOfFiveThousandSteps(t *testing.T) {
 	assert.Contains(t, []string{"pass", "fail"}, res["task_completion"][0])
 	assert.Contains(t, []string{"pass", "fail"}, res["tool_use"][0])
 	assert.Equal(t, "fail", res["loops"][0], "max_steps counts the omitted steps: %s", res["loops"][1])
-	for _, lines := range trajectoryLines(judge, scoring.SchemaToolUseVerdicts) {
+	for _, lines := range trajectoryLines(judge, tooluse.SchemaVerdicts) {
 		assert.LessOrEqual(t, len(lines), scoring.DefaultMaxTrajectorySteps+1, "the judge sees a bounded run")
 		assert.Contains(t, strings.Join(lines, "\n"), `"omitted_steps"`, "and is told what it does not see")
 	}
-	require.NotEmpty(t, trajectoryLines(judge, scoring.SchemaToolUseVerdicts))
+	require.NotEmpty(t, trajectoryLines(judge, tooluse.SchemaVerdicts))
 }
 
 // TestTrajectoryBadInput: arguments that are not JSON, a tool span whose
@@ -253,7 +254,7 @@ func TestTrajectoryBadInput(t *testing.T) {
 	assert.Equal(t, "fail", got["loops"][0], "the same arguments three times, compared as text: %s", got["loops"][1])
 	assert.Contains(t, []string{"pass", "fail"}, got["tool_use"][0])
 	seen := false
-	for _, lines := range trajectoryLines(judge, scoring.SchemaToolUseVerdicts) {
+	for _, lines := range trajectoryLines(judge, tooluse.SchemaVerdicts) {
 		seen = seen || strings.Contains(strings.Join(lines, "\n"), `"arguments":"to=Rome; date=tomorrow"`)
 	}
 	assert.True(t, seen, "the judge sees the arguments as the text they are")
@@ -413,7 +414,7 @@ func TestRecoveredAgentKeepsWhatItLacks(t *testing.T) {
 	r.spans.At(0).Attributes().PutStr("gen_ai.output.messages",
 		`[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"book","arguments":"{}"}]}]`)
 	require.NoError(t, first.p.ConsumeTraces(context.Background(), r.td))
-	require.Equal(t, int64(1), first.storageWrites(durable.OpAdmit))
+	require.Equal(t, int64(1), first.storageWrites(persistence.OpAdmit))
 	before := first.crash()
 
 	bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
+	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
 )
 
 // downJudge is a judge endpoint that is down.
@@ -119,7 +121,7 @@ func (j *splitJudge) Complete(context.Context, scoring.Request) (scoring.Respons
 
 func ExampleSplitCache() {
 	judge := &splitJudge{}
-	splitter, err := scoring.NewInstructionSplitter(judge, scoring.SplitOptions{})
+	splitter, err := instructions.NewSplitter(judge, instructions.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -156,7 +158,7 @@ func (j *requirementJudge) Complete(context.Context, scoring.Request) (scoring.R
 
 func ExampleRequirementCache() {
 	judge := &requirementJudge{}
-	lister, err := scoring.NewRequirementLister(judge)
+	lister, err := taskcompletion.NewRequirementLister(judge)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
@@ -22,7 +23,7 @@ func TestUsageCountsOnlyCallsSent(t *testing.T) {
 	}
 	now := time.Unix(0, 0)
 	breaker := guard.NewBreaker(judge, guard.BreakerConfig{FailureThreshold: 3, Now: func() time.Time { return now }})
-	s, err := scoring.New(scoring.Bias, breaker, scoring.Options{})
+	s, err := bias.New(breaker, scoring.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@
 //		APIKey:  os.Getenv("OPENAI_API_KEY"),
 //		Model:   "gpt-4o-mini",
 //	})
-//	s, err := scoring.New(scoring.Bias, judge, scoring.Options{})
+//	s, err := bias.New(judge, scoring.Options{})
 //
 // Files: openai.go calls and types failures, chat.go builds the request
 // and reads the reply, transport.go records the status and Retry-After of

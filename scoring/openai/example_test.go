@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
@@ -23,7 +24,7 @@ func ExampleNewJudge() {
 		fmt.Println(err)
 		return
 	}
-	s, err := scoring.New(scoring.Bias, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
+	s, err := bias.New(judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
 	if err != nil {
 		fmt.Println(err)
 		return

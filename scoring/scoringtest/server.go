@@ -162,11 +162,6 @@ func (c Call) Text() string {
 	return strings.Join(parts, "\n\n")
 }
 
-// Block returns the items of the data block NAME of the call's user
-// messages (a line <<<NAME, one JSON string per line, optionally numbered, a
-// line NAME>>>), decoded; nil when the prompt has no such block.
-func (c Call) Block(name string) []string { return parseBlocks(c).lines(name) }
-
 // ChatRequest is the part of a chat completions request the server decodes.
 type ChatRequest struct {
 	Model               string          `json:"model"`

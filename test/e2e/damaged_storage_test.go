@@ -132,10 +132,19 @@ type killedRun struct {
 // does not answer in time, sends n generation spans (a multiple of 5, in
 // batches of up to 50), and kills it with -9 while every span is held.
 func holdAndKill(t *testing.T, bin string, n int) killedRun {
+	return holdAndKillOn(t, bin, n, nil)
+}
+
+// holdAndKillOn is holdAndKill with prepare run on the empty storage
+// directory first (to mount a file system there).
+func holdAndKillOn(t *testing.T, bin string, n int, prepare func(t *testing.T, storageDir string)) killedRun {
 	t.Helper()
 	r := killedRun{bin: bin, dir: t.TempDir(), judge: scoringtest.New(t), sink: newSpanSink(t)}
 	storageDir := filepath.Join(r.dir, "storage")
 	require.NoError(t, os.Mkdir(storageDir, 0o700))
+	if prepare != nil {
+		prepare(t, storageDir)
+	}
 	r.ports = ports{otlp: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
 	r.cfg = writeDurableConfig(t, r.dir, "collector.yaml", r.judge.URL, r.sink.srv.URL, storageDir, "60s", r.ports)
 	r.path = filepath.Join(storageDir, "processor_llm_eval_")

@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/llm-eval/llm_eval/scoring"
+	builtin "github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 	"github.com/llm-eval/llm_eval/test/internal/collectortest"
 )
@@ -194,7 +194,7 @@ func prometheusBinary(t *testing.T) string {
 func writeAlertConfig(t *testing.T, dir, judgeURL string, p ports) {
 	t.Helper()
 	var builtins strings.Builder
-	for _, name := range scoring.Names() {
+	for _, name := range builtin.Names() {
 		fmt.Fprintf(&builtins, "      - name: %s\n", name)
 	}
 	cfg := fmt.Sprintf(`

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // refCase is one case of cases.json: what the scorer evaluates and the
@@ -61,7 +62,7 @@ func TestScoresEqualMastra(t *testing.T) {
 			require.NotNil(t, ref.Score, "Mastra's scorer gave no score")
 
 			judge := &scriptedJudge{c: c}
-			s, err := scoring.New(c.Scorer, judge, scoring.Options{Scale: c.Scale})
+			s, err := scorers.New(c.Scorer, judge, scoring.Options{Scale: c.Scale})
 			require.NoError(t, err)
 			res := s.Score(context.Background(), scoring.Case{Input: c.Input, Output: c.Output, Context: c.Context})
 			require.True(t, res.Scored(), "our %s gave %s: %v (%s)", c.Scorer, res.Label, res.Err, res.Reason)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
 // keyAliases maps keys that other OpenAI clients and collector components
@@ -60,7 +61,7 @@ func NotOneOf(value string, allowed ...string) error {
 // MisspeltScorer returns the built-in scorer that name most likely meant,
 // or "" when name is far from all of them (a custom criteria scorer).
 func MisspeltScorer(name string) string {
-	names := append(scoring.Names(), scoring.Checks)
+	names := append(scorers.Names(), scoring.Checks)
 	if slices.Contains(names, name) {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
@@ -254,9 +254,9 @@ func (h *HeldSpan) ResultUpFront(sc Scorer) (scoring.Result, bool) {
 	return scoring.Result{Scorer: sc.Name, Label: scoring.LabelNotScorable, Reason: h.Missing}, true
 }
 
-// Record implements itemstore.Stored for a held span.
+// Record implements persistence.Stored for a held span.
 func (h *HeldSpan) Record(admitted time.Time) ([]byte, error) {
-	return heldrecord.EncodeSpan(h.td, admitted)
+	return persistence.EncodeSpan(h.td, admitted)
 }
 
 // Unjoined makes a span recovered from storage, where it waited for its

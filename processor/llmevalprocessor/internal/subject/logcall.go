@@ -10,8 +10,8 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -118,7 +118,7 @@ func (c *LogCall) MarkAll(ctx context.Context, res scoring.Result, reason string
 	c.Leave(ctx, results)
 }
 
-// Record implements itemstore.Stored for a log call.
+// Record implements persistence.Stored for a log call.
 func (c *LogCall) Record(admitted time.Time) ([]byte, error) {
-	return heldrecord.EncodeLogCall(c.group.Logs, admitted)
+	return persistence.EncodeLogCall(c.group.Logs, admitted)
 }

@@ -7,8 +7,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/heldrecord"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -90,12 +90,12 @@ func (c *Pair) Late(ctx context.Context, r evalstore.Result) {
 	}
 }
 
-// Record implements itemstore.Stored for a call in the call table: the
+// Record implements persistence.Stored for a call in the call table: the
 // halves it has.
 func (c *Pair) Record(admitted time.Time) ([]byte, error) {
 	switch {
 	case c.span != nil && c.events != nil:
-		return heldrecord.EncodePair(c.span.td, c.events.group.Logs, admitted)
+		return persistence.EncodePair(c.span.td, c.events.group.Logs, admitted)
 	case c.span != nil:
 		return c.span.Record(admitted)
 	}

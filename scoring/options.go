@@ -1,0 +1,186 @@
+package scoring
+
+import (
+	"context"
+	"regexp"
+	"strings"
+)
+
+// Options tune a scorer. The zero value is valid: scale 1, the scorer's
+// default threshold, reasons on.
+type Options struct {
+	// Scale is the maximum score (default 1). It must be positive.
+	Scale float64
+	// Threshold decides pass or fail. Bias, hallucination and toxicity
+	// pass when score <= threshold; the others (prompt alignment, answer
+	// relevancy, context relevance, criteria, task completion, tool use)
+	// pass when score >= threshold.
+	// Nil means the default, half the scale (0.5 at the default scale).
+	// It must lie in [0, Scale].
+	Threshold *float64
+	// StrictMode makes the score binary (0 or Scale) and forces the
+	// threshold to 0 (bias, hallucination, toxicity) or Scale (the others).
+	StrictMode bool
+	// OmitReason skips the reason step (include_reason: false).
+	OmitReason bool
+	// Verbose keeps the prompts sent at every step in Result.Steps.
+	Verbose bool
+	// ReasonMode is ReasonLLM (default: the reason step asks the judge) or
+	// ReasonSummary (the reason is composed from the verdicts' reasons with
+	// no extra call).
+	ReasonMode ReasonMode
+	// MaxInputChars caps each evaluated text sent to the judge, in
+	// characters (runes); 0 means no cap. Cut text ends with
+	// TruncationMarker, and the result has Truncated set when the scorer
+	// sends the cut field. A marker the text carries itself is neutralised
+	// first (NeutralizeTruncationMarkers). A trajectory's
+	// texts (step outputs, tool arguments, results, errors) are capped
+	// together: when they exceed MaxInputChars, the longest are cut to the
+	// common length that makes the sum fit, but never below 64 characters
+	// each, so a run of many texts can still send more.
+	MaxInputChars int
+	// MaxTrajectorySteps caps the steps of a trajectory sent to the judge,
+	// each tool call counting as a step (0 means
+	// DefaultMaxTrajectorySteps). A longer trajectory keeps its first and
+	// last steps, the judge is told how many were left out between them,
+	// and the result has Truncated set.
+	MaxTrajectorySteps int
+	// Redact, when set, is applied to every evaluated text (input, output,
+	// each context item and instruction) before it is sent to the judge.
+	// It runs before MaxInputChars is applied.
+	Redact func(string) string
+	// UncertaintyWeight is what an "unsure" statement counts for in
+	// answer_relevancy, between 0 and 1; nil means
+	// DefaultUncertaintyWeight.
+	UncertaintyWeight *float64
+	// ContextPenalties are context_relevance's deductions; nil means
+	// DefaultContextPenalties.
+	ContextPenalties *ContextPenalties
+	// Requirements, when set, gives task_completion the requirements of a
+	// request (guard.RequirementCache keeps them by the request's hash, so
+	// a request repeated across runs is split by the judge once); nil asks
+	// the scorer's judge every time. It gets the request redacted and cut.
+	Requirements RequirementLister
+}
+
+// ReasonMode selects how a result's reason is produced.
+type ReasonMode string
+
+// Reason modes.
+const (
+	ReasonLLM     ReasonMode = "llm"
+	ReasonSummary ReasonMode = "summary"
+)
+
+// TruncationMarker ends evaluated text cut to Options.MaxInputChars.
+const TruncationMarker = " [...truncated by llm_eval]"
+
+// PromptVersion changes whenever a prompt template changes, so cached
+// results of older prompts are not reused.
+const PromptVersion = "6"
+
+// DefaultMaxTrajectorySteps is the step bound when Options.MaxTrajectorySteps is 0.
+const DefaultMaxTrajectorySteps = 50
+
+// DefaultUncertaintyWeight is what an "unsure" statement counts for in
+// answer_relevancy unless Options.UncertaintyWeight says otherwise
+// (Mastra's default).
+const DefaultUncertaintyWeight = 0.3
+
+// ContextPenalties are the deductions context_relevance makes from the
+// mean relevance of the context items, before scaling. Each lies in [0, 1].
+type ContextPenalties struct {
+	// UnusedHighRelevance is deducted for each high-relevance item the
+	// response did not use.
+	UnusedHighRelevance float64 `json:"unused_high_relevance"`
+	// MissingPerItem is deducted for each piece of information the answer
+	// needed that no item had.
+	MissingPerItem float64 `json:"missing_per_item"`
+	// MaxMissing caps the total deduction for missing information.
+	MaxMissing float64 `json:"max_missing"`
+}
+
+// DefaultContextPenalties returns Mastra's defaults: 0.1 per unused
+// high-relevance item, 0.15 per missing piece, at most 0.5 for missing
+// information.
+func DefaultContextPenalties() ContextPenalties {
+	return ContextPenalties{UnusedHighRelevance: 0.1, MissingPerItem: 0.15, MaxMissing: 0.5}
+}
+
+// RequirementLister works out the requirements of a request for
+// task_completion. taskcompletion.NewRequirementLister asks the judge;
+// guard.RequirementCache wraps one with a cache keyed by the request's
+// hash.
+type RequirementLister interface {
+	ListRequirements(ctx context.Context, request string) (TaskRequirements, error)
+}
+
+// TaskRequirements is what a request asks an agent to do: the task in one
+// sentence and the separate requirements it must meet, the first being
+// the main one (the action or answer without which the request is not
+// served). It comes from the request alone, so the same request is always
+// measured against the same requirements.
+type TaskRequirements struct {
+	Task         string   `json:"task"`
+	Requirements []string `json:"requirements"`
+	// Cached is set when a cache answered (stored requirements, or those
+	// of an identical request in flight); Usage is then zero.
+	Cached bool `json:"cached,omitempty"`
+	// Usage is the cost of the judge calls made for these requirements.
+	Usage Usage `json:"-"`
+}
+
+// Splitter splits a system prompt into its separate instructions, so that
+// prompt alignment can judge each rule on its own instead of the whole
+// prompt as one instruction. instructions.NewSplitter asks the judge;
+// guard.SplitCache wraps a Splitter with a cache.
+type Splitter interface {
+	Split(ctx context.Context, prompt string) (InstructionSplit, error)
+}
+
+// InstructionSplit is what a Splitter found in one system prompt.
+type InstructionSplit struct {
+	// Instructions are the prompt's separate instructions in its own
+	// words, in the prompt's order, each once. Empty when the prompt gives
+	// none (only a role, background facts) or is blank.
+	Instructions []string `json:"instructions"`
+	// Usage is what the judge calls cost, the re-ask included; zero when
+	// Cached.
+	Usage Usage `json:"usage"`
+	// Truncated is set when the prompt was cut to MaxInputChars before it
+	// was sent: instructions after the cut are missing.
+	Truncated bool `json:"truncated,omitempty"`
+	// Dropped counts the instructions the judge listed beyond
+	// MaxInstructions, or beyond twice the prompt's length in all, which
+	// were not kept.
+	Dropped int `json:"dropped,omitempty"`
+	// Cached is set when a cache answered (a stored split, or one shared
+	// with an identical call in flight): no judge call was made for it.
+	Cached bool `json:"cached,omitempty"`
+	// Prompt is the prompt sent, kept when the splitter is verbose.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// neutralMarker replaces a truncation marker that evaluated text carries
+// itself: an elision mark that claims no cut by llm_eval.
+const neutralMarker = "[...]"
+
+// markerLike matches TruncationMarker and the variants a model or a
+// document could write to pass for it: any case, spacing, an ellipsis
+// character or two dots, "llm eval" or "llm-eval".
+var markerLike = regexp.MustCompile(`(?i)\[\s*(?:\.{2,}|…)?\s*truncated\s+by\s+llm[\s_.-]?eval\s*\]`)
+
+// NeutralizeTruncationMarkers replaces every TruncationMarker in s, and
+// anything written to look like one, with "[...]". The judge is told that
+// text ending with the marker was cut by llm_eval and must not be held to
+// length or format rules for the missing part; an output that wrote the
+// marker itself could otherwise exempt itself from them. Scorers apply it
+// to every evaluated text before they cut it. A caller that cuts text
+// before scoring (as the processor cuts agent step texts) applies it first
+// and then appends TruncationMarker.
+func NeutralizeTruncationMarkers(s string) string {
+	if !strings.Contains(s, "[") {
+		return s // the common case, without running the expression
+	}
+	return markerLike.ReplaceAllLiteralString(s, neutralMarker)
+}

@@ -1,0 +1,241 @@
+// Package taskcompletion is the task completion scorer for agent runs,
+// modelled on deepeval's task completion and free of references: the judge
+// works out the requirements of the run's request, from the request alone,
+// then decides for each whether the run accomplished it. The main
+// requirement weighs as much as the others together plus one. Higher is
+// better.
+package taskcompletion
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/pipeline"
+)
+
+// Schema names of the task completion scorer's replies.
+const (
+	SchemaTask     = "task_completion_task"
+	SchemaVerdicts = "task_completion_verdicts"
+)
+
+// Verdicts is the task_completion scorer's analyze result: one entry per
+// requirement.
+type Verdicts struct {
+	Verdicts []Verdict `json:"verdicts"`
+	// Reordered is set when the judge returned the verdicts in another
+	// order than the requirements; they were matched by the requirement
+	// each repeated.
+	Reordered bool `json:"reordered,omitempty"`
+}
+
+// Verdict judges one requirement: Verdict "yes" means the run
+// accomplished it, "no" that it did not, "n/a" that the steps left out to
+// bound the run would decide it, so it is not counted. Main marks the
+// request's main requirement.
+type Verdict struct {
+	Requirement string `json:"requirement"`
+	Main        bool   `json:"main,omitempty"`
+	Verdict     string `json:"verdict"`
+	Reason      string `json:"reason"`
+}
+
+//go:embed *.tmpl
+var templates embed.FS
+
+var (
+	taskPrompt     = &pipeline.Prompt{Schema: schemaTask, User: taskMessage, Demo: demoTask}
+	verdictsPrompt = &pipeline.Prompt{
+		Schema: pipeline.ItemsSchema(SchemaVerdicts, "verdicts",
+			pipeline.Property{Name: "requirement"},
+			pipeline.Property{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo, pipeline.VerdictNA}}),
+		User: verdictsMessage,
+		Demo: demoVerdicts,
+	}
+)
+
+// Definition is the task completion scorer.
+var Definition = pipeline.Definition{
+	Name:       scoring.TaskCompletion,
+	Sends:      []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
+	Trajectory: true,
+	Prompts:    pipeline.NewPrompts(templates, nil, taskPrompt, verdictsPrompt),
+	Run:        run,
+}
+
+// New returns the task completion scorer, asking judge. Without
+// Options.Requirements it asks judge for a request's requirements on
+// every run.
+func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
+	return pipeline.New(Definition, judge, opts)
+}
+
+// verdictSpec reads task_completion verdicts; n/a is allowed only when
+// steps of the run were left out.
+func verdictSpec(omissions bool) pipeline.VerdictSpec {
+	return pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, AllowNA: omissions, Unit: "requirement", Echo: "requirement"}
+}
+
+// run is the task_completion pipeline. The preprocess step works out the
+// requirements from the request alone (Options.Requirements, which may
+// answer from a cache, else the scorer's judge); the analyze step judges
+// each of them against the request, the trajectory and the final answer.
+// The main requirement weighs as much as all the others together plus
+// one, so a run whose main requirement failed scores below half the scale
+// however many minor ones it met; requirements that only left-out steps
+// could decide are not counted. A case without a trajectory, without a
+// request, or whose request asks for nothing, is not scorable.
+func run(e *pipeline.Evaluation) {
+	if !pipeline.HasSteps(e.Case.Trajectory) {
+		e.NotScorable("The case has no trajectory: task_completion judges the steps of an agent run, and this case records none.")
+		return
+	}
+	if strings.TrimSpace(e.Case.Input) == "" {
+		e.NotScorable("The run has no request, so there is no task to check it against.")
+		return
+	}
+	task, ok := requirements(e)
+	if !ok {
+		return
+	}
+	if len(task.Requirements) == 0 {
+		e.NotScorable("The judge found no task in the run's request, so there is nothing to check the run against.")
+		return
+	}
+	omissions := e.Omissions()
+	verdicts, reordered, ok := e.JudgeItems(verdictsPrompt, pipeline.PromptData{
+		Input:      e.Case.Input,
+		Output:     e.Case.Output,
+		Trajectory: e.TrajectoryLines(),
+		Items:      task.Requirements,
+		Omissions:  omissions,
+	}, verdictSpec(omissions))
+	if !ok {
+		return
+	}
+	result := Verdicts{Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
+	forJudge := make([]any, 0, len(verdicts))
+	counted, met := 0, 0
+	mainCounted, mainMet := false, false
+	var unmet, unjudged []string
+	for i, v := range verdicts {
+		rv := Verdict{Requirement: task.Requirements[i], Main: i == 0, Verdict: v.Verdict, Reason: v.Reason}
+		result.Verdicts[i] = rv
+		forJudge = append(forJudge, rv)
+		switch {
+		case v.Verdict == pipeline.VerdictNA:
+			unjudged = append(unjudged, task.Requirements[i])
+			continue
+		case pipeline.IsYes(v.Verdict):
+			met++
+			mainMet = mainMet || i == 0
+		default:
+			unmet = append(unmet, cmp.Or(v.Reason, task.Requirements[i]))
+		}
+		counted++
+		mainCounted = mainCounted || i == 0
+	}
+	e.Result.Steps.Analyze = result
+	if counted == 0 {
+		e.NotScorable("Every requirement of the task would be decided by steps left out to bound the run, so none could be judged.")
+		return
+	}
+	// Weights: the main requirement counts as many times as there are
+	// counted requirements, each other one once.
+	total, earned := counted, met
+	if mainCounted {
+		total += counted - 1
+		if mainMet {
+			earned += counted - 1
+		}
+	}
+	e.ScoreRatio(earned, total)
+	e.Reason(forJudge, func() string {
+		score := pipeline.FormatScore(e.Result.Score)
+		var b strings.Builder
+		switch {
+		case met == counted:
+			fmt.Fprintf(&b, "The score is %s because the run accomplished all %d judged %s of the task",
+				score, counted, pipeline.Plural(counted, "requirement", "requirements"))
+		case mainCounted && !mainMet:
+			fmt.Fprintf(&b, "The score is %s because the run did not accomplish the task's main requirement (%s), and %d of %d judged %s in all: %s",
+				score, task.Requirements[0], met, counted, pipeline.Plural(counted, "requirement", "requirements"), pipeline.JoinReasons(unmet))
+		default:
+			fmt.Fprintf(&b, "The score is %s because the run accomplished the main requirement and %d of %d judged %s in all: %s",
+				score, met, counted, pipeline.Plural(counted, "requirement", "requirements"), pipeline.JoinReasons(unmet))
+		}
+		if len(unjudged) > 0 {
+			fmt.Fprintf(&b, "; not judged because steps were left out: %s", strings.Join(unjudged, "; "))
+		}
+		b.WriteString(".")
+		return b.String()
+	})
+}
+
+// requirements works out the case's requirements from its request, adding
+// the calls' cost to the result. It reports false when the evaluation
+// failed.
+func requirements(e *pipeline.Evaluation) (scoring.TaskRequirements, bool) {
+	opts := e.Options()
+	if opts.Verbose {
+		if msgs, err := taskPrompt.Render(pipeline.PromptData{Scorer: scoring.TaskCompletion, Input: e.Case.Input}); err == nil {
+			e.KeepPrompt(scoring.StepPreprocess, msgs)
+		}
+	}
+	lister := opts.Requirements
+	if lister == nil {
+		lister = &RequirementLister{judge: e.Judge(), now: e.Now}
+	}
+	task, err := safeListRequirements(e.Context(), lister, e.Case.Input)
+	e.Result.Usage.Add(task.Usage)
+	task.Usage = scoring.Usage{}
+	if err != nil {
+		e.FailCall(scoring.StepPreprocess, err)
+		return scoring.TaskRequirements{}, false
+	}
+	e.Result.Steps.Preprocess = task
+	return task, true
+}
+
+// safeListRequirements calls the lister, turning a panic into an error.
+func safeListRequirements(ctx context.Context, l scoring.RequirementLister, request string) (t scoring.TaskRequirements, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &scoring.Error{Type: scoring.ErrorInvalidCase, Step: scoring.StepPreprocess, Err: fmt.Errorf("requirement lister panicked: %v", r)}
+		}
+	}()
+	return l.ListRequirements(ctx, request)
+}
+
+var schemaTask = &scoring.Schema{Name: SchemaTask, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "task": {"type": "string"},
+    "requirements": {"type": "array", "items": {"type": "string"}}
+  },
+  "required": ["task", "requirements"],
+  "additionalProperties": false
+}`)}
+
+func taskMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	b = append(b, "Work out what this request asks the agent to do.\n\n"...)
+	return pipeline.AppendText(b, "INPUT", d.Input), nil
+}
+
+func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	n := strconv.Itoa(len(d.Items))
+	b = append(b, "Judge whether this agent run accomplished each of these "+n+" requirements of its request; the first is the main one. Return exactly "+n+" verdicts."...)
+	if d.Omissions {
+		b = append(b, " Steps of the run were left out: answer \"n/a\" for a requirement that only they could decide."...)
+	}
+	b = append(b, "\n\n"...)
+	b = pipeline.AppendList(b, "REQUIREMENTS", d.Items)
+	b = append(b, "\n\n"...)
+	return pipeline.AppendRun(b, d)
+}
