@@ -178,8 +178,8 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 		if se, ok := errors.AsType[*scoring.Error](cause); ok && se.Status != 0 {
 			status = strconv.Itoa(se.Status)
 		}
-		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			t.judge.authRetry.String()+"; spans go on with judge_auth error results instead of scores", fields...)
+		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended, probing the judge with one call every "+
+			t.judge.authRetry.String()+" until it accepts the key; spans go on with judge_auth error results instead of scores", fields...)
 	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
 			"; spans go on with judge_circuit_open error results instead of scores", fields...)

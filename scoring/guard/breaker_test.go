@@ -252,22 +252,35 @@ func TestBreakerAuthErrorSuspends(t *testing.T) {
 	if b.State() != BreakerSuspended {
 		t.Fatalf("state after one 401 = %s, want suspended", b.State())
 	}
-	judge.set(nil)
 	clk.Advance(DefaultOpenDuration) // an open circuit would probe now
 	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 		t.Fatalf("call while suspended: error %v, want circuit open", err)
 	}
+	// The probe is refused too: suspended for another interval, quietly.
 	clk.Advance(time.Hour - DefaultOpenDuration)
+	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorJudgeAuth {
+		t.Fatalf("refused probe: error %v, want judge_auth", err)
+	}
+	if b.State() != BreakerSuspended {
+		t.Fatalf("state after a refused probe = %s, want suspended", b.State())
+	}
+	clk.Advance(time.Hour - time.Nanosecond)
+	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
+		t.Fatalf("call before the next probe: error %v, want circuit open", err)
+	}
+	// The key was fixed: the next probe closes the circuit.
+	judge.set(nil)
+	clk.Advance(time.Nanosecond)
 	if _, err := b.Complete(t.Context(), scoring.Request{}); err != nil {
 		t.Fatalf("probe after AuthRetryInterval: %v", err)
 	}
 	if b.State() != BreakerClosed {
 		t.Fatalf("state after probe = %s, want closed", b.State())
 	}
-	if judge.Calls() != 2 {
-		t.Fatalf("judge calls = %d, want 2", judge.Calls())
+	if judge.Calls() != 3 {
+		t.Fatalf("judge calls = %d, want 3 (the 401, the refused probe, the probe)", judge.Calls())
 	}
-	want := []string{"closed->suspended:judge_auth", "suspended->half_open:", "half_open->closed:"}
+	want := []string{"closed->suspended:judge_auth", "suspended->closed:"}
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(changes) != fmt.Sprint(want) {
@@ -402,5 +415,41 @@ func TestBreakerAbandonedProbe(t *testing.T) {
 	}
 	if b.State() != BreakerClosed {
 		t.Fatalf("state = %s, want closed", b.State())
+	}
+}
+
+// While suspended, one probe at a time: calls during a probe are rejected
+// without reaching the judge.
+func TestBreakerSuspendedLetsOneProbeThrough(t *testing.T) {
+	clk := newGuardClock()
+	judge := newGuardSwitchJudge()
+	b := NewBreaker(judge, BreakerConfig{Now: clk.Now})
+	judge.set(guardTypedErr(scoring.ErrorJudgeAuth))
+	_, _ = b.Complete(t.Context(), scoring.Request{})
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	judge.reply = func(context.Context, int, scoring.Request) (scoring.Response, error) {
+		close(entered)
+		<-release
+		return scoring.Response{Content: "{}"}, nil
+	}
+	clk.Advance(DefaultAuthRetryInterval)
+	probeDone := make(chan error)
+	go func() {
+		_, err := b.Complete(context.Background(), scoring.Request{})
+		probeDone <- err
+	}()
+	<-entered
+	for range 3 {
+		if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
+			t.Fatalf("call during the probe: error %v, want circuit open", err)
+		}
+	}
+	close(release)
+	if err := <-probeDone; err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if b.State() != BreakerClosed || judge.Calls() != 2 {
+		t.Fatalf("after the probe: state %s, %d judge calls; want closed, 2", b.State(), judge.Calls())
 	}
 }
