@@ -38,13 +38,8 @@ func evaluatedTraces() ptrace.Traces {
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	chat := spans.AppendEmpty()
 	chat.SetName("chat gpt-4o")
+	addScored(chat, "bias", 0.5, "fail", "One of two opinions generalises.")
 	ev := chat.Events().AppendEmpty()
-	ev.SetName("gen_ai.evaluation.result")
-	ev.Attributes().PutStr("gen_ai.evaluation.name", "bias")
-	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", 0.5)
-	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "fail")
-	ev.Attributes().PutStr("gen_ai.evaluation.explanation", "One of two opinions generalises.")
-	ev = chat.Events().AppendEmpty()
 	ev.SetName("gen_ai.evaluation.result")
 	ev.Attributes().PutStr("gen_ai.evaluation.name", "hallucination")
 	ev.Attributes().PutStr("error.type", "timeout") // errors carry no label
@@ -53,6 +48,16 @@ func evaluatedTraces() ptrace.Traces {
 	chat.SetStartTimestamp(2000)
 	spans.AppendEmpty().SetName("GET /health")
 	return td
+}
+
+// addScored adds a scored evaluation result event to span.
+func addScored(span ptrace.Span, scorer string, score float64, label, reason string) {
+	ev := span.Events().AppendEmpty()
+	ev.SetName("gen_ai.evaluation.result")
+	ev.Attributes().PutStr("gen_ai.evaluation.name", scorer)
+	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", score)
+	ev.Attributes().PutStr("gen_ai.evaluation.score.label", label)
+	ev.Attributes().PutStr("gen_ai.evaluation.explanation", reason)
 }
 
 func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
@@ -202,12 +207,7 @@ func TestResultsMarksDemoJudgeOutput(t *testing.T) {
 	const note = "These results come from the OFFLINE DEMO JUDGE"
 	td := evaluatedTraces()
 	chat := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	ev := chat.Events().AppendEmpty()
-	ev.SetName("gen_ai.evaluation.result")
-	ev.Attributes().PutStr("gen_ai.evaluation.name", "toxicity")
-	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", 0)
-	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "pass")
-	ev.Attributes().PutStr("gen_ai.evaluation.explanation", "The score is 0 because none of the 1 statement in the output is toxic.")
+	addScored(chat, "toxicity", 0, "pass", "The score is 0 because none of the 1 statement in the output is toxic.")
 	for _, tt := range []struct {
 		name, biasReason string
 		demo             bool

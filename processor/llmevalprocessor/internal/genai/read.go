@@ -52,24 +52,21 @@ type extraction struct {
 // messages or plain text (readMessageAttr); the first attribute read
 // names the side.
 func (x *extraction) readInput(v pcommon.Value, name string) {
-	msgs, issue, bad := readMessageAttr(v, "user", false)
-	if !x.hasInput {
-		x.hasInput, x.inAttr, x.inIssue = true, name, issue
-	}
-	x.input = appendMessages(x.input, msgs)
-	if bad {
-		x.malformed = name
-	}
+	x.readSide(v, name, "user", &x.hasInput, &x.inAttr, &x.inIssue, &x.input)
 }
 
 // readOutput is readInput for the output side; a string cut short is kept
 // as far as it goes.
 func (x *extraction) readOutput(v pcommon.Value, name string) {
-	msgs, issue, bad := readMessageAttr(v, "assistant", true)
-	if !x.hasOutput {
-		x.hasOutput, x.outAttr, x.outIssue = true, name, issue
+	x.readSide(v, name, "assistant", &x.hasOutput, &x.outAttr, &x.outIssue, &x.output)
+}
+
+func (x *extraction) readSide(v pcommon.Value, name, role string, has *bool, attr, issue *string, msgs *[]message) {
+	read, why, bad := readMessageAttr(v, role, role == "assistant")
+	if !*has {
+		*has, *attr, *issue = true, name, why
 	}
-	x.output = appendMessages(x.output, msgs)
+	*msgs = appendMessages(*msgs, read)
 	if bad {
 		x.malformed = name
 	}
