@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // captureWarnWindow is how long the services and libraries found without
@@ -19,6 +19,13 @@ import (
 // would be dropped from the 11th service on; one line of each message per
 // window never is.
 const captureWarnWindow = 5 * time.Second
+
+// What came without content, in the warning (captureWarnings.warn).
+const (
+	warnSpans         = "generation spans arrive without message content"
+	warnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
+	warnEvents        = "GenAI log events arrive without message content"
+)
 
 // maxCaptureWarned bounds the (service, library) pairs remembered as
 // warned; beyond it nothing more is logged.
@@ -41,8 +48,8 @@ type captureWarnings struct {
 }
 
 // captureSource is one service and library sending content-less calls,
-// and what came without content (capture.WarnSpans, WarnSpansNoEvents,
-// WarnEvents).
+// and what came without content (warnSpans, warnSpansNoEvents,
+// warnEvents).
 type captureSource struct {
 	service, library, what string
 }
@@ -76,7 +83,7 @@ func (w *captureWarnings) warn(service, library, what string) {
 	}
 	w.timer = time.AfterFunc(w.windowLen(), w.endWindow)
 	w.mu.Unlock()
-	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+capture.Hint(library)+
+	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+genai.CaptureHint(library)+
 		" (logged once per service and library)", zap.String("service", service), zap.String("library", library))
 }
 
@@ -124,7 +131,7 @@ func (w *captureWarnings) logBatch(batch []captureSource) {
 	libraries = slices.Compact(libraries)
 	how := zap.Object("how_to_turn_on", zapcore.ObjectMarshalerFunc(func(enc zapcore.ObjectEncoder) error {
 		for _, l := range libraries {
-			enc.AddString(l, capture.Hint(l))
+			enc.AddString(l, genai.CaptureHint(l))
 		}
 		return nil
 	}))

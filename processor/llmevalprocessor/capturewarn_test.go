@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // namedSources are the services each warning line names, with the
@@ -53,12 +53,12 @@ func TestCaptureWarningsNameEveryServiceUnderLogSampling(t *testing.T) {
 		if i%2 == 1 {
 			library = "openinference.instrumentation.openai"
 		}
-		w.warn(fmt.Sprintf("svc-%03d", i), library, capture.WarnSpans)
+		w.warn(fmt.Sprintf("svc-%03d", i), library, warnSpans)
 	}
-	w.warn("svc-000", lib, capture.WarnSpans) // named already
+	w.warn("svc-000", lib, warnSpans) // named already
 	require.Equal(t, 1, logs.Len(), "the first at once, the rest wait for the window")
 	w.stop()
-	w.warn("svc-new", lib, capture.WarnSpans) // after stop: nothing
+	w.warn("svc-new", lib, warnSpans) // after stop: nothing
 
 	require.Equal(t, 2, logs.Len())
 	services, hints := namedSources(t, logs.All())
@@ -67,10 +67,10 @@ func TestCaptureWarningsNameEveryServiceUnderLogSampling(t *testing.T) {
 		assert.Equal(t, 1, services[fmt.Sprintf("svc-%03d", i)], "svc-%03d named once", i)
 	}
 	assert.Equal(t, map[string]string{
-		lib:                                    capture.Hint(lib),
-		"openinference.instrumentation.openai": capture.Hint("openinference.instrumentation.openai"),
+		lib:                                    genai.CaptureHint(lib),
+		"openinference.instrumentation.openai": genai.CaptureHint("openinference.instrumentation.openai"),
 	}, hints)
-	assert.Contains(t, logs.All()[0].Message, capture.Hint(lib))
+	assert.Contains(t, logs.All()[0].Message, genai.CaptureHint(lib))
 }
 
 // TestCaptureWarningsWindows: sources found while a window is open are
@@ -80,19 +80,19 @@ func TestCaptureWarningsWindows(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	w := &captureWarnings{logger: zap.New(core), window: 20 * time.Millisecond}
 	t.Cleanup(w.stop)
-	w.warn("a", "lib", capture.WarnSpans)
-	w.warn("b", "lib", capture.WarnEvents)
-	w.warn("c", "lib", capture.WarnSpansNoEvents)
+	w.warn("a", "lib", warnSpans)
+	w.warn("b", "lib", warnEvents)
+	w.warn("c", "lib", warnSpansNoEvents)
 	require.Eventually(t, func() bool { return logs.Len() == 2 }, 10*time.Second, time.Millisecond, "b and c in one line at the window's end")
 	require.Eventually(t, func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.timer == nil
 	}, 10*time.Second, time.Millisecond, "a window without sources closes")
-	w.warn("d", "lib", capture.WarnSpans)
+	w.warn("d", "lib", warnSpans)
 	require.Equal(t, 3, logs.Len(), "named at once")
 	services, _ := namedSources(t, logs.All())
 	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1}, services)
 	sources := logs.All()[1].ContextMap()["sources"].([]any)
-	assert.Equal(t, capture.WarnEvents, sources[0].(map[string]any)["what"])
+	assert.Equal(t, warnEvents, sources[0].(map[string]any)["what"])
 }
