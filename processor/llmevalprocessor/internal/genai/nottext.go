@@ -155,6 +155,8 @@ func messageShaped(v any) bool {
 				return true
 			}
 		}
+		_, ok := langChainMessage(t)
+		return ok
 	case []any:
 		for i, e := range t {
 			if i >= maxItems {

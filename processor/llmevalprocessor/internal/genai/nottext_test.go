@@ -304,3 +304,24 @@ func TestReadTextThatLooksLikeOtherTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestReadLangGraphState: LangGraph's root span records the graph's state
+// in output.value, every message serialised by LangChain ({"lc": 1,
+// "id": [..., "AIMessage"], "kwargs": {...}}): the agent's answer is its
+// last AI message, the request its human message; the state is not
+// judged as JSON, nor is it "JSON that is not a message".
+func TestReadLangGraphState(t *testing.T) {
+	spans := readClientSpans(t, "langgraph-agent")
+	require.Len(t, spans["LangGraph"], 1)
+	g := ReadAgent(spans["LangGraph"][0].span)
+	assert.Empty(t, g.Missing)
+	assert.Equal(t, "How long is the warranty on the frame of the Orbit e-bike?", g.Input)
+	assert.Equal(t, "The frame of the Orbit e-bike has a 10-year warranty [Warranty policy].", g.Output)
+
+	state := `{"messages":[` +
+		`{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"content":"Hi?"}},` +
+		`{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"","tool_calls":[{"name":"f","args":{},"id":"c1","type":"tool_call"}]}}]}`
+	g = Read(newSpan(t, "LangGraph", map[string]any{"openinference.span.kind": "CHAIN", "input.value": "Hi?",
+		"output.value": state, "output.mime_type": "application/json"}))
+	assert.Equal(t, MissingToolCalls, g.Missing, "the last AI message only calls a tool")
+}

@@ -168,7 +168,7 @@ func rawMessages(v pcommon.Value, mime, role string, isOutput bool) (msgs []mess
 		return parseMessages(unquoteJSONString(s), role), "", false
 	}
 	if messageShaped(val) {
-		return parseMessages(val, role), "", false
+		return finalAnswer(parseMessages(val, role), isOutput), "", false
 	}
 	keys := inputKeys
 	if isOutput {
@@ -177,7 +177,7 @@ func rawMessages(v pcommon.Value, mime, role string, isOutput bool) (msgs []mess
 	if m, ok := val.(map[string]any); ok {
 		for _, k := range keys {
 			if inner := m[k]; messageShaped(inner) {
-				return parseMessages(inner, role), "", false
+				return finalAnswer(parseMessages(inner, role), isOutput), "", false
 			}
 		}
 	}
@@ -185,6 +185,33 @@ func rawMessages(v pcommon.Value, mime, role string, isOutput bool) (msgs []mess
 		return nil, issueEmpty, false
 	}
 	return nil, issueNoMessage, false
+}
+
+// finalAnswer is the answer of an output that holds a whole conversation
+// (a LangGraph state's messages, user turns and tool results included):
+// its last assistant message, or none. An output of assistant messages
+// only (choices) and any input are returned as they are.
+func finalAnswer(msgs []message, isOutput bool) []message {
+	if !isOutput {
+		return msgs
+	}
+	last, conversation := -1, false
+	for i, m := range msgs {
+		if m.role == "assistant" {
+			last = i
+		} else {
+			conversation = true
+		}
+	}
+	switch {
+	case !conversation:
+		return msgs
+	case last < 0:
+		return nil
+	}
+	m := msgs[last]
+	m.index = 0
+	return []message{m}
 }
 
 // oiToolCall reads tool_call.{id,function.name,function.arguments}.

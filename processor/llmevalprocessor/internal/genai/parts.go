@@ -154,6 +154,9 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 	case string:
 		return message{role: defaultRole, index: -1, parts: []part{{kind: partText, text: t}}}, true
 	case map[string]any:
+		if lc, ok := langChainMessage(t); ok {
+			t = lc
+		}
 		m := message{index: -1}
 		if inner, ok := t["message"].(map[string]any); ok {
 			// A choice: {index, finish_reason, message{role, content}}.
@@ -208,6 +211,46 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 		return m, true
 	}
 	return message{}, false
+}
+
+// langChainMessage unwraps a LangChain message as its serialisation
+// writes it ({"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
+// "kwargs": {...}}, as LangGraph's state lands in an OpenInference
+// output.value): its fields, with the role its class names and the tool
+// calls of its additional_kwargs.
+func langChainMessage(m map[string]any) (map[string]any, bool) {
+	kw, ok := m["kwargs"].(map[string]any)
+	id, _ := m["id"].([]any)
+	if !ok || m["lc"] == nil || len(id) == 0 {
+		return nil, false
+	}
+	class, _ := id[len(id)-1].(string)
+	var role string
+	switch strings.TrimSuffix(class, "Chunk") {
+	case "HumanMessage":
+		role = "user"
+	case "AIMessage":
+		role = "assistant"
+	case "SystemMessage":
+		role = "system"
+	case "ToolMessage", "FunctionMessage":
+		role = "tool"
+	case "ChatMessage":
+		role = str(kw, "role")
+	default:
+		return nil, false
+	}
+	out := make(map[string]any, len(kw)+2)
+	for k, v := range kw {
+		out[k] = v
+	}
+	out["role"] = role
+	if ak, ok := kw["additional_kwargs"].(map[string]any); ok && out["tool_calls"] == nil {
+		if calls, ok := ak["tool_calls"]; ok {
+			out["tool_calls"] = calls
+		}
+	}
+	return out, true
 }
 
 // appendParts adds content given as a string, a list of parts or one part.
