@@ -106,7 +106,7 @@ func TestStartupWarnsOfMissingKey(t *testing.T) {
 			if tt.auth {
 				cfg.Judge.ClientConfig.Auth = configoptional.Some(configauth.Config{AuthenticatorID: component.MustNewID("oauth2client")})
 			}
-			require.Equal(t, tt.warn != "", missingKeyWarning(cfg.Judge) != "")
+			require.Equal(t, tt.warn != "", missingKeyWarning(namedJudge{name: sharedJudgeName, path: "judge", cfg: cfg.Judge}) != "")
 			if tt.auth {
 				return // starting needs the extension
 			}
@@ -128,4 +128,29 @@ func TestStartupWarnsOfMissingKey(t *testing.T) {
 			assert.NotContains(t, warnings[0].Message, "/v1", "no endpoint path")
 		})
 	}
+}
+
+// TestStartupWarnsOfEachJudgeWithoutKey: a fallback or a scorer's own
+// judge on another host gets no key of the shared judge's: each one
+// without credentials is named by its own key, the others are not.
+func TestStartupWarnsOfEachJudgeWithoutKey(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Judge.ClientConfig.Endpoint, cfg.Judge.Model = "https://api.openai.com/v1", "gpt-4o-mini"
+	cfg.Judge.APIKey = "sk-shared"
+	cfg.Judge.Fallback = map[string]any{"endpoint": "https://openrouter.ai/api/v1", "model": "m"}
+	bias, tox := defaultScorerConfig(scoring.Bias), defaultScorerConfig(scoring.Toxicity)
+	bias.Judge = map[string]any{"endpoint": "https://judge.internal/v1", "api_key": "sk-own"}
+	tox.Judge = map[string]any{"endpoint": "https://groq.example/openai/v1", "model": "small"}
+	cfg.Scorers = []ScorerConfig{bias, tox}
+	require.NoError(t, cfg.Validate())
+
+	core, logs := observer.New(zapcore.WarnLevel)
+	logStartup(zap.New(core), cfg, nil)
+	var named []string
+	for _, e := range logs.FilterMessageSnippet(".api_key is empty").All() {
+		named = append(named, e.ContextMap()["judge"].(string))
+		assert.NotContains(t, e.Message, "OPENAI_API_KEY", "only the shared judge's key comes from it")
+	}
+	assert.ElementsMatch(t, []string{"judge.fallback", "scorers[toxicity].judge"}, named, "toxicity falls back to the shared fallback")
+	assert.Contains(t, logs.All()[0].Message, "judge.fallback.api_key is empty, so no key is sent to openrouter.ai")
 }
