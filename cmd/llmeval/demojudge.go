@@ -58,7 +58,7 @@ func runDemoJudge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	fmt.Fprintln(stdout, demoBanner)
 	fmt.Fprintf(stdout, "demo judge endpoint: http://%s/v1\n", ln.Addr())
-	fmt.Fprintf(stdout, "point make run at it: LLMEVAL_JUDGE_ENDPOINT=http://%s/v1 LLMEVAL_REASON_MODE=llm make run\n", ln.Addr())
+	fmt.Fprintf(stdout, "point make run at it: LLMEVAL_JUDGE_ENDPOINT=http://%s/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", ln.Addr())
 	if err := serveDemoJudge(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "llmeval demo-judge: %v\n", err)
 		return exitFailure

@@ -262,7 +262,7 @@ func printSummary(w io.Writer, spans []evaluatedSpan, total int, full bool) {
 		fmt.Fprintf(w, "\n%d results are errors because no judge answered. To see scores without an API key or network,\n"+
 			"run the offline demo judge (string heuristics, not an LLM) and point the collector at it:\n"+
 			"  bin/llmeval demo-judge\n"+
-			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 LLMEVAL_REASON_MODE=llm make run\n", unreachable)
+			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", unreachable)
 	}
 	if fromDemoJudge(spans) {
 		fmt.Fprintln(w, "\nThese results come from the OFFLINE DEMO JUDGE (string heuristics, not an LLM): its scores mean nothing.\n"+
