@@ -11,6 +11,13 @@ import (
 type Case struct {
 	// Input is the user's request (for a conversation, its last user turn).
 	Input string `json:"input"`
+	// History holds the turns of the conversation before Input, oldest
+	// first, when the request is a follow-up ("Yes, go ahead" means what
+	// the turns before it proposed). task_completion works out the
+	// request's requirements from them and Input together, and
+	// prompt_alignment reads the user's instructions from them. Scorers
+	// judge at most the last MaxHistoryTurns of them.
+	History []Turn `json:"history,omitempty"`
 	// Output is the model's answer.
 	Output string `json:"output"`
 	// Context holds retrieved documents and tool results the answer should
@@ -29,6 +36,18 @@ type Case struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+// Turn is one message of a conversation: who sent it (user, assistant,
+// tool) and its text.
+type Turn struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// MaxHistoryTurns bounds the turns of Case.History a scorer sends to its
+// judge: the last ten, as Mastra's scorers remember by default. They are
+// also bounded together by Options.MaxInputChars.
+const MaxHistoryTurns = 10
+
 // Field is a part of a Case: what a scorer sends to its judge, and what a
 // criteria scorer shows it.
 type Field string
@@ -39,6 +58,7 @@ const (
 	FieldOutput       Field = "output"
 	FieldContext      Field = "context"
 	FieldInstructions Field = "instructions" // the system instructions
+	FieldHistory      Field = "history"      // the conversation before the input
 )
 
 // Trajectory is what an agent did during one run, in order: the model calls

@@ -31,7 +31,7 @@ const (
 
 // knownCaseFields lists the fields of an input line, and of its
 // trajectory's steps, for error messages.
-const knownCaseFields = "input, output, context, instructions, trajectory, metadata; " +
+const knownCaseFields = "input, output, context, instructions, history (role, content), trajectory, metadata; " +
 	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
 
 // scoreFlags are the flags of "llmeval score".
@@ -59,8 +59,11 @@ type scoreFlags struct {
 	azure             bool
 	verbose           bool
 	maxInputChars     int
-	maxLineBytes      int
-	allowErrors       bool
+	maxContextChunks  int
+	// instructionSources says whose instructions prompt_alignment judges.
+	instructionSources string
+	maxLineBytes       int
+	allowErrors        bool
 	// The criteria scorer's settings (--scorer criteria).
 	criteriaName    string
 	criteria        string
@@ -112,7 +115,10 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       llmeval score --scorer checks --rules rules.json [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, `
 Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."],
-"trajectory": {"steps": [...]}, "metadata": {...}}. A trajectory (an agent run's steps, for
+"history": [{"role": "user", "content": "..."}, ...], "trajectory": {"steps": [...]}, "metadata": {...}}.
+"history" holds the turns of the conversation before "input", oldest first: task_completion works
+out the request's requirements with them, prompt_alignment reads the user's instructions in them.
+A trajectory (an agent run's steps, for
 task_completion, tool_use and the checks trajectory rules) lists steps such as
 {"kind": "generation", "output": "...", "tool_calls": [{"id": "c1", "name": "search", "arguments": "{...}"}]},
 {"kind": "tool", "tool": "search", "call_id": "c1", "result": "...", "error": "..."} and {"kind": "omitted", "count": 12}.
@@ -164,6 +170,8 @@ Flags:`)
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
+	fs.IntVar(&f.maxContextChunks, "max-context-chunks", scoring.DefaultMaxContextChunks, "hallucination: requests at most for a context longer than --max-input-chars, judged in chunks of that many characters")
+	fs.StringVar(&f.instructionSources, "instruction-sources", "", "prompt_alignment: whose instructions are judged, both (the case's instructions and the user's), system or user (default both)")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
 	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
 	fs.StringVar(&f.criteriaName, "criteria-name", "", "criteria scorer: its name in results (lowercase, digits, _)")
@@ -216,6 +224,9 @@ Flags:`)
 	if f.maxInputChars < 0 {
 		return usageError(stderr, "--max-input-chars must not be negative, got %d", f.maxInputChars)
 	}
+	if f.maxContextChunks < 1 {
+		return usageError(stderr, "--max-context-chunks must be at least 1, got %d", f.maxContextChunks)
+	}
 	if f.maxLineBytes < 1 {
 		return usageError(stderr, "--max-line-bytes must be at least 1, got %d", f.maxLineBytes)
 	}
@@ -239,7 +250,10 @@ Flags:`)
 		return usageError(stderr, "--reason-mode %q: want %s or %s", f.reasonMode, scoring.ReasonLLM, scoring.ReasonSummary)
 	}
 	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
-		Verbose: f.verbose, MaxInputChars: f.maxInputChars}
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxContextChunks: f.maxContextChunks}
+	if msg := instructionSourcesFlag(f, names, &opts); msg != "" {
+		return usageError(stderr, "%s", msg)
+	}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
@@ -260,6 +274,23 @@ Flags:`)
 
 	s := &scoreRun{scorers: built, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
+}
+
+// instructionSourcesFlag moves --instruction-sources into opts, or says
+// why it does not apply.
+func instructionSourcesFlag(f scoreFlags, names []string, opts *scoring.Options) string {
+	if f.instructionSources == "" {
+		return ""
+	}
+	if !slices.Contains(names, scoring.PromptAlignment) {
+		return "--instruction-sources is for --scorer " + scoring.PromptAlignment + " only"
+	}
+	switch src := scoring.InstructionSources(f.instructionSources); src {
+	case scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+		opts.InstructionSources = src
+		return ""
+	}
+	return fmt.Sprintf("--instruction-sources %q: want %s, %s or %s", f.instructionSources, scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser)
 }
 
 // ragFlags moves the answer_relevancy and context_relevance flags into
@@ -548,8 +579,15 @@ type inputCase struct {
 	Output       *string             `json:"output"` // required; may be ""
 	Context      stringList          `json:"context"`
 	Instructions stringList          `json:"instructions"`
+	History      []historyTurn       `json:"history"`
 	Trajectory   *scoring.Trajectory `json:"trajectory"`
 	Metadata     map[string]string   `json:"metadata"`
+}
+
+// historyTurn is one turn of a case's "history", read strictly.
+type historyTurn struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 type stringList []string
@@ -611,6 +649,9 @@ func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) []recor
 	}
 	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions,
 		Trajectory: in.Trajectory, Metadata: in.Metadata}
+	for _, t := range in.History {
+		c.History = append(c.History, scoring.Turn{Role: t.Role, Content: t.Content})
+	}
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions
 	}

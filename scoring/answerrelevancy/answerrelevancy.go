@@ -86,6 +86,7 @@ var steps = pipeline.ExtractThenJudge{
 	Judge:    resultsPrompt,
 	Verdicts: pipeline.VerdictSpec{Schema: resultsPrompt.Schema, Field: "results", Keys: []string{"result", "verdict"}, Unit: "statement"},
 	MaxItems: MaxStatements,
+	Units:    "statements",
 	None:     "The score is 0 because the output makes no statement that could answer the question.",
 	Preprocess: func(statements []string, dropped int) any {
 		return Statements{Statements: statements, Dropped: dropped}
@@ -143,9 +144,6 @@ func run(e *pipeline.Evaluation) {
 			unsure, pipeline.Plural(unsure, "is", "are"))
 		if len(off) > 0 {
 			s += "; unrelated: " + pipeline.JoinReasons(off)
-		}
-		if judged.Dropped > 0 {
-			s += fmt.Sprintf(" (only the first %d statements were judged; %d more were left out)", MaxStatements, judged.Dropped)
 		}
 		return s + "."
 	})

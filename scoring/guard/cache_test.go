@@ -99,6 +99,12 @@ func TestCacheKey(t *testing.T) {
 			c.Context, c.Instructions = nil, append(c.Instructions, c.Context...)
 		}},
 		{name: "instructions", edit: func(c *scoring.Case) { c.Instructions = []string{"Answer in French"} }},
+		{name: "the conversation before the request", edit: func(c *scoring.Case) {
+			c.History = []scoring.Turn{{Role: "user", Content: "Name a city."}}
+		}},
+		{name: "a turn's role", edit: func(c *scoring.Case) {
+			c.History = []scoring.Turn{{Role: "assistant", Content: "Name a city."}}
+		}},
 		{name: "no trajectory", edit: func(c *scoring.Case) { c.Trajectory = nil }},
 		{name: "trajectory without steps", edit: func(c *scoring.Case) { c.Trajectory = &scoring.Trajectory{} }},
 		{name: "tool result", edit: func(c *scoring.Case) { c.Trajectory.Steps[1].Result = "Lyon" }},

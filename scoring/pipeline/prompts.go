@@ -38,15 +38,23 @@ var shared = template.Must(template.New("prompts").Funcs(template.FuncMap{
 // Scorer, Scale and Criterion, user messages the rest. Text fields are raw;
 // the block writers (AppendText, AppendList, AppendJSONL) escape them.
 type PromptData struct {
-	Scorer       string
+	Scorer string
+	// History is the conversation before Input, as the scorer prepared it.
+	History      []scoring.Turn
 	Input        string
 	Output       string
 	Context      []string
 	Instructions []string
 	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// AskUser is set when prompt alignment also asks for the instructions
+	// the user gave.
+	AskUser bool
 	// ContextCut is set when a context item was cut to MaxInputChars.
 	ContextCut bool
+	// Part and Parts say which chunk of a long context Context holds,
+	// from 1; Parts is 0 or 1 when it holds the whole context.
+	Part, Parts int
 	// Trajectory is an agent run's steps as TrajectoryLines renders them;
 	// Calls is the number of its tool calls.
 	Trajectory []any
@@ -189,6 +197,9 @@ func (p *Prompt) Render(d PromptData) ([]scoring.Message, error) {
 		return nil, err
 	}
 	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + len(d.SystemPrompt)
+	for _, t := range d.History {
+		size += 32 + len(t.Role) + len(t.Content)
+	}
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -277,12 +288,35 @@ func AppendList(b []byte, name string, items []string) []byte {
 	return append(b, name+blockClose...)
 }
 
-// AppendRun appends an agent run: its request, its steps and its final
+// AppendHistory appends the conversation before the request as a HISTORY
+// block, one {"role", "content"} object a line, followed by a blank line;
+// nothing when there is none.
+func AppendHistory(b []byte, d PromptData) ([]byte, error) {
+	if len(d.History) == 0 {
+		return b, nil
+	}
+	turns := make([]any, len(d.History))
+	for i, t := range d.History {
+		turns[i] = t
+	}
+	b, err := AppendJSONL(b, "HISTORY", turns)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "\n\n"...), nil
+}
+
+// AppendRun appends an agent run: the conversation before its request
+// (when the scorer sends it), its request, its steps and its final
 // answer.
 func AppendRun(b []byte, d PromptData) ([]byte, error) {
+	b, err := AppendHistory(b, d)
+	if err != nil {
+		return nil, err
+	}
 	b = AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
-	b, err := AppendJSONL(b, "TRAJECTORY", d.Trajectory)
+	b, err = AppendJSONL(b, "TRAJECTORY", d.Trajectory)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,12 +22,18 @@ type Definition struct {
 	// LowerIsBetter is set for a scorer whose lower score is better
 	// (bias, hallucination, toxicity): it passes when score <= threshold.
 	LowerIsBetter bool
+	// DefaultThreshold is the threshold without Options.Threshold, as a
+	// share of the scale; nil means half the scale.
+	DefaultThreshold *float64
 	// Sends lists the case fields the scorer's prompts carry to the judge;
 	// only a cut in one of them sets Result.Truncated. Nil means all four.
 	Sends []scoring.Field
 	// NeedsContext is set for a scorer that judges Case.Context and finds
 	// a case without one not scorable.
 	NeedsContext bool
+	// ChunksContext is set for a scorer that judges a long context in
+	// chunks of MaxInputChars itself: its context items are not cut.
+	ChunksContext bool
 	// Trajectory is set for a scorer that judges Case.Trajectory; the
 	// others never see it. Tools is set when it also judges
 	// Trajectory.Tools.
@@ -47,7 +54,10 @@ type scorer struct {
 	judge     scoring.Judge
 	opts      scoring.Options
 	threshold float64
-	now       func() time.Time
+	// top is the score of a perfect result: the scale rounded to two
+	// decimals, as every score is (0.13 at scale 0.125).
+	top float64
+	now func() time.Time
 }
 
 // New returns the scorer def defines, asking judge. It reports a nil judge
@@ -64,16 +74,24 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 		return nil, fmt.Errorf("scorer %s: scale must be a positive number, got %v", name, opts.Scale)
 	}
 	threshold := opts.Scale / 2
+	if def.DefaultThreshold != nil {
+		threshold = *def.DefaultThreshold * opts.Scale
+	}
 	if opts.Threshold != nil {
 		threshold = *opts.Threshold
 		if math.IsNaN(threshold) || threshold < 0 || threshold > opts.Scale {
 			return nil, fmt.Errorf("scorer %s: threshold must be between 0 and the scale %v, got %v", name, opts.Scale, threshold)
 		}
 	}
+	// Scores are rounded to two decimals, the scale's ends included, so the
+	// threshold is compared at two decimals too: a result at the threshold
+	// on paper passes at any scale (Round is monotone).
+	top := Round(opts.Scale)
+	threshold = Round(threshold)
 	if opts.StrictMode {
 		threshold = 0
 		if !def.LowerIsBetter {
-			threshold = opts.Scale
+			threshold = top
 		}
 	}
 	switch opts.ReasonMode {
@@ -92,10 +110,22 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 	case opts.MaxTrajectorySteps == 0:
 		opts.MaxTrajectorySteps = scoring.DefaultMaxTrajectorySteps
 	}
+	switch {
+	case opts.MaxContextChunks < 0:
+		return nil, fmt.Errorf("scorer %s: max context chunks must not be negative, got %d", name, opts.MaxContextChunks)
+	case opts.MaxContextChunks == 0:
+		opts.MaxContextChunks = scoring.DefaultMaxContextChunks
+	}
+	switch opts.InstructionSources {
+	case "", scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+	default:
+		return nil, fmt.Errorf("scorer %s: unknown instruction sources %q: want %q, %q or %q", name, opts.InstructionSources,
+			scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser)
+	}
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
-	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, now: time.Now}
+	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, top: top, now: time.Now}
 	if def.Sends != nil {
 		s.sends = map[scoring.Field]bool{}
 		for _, f := range def.Sends {
@@ -179,15 +209,32 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		}
 		return t
 	}
-	fixAll := func(f scoring.Field, ts []string) []string {
-		var res []string
-		for _, t := range ts {
-			if strings.TrimSpace(t) == "" {
-				continue // blank items carry nothing to judge
-			}
-			res = append(res, fix(f, t))
+	// A context item may come already cut by the caller (the processor's
+	// trace index cuts long documents): its trailing marker stays and the
+	// result is truncated; any other marker is neutralised. A scorer that
+	// chunks its context (hallucination) gets the items whole.
+	fixContext := func(t string) string {
+		if s.opts.Redact != nil {
+			t = s.opts.Redact(t)
 		}
-		return res
+		if strings.HasSuffix(t, scoring.TruncationMarker) {
+			cut[scoring.FieldContext] = true
+		}
+		t = neutralizeKeepingCut(t)
+		if s.def.ChunksContext {
+			return t
+		}
+		if v, ok := Truncate(t, s.opts.MaxInputChars); ok {
+			cut[scoring.FieldContext] = true
+			return v
+		}
+		return t
+	}
+	var context []string
+	for _, t := range c.Context {
+		if strings.TrimSpace(t) != "" { // blank items carry nothing to judge
+			context = append(context, fixContext(t))
+		}
 	}
 	// Instructions keep their places, blanks included, so that prompt
 	// alignment's verdict i is about the caller's instruction i.
@@ -201,8 +248,14 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	out := scoring.Case{
 		Input:        fix(scoring.FieldInput, c.Input),
 		Output:       fix(scoring.FieldOutput, c.Output),
-		Context:      fixAll(scoring.FieldContext, c.Context),
+		Context:      context,
 		Instructions: instructions,
+	}
+	if s.sends == nil || s.sends[scoring.FieldHistory] {
+		var histCut bool
+		if out.History, histCut = s.prepareHistory(c.History); histCut {
+			cut[scoring.FieldHistory] = true
+		}
 	}
 	truncated := false
 	for f := range cut {
@@ -233,6 +286,59 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	return nil
 }
 
+// maxRoleChars caps a turn's role: roles are short words (user,
+// assistant, tool), and a span may carry anything there.
+const maxRoleChars = 32
+
+// minHistoryTurnChars is the least of a turn's text worth sending when the
+// conversation is cut to MaxInputChars: a turn that would keep less is
+// left out, with the older ones.
+const minHistoryTurnChars = 64
+
+// prepareHistory returns the last scoring.MaxHistoryTurns non-blank turns
+// of h, redacted and neutralised, bounded together by MaxInputChars: the
+// newest turns are kept whole while they fit, the turn that does not fit
+// is cut (or left out when little of it would be left) and older ones
+// are left out. It reports whether text was cut or left out for the
+// character bound; turns before the last MaxHistoryTurns are outside the
+// window by design and do not count as cut.
+func (s *scorer) prepareHistory(h []scoring.Turn) ([]scoring.Turn, bool) {
+	var turns []scoring.Turn
+	for i := len(h) - 1; i >= 0 && len(turns) < scoring.MaxHistoryTurns; i-- {
+		if strings.TrimSpace(h[i].Content) != "" {
+			turns = append(turns, h[i])
+		}
+	}
+	if len(turns) == 0 {
+		return nil, false
+	}
+	remaining := s.opts.MaxInputChars // 0: no bound
+	cut := false
+	kept := make([]scoring.Turn, 0, len(turns))
+	for _, t := range turns { // newest first
+		if s.opts.Redact != nil {
+			t.Content = s.opts.Redact(t.Content)
+		}
+		t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
+		t.Role, _ = Truncate(strings.TrimSpace(t.Role), maxRoleChars)
+		if s.opts.MaxInputChars > 0 {
+			n := utf8.RuneCountInString(t.Content)
+			if n > remaining {
+				cut = true
+				if remaining >= minHistoryTurnChars {
+					t.Content, _ = Truncate(t.Content, remaining)
+					kept = append(kept, t)
+				}
+				break
+			}
+			remaining -= n
+		}
+		kept = append(kept, t)
+	}
+	slices.Reverse(kept)
+	return kept, cut
+}
+
 // prepareTrajectory bounds t (a copy) to MaxTrajectorySteps, redacts its
 // texts, cuts them together to MaxInputChars and caps tool names. It
 // returns the bounded run and whether anything was cut.
@@ -248,7 +354,10 @@ func (s *scorer) prepareTrajectory(t *scoring.Trajectory) (bounded, bool) {
 		}
 		// A step text may come already cut by the caller (the processor
 		// cuts long step texts as it stores them): its trailing marker
-		// stays, any other is neutralised.
+		// stays and the result is truncated, any other is neutralised.
+		if strings.HasSuffix(*p, scoring.TruncationMarker) {
+			cut = true
+		}
 		*p = neutralizeKeepingCut(*p)
 	}
 	if fitTexts(texts, s.opts.MaxInputChars) {

@@ -33,9 +33,13 @@ const (
 // parts, tool calls and binary parts (blob, file, uri, image, audio) are not
 // part of it; a refusal is kept as text because it is what the user was told.
 type Generation struct {
-	Convention         string   // gen_ai, gen_ai_events, openinference, openllmetry, vercel
-	Input              string   // last user turn
-	Conversation       string   // the whole input conversation as text, one "role: text" line per turn
+	Convention   string // gen_ai, gen_ai_events, openinference, openllmetry, vercel
+	Input        string // last user turn
+	Conversation string // the whole input conversation as text, one "role: text" line per turn
+	// History holds the turns before the last user turn (Input), oldest
+	// first, at most the last MaxHistoryTurns: what a follow-up request
+	// ("Yes, go ahead") answers. System messages are not turns.
+	History            []Turn
 	Output             string   // text of the first choice
 	ToolResults        []string // tool results in the call's own input (tool messages)
 	Documents          []string // retrieved documents and tool results recorded on the span itself
@@ -51,6 +55,17 @@ type Generation struct {
 	// counting (indexes written N); Missing then says so.
 	Malformed string
 }
+
+// Turn is one message of the conversation before the request: its role
+// and its text, tool calls shown by name and arguments.
+type Turn struct {
+	Role    string
+	Content string
+}
+
+// MaxHistoryTurns bounds Generation.History: the scorers judge at most
+// the last ten turns (scoring.MaxHistoryTurns).
+const MaxHistoryTurns = 10
 
 // Context is what the span itself holds that an answer can be grounded in:
 // its tool messages, then the documents recorded on it.

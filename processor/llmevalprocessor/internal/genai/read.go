@@ -1,6 +1,7 @@
 package genai
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -171,23 +172,33 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 	g.SystemInstructions = appendUnique(nil, system...)
 	if in != nil {
 		var conv strings.Builder
+		var turns []Turn
+		request := -1 // the turn of Input
 		for _, m := range in.input {
 			text := m.text()
 			if isSystemRole(m.role) {
 				g.SystemInstructions = appendUnique(g.SystemInstructions, text)
 			} else if isUserRole(m.role) && text != "" {
 				g.Input = text
+				request = len(turns)
 			}
 			for _, p := range m.parts {
 				if p.kind == partToolResult && p.text != "" {
 					g.ToolResults = appendUnique(g.ToolResults, p.text)
 				}
 			}
-			if line := conversationLine(m); line != "" {
-				appendBounded(&conv, "\n", line)
+			if body := turnText(m); body != "" {
+				role := turnRole(m)
+				appendBounded(&conv, "\n", role+": "+body)
+				if !isSystemRole(m.role) {
+					turns = append(turns, Turn{Role: role, Content: body})
+				}
 			}
 		}
 		g.Conversation = conv.String()
+		if request > 0 {
+			g.History = slices.Clone(turns[max(0, request-MaxHistoryTurns):request])
+		}
 	}
 	g.Missing = missingReason(g.Input, out)
 	if reason, counted := notTextReason(g.Missing, g.Input, in, out); reason != "" {
@@ -281,9 +292,9 @@ func firstChoice(ms []message) (message, bool) {
 	return ms[best], true
 }
 
-// conversationLine renders one input turn as "role: text"; tool calls are
-// shown by name and arguments so the judge can follow the turn order.
-func conversationLine(m message) string {
+// turnText renders one input turn's text; tool calls are shown by name
+// and arguments so the judge can follow the turn order.
+func turnText(m message) string {
 	var b strings.Builder
 	for _, p := range m.parts {
 		switch p.kind {
@@ -293,14 +304,15 @@ func conversationLine(m message) string {
 			appendBounded(&b, "\n", "[tool call "+p.text+"]")
 		}
 	}
-	if b.Len() == 0 {
-		return ""
+	return b.String()
+}
+
+// turnRole is a turn's role, user when it has none.
+func turnRole(m message) string {
+	if m.role == "" {
+		return "user"
 	}
-	role := m.role
-	if role == "" {
-		role = "user"
-	}
-	return role + ": " + b.String()
+	return m.role
 }
 
 // appendUnique appends the non-empty values of add not already in dst,
@@ -337,6 +349,9 @@ func firstAttr(attrs pcommon.Map, keys ...string) string {
 func (g *Generation) clip() {
 	g.Input = clip(g.Input)
 	g.Conversation = clip(g.Conversation)
+	for i := range g.History {
+		g.History[i].Content = clip(g.History[i].Content)
+	}
 	g.Output = clip(g.Output)
 	g.Model = clip(g.Model)
 	g.ResponseID = clip(g.ResponseID)

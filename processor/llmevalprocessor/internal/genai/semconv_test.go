@@ -32,6 +32,11 @@ func TestReadSemconv(t *testing.T) {
 				Input:      "And tomorrow?",
 				Conversation: "system: Be brief.\nuser: Weather in Paris?\n" +
 					`assistant: [tool call get_weather({"location":"Paris"})]` + "\ntool: rainy, 57°F\nuser: And tomorrow?",
+				History: []Turn{
+					{Role: "user", Content: "Weather in Paris?"},
+					{Role: "assistant", Content: `[tool call get_weather({"location":"Paris"})]`},
+					{Role: "tool", Content: "rainy, 57°F"},
+				},
 				Output:             "Sunny tomorrow.",
 				ToolResults:        []string{"rainy, 57°F"},
 				SystemInstructions: []string{"Answer only from the context.", "Be brief."},

@@ -14,6 +14,7 @@ import (
 func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evalstore.Scorer) scoring.Case {
 	c := scoring.Case{
 		Input:   gen.Input,
+		History: history(gen.History),
 		Output:  gen.Output,
 		Context: ownContext(gen, sc),
 		Metadata: map[string]string{
@@ -34,13 +35,29 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 	return c
 }
 
+// history is the conversation before the request, as the scorers take it.
+func history(turns []genai.Turn) []scoring.Turn {
+	if len(turns) == 0 {
+		return nil
+	}
+	out := make([]scoring.Turn, len(turns))
+	for i, t := range turns {
+		out[i] = scoring.Turn{Role: t.Role, Content: t.Content}
+	}
+	return out
+}
+
 // ownContext is the context a scorer takes from the call itself, by its
 // context_sources: the tool results in its input (tool_messages), the
 // documents recorded on its span (trace) and its system messages (system).
+// A marker a text wrote itself is neutralised: the scorers take one at the
+// end of a context item as a cut made before them, and only the trace
+// context index's cut may end a document with it.
 func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	var out []string
 	add := func(texts []string) {
 		for _, t := range texts {
+			t = scoring.NeutralizeTruncationMarkers(t)
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}
