@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/llm-eval/llm_eval/scoring/internal/testkit"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
@@ -53,20 +54,9 @@ func sharedPrefixes(calls []scoringtest.Call) map[string]*stepPrefix {
 		}
 		p.calls++
 		p.promptTokens += c.PromptTokens()
-		p.prefixChars = commonPrefixLen(first[c.Step][:p.prefixChars], text)
+		p.prefixChars = testkit.CommonPrefixLen(first[c.Step][:p.prefixChars], text)
 	}
 	return out
-}
-
-// commonPrefixLen is the length of the longest common prefix of a and b.
-func commonPrefixLen(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // OpenAI's prompt caching (openai.com/index/api-prompt-caching/, the
