@@ -151,7 +151,8 @@ func costScorers() []costScorer {
 // often. A criteria scorer is measured in its steady state: its first
 // evaluation, made before the measured ones, also has the judge write the
 // criterion's steps, and first_eval_calls and first_eval_prompt_tokens
-// report what that evaluation cost.
+// report what that evaluation cost. The prefix figures need several
+// samples per step: a step called once shares its whole prompt.
 func BenchmarkEvaluationCost(b *testing.B) {
 	modes := []struct {
 		name string
