@@ -154,10 +154,12 @@ func statementsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
 }
 
+// resultsMessage sends the question and the statements, then the task,
+// which names their number: what differs between calls comes last.
 func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Judge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results.\n\n"...)
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "STATEMENTS", d.Items), nil
+	b = pipeline.AppendList(b, "STATEMENTS", d.Items)
+	n := strconv.Itoa(len(d.Items))
+	return append(b, "\n\nJudge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results."...), nil
 }
