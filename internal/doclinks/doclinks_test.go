@@ -147,15 +147,10 @@ func slugify(heading string) string {
 	return b.String()
 }
 
-// TestRelativeLinksResolve fails on a relative link to a path that does
-// not exist, and on an anchor that no heading of the Markdown file it
-// points into makes.
-func TestRelativeLinksResolve(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(root, "go.mod"))
-	require.NoError(t, err, "the repository root is two levels up")
-
+// check returns one line per broken link in the Markdown files under
+// root, and how many relative links it checked.
+func check(t *testing.T, root string) (problems []string, checked int) {
+	t.Helper()
 	files := markdownFiles(t, root)
 	require.NotEmpty(t, files)
 	anchorsOf := map[string]map[string]bool{}
@@ -165,8 +160,6 @@ func TestRelativeLinksResolve(t *testing.T) {
 		require.NoError(t, err, f)
 		anchorsOf[f], linksOf[f] = anchors, links
 	}
-
-	checked := 0
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
 		for _, l := range linksOf[f] {
@@ -180,7 +173,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 					dest = filepath.Join(filepath.Dir(f), path)
 				}
 				if _, err := os.Stat(dest); err != nil {
-					assert.Failf(t, "broken link", "%s:%d: %s: no such file or directory", rel, l.line, l.target)
+					problems = append(problems, fmt.Sprintf("%s:%d: %s: no such file or directory", rel, l.line, l.target))
 					continue
 				}
 			}
@@ -189,16 +182,31 @@ func TestRelativeLinksResolve(t *testing.T) {
 			}
 			anchors, ok := anchorsOf[dest]
 			if !ok {
+				var err error
 				_, anchors, err = scan(dest)
 				require.NoError(t, err, dest)
 				anchorsOf[dest] = anchors
 			}
 			if !anchors[anchor] {
-				assert.Failf(t, "broken anchor", "%s:%d: %s: no heading makes #%s", rel, l.line, l.target, anchor)
+				problems = append(problems, fmt.Sprintf("%s:%d: %s: no heading makes #%s", rel, l.line, l.target, anchor))
 			}
 		}
 	}
-	t.Logf("%d relative links in %d Markdown files", checked, len(files))
+	return problems, checked
+}
+
+// TestRelativeLinksResolve fails on a relative link to a path that does
+// not exist, and on an anchor that no heading of the Markdown file it
+// points into makes.
+func TestRelativeLinksResolve(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "the repository root is two levels up")
+
+	problems, checked := check(t, root)
+	assert.Empty(t, problems, "broken links:\n%s", strings.Join(problems, "\n"))
+	assert.Greater(t, checked, 100, "the README and docs alone hold more links than this")
 }
 
 // TestCheckerFindsBrokenLinks runs the checker's parts on a document with
@@ -223,4 +231,15 @@ func TestCheckerFindsBrokenLinks(t *testing.T) {
 	assert.Equal(t, "the-prompt-prefix-a-provider-can-cache-benchmarkevaluationcost-testcasedatacomeslast",
 		slugify("The prompt prefix a provider can cache (`BenchmarkEvaluationCost`, `TestCaseDataComesLast`)"))
 	assert.Equal(t, "llm_eval-processor", slugify("[`llm_eval` processor](x.md)"))
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.md"), []byte("# Other\n\n## Part\n"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "node_modules", "x"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "node_modules", "x", "README.md"), []byte("[not ours](nowhere.md)\n"), 0o600))
+	problems, checked := check(t, dir)
+	assert.Equal(t, 5, checked)
+	assert.Equal(t, []string{"doc.md:7: gone.md: no such file or directory"}, problems)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.md"), []byte("# Other\n"), 0o600))
+	problems, _ = check(t, dir)
+	assert.Equal(t, []string{"doc.md:7: other.md#part: no heading makes #part", "doc.md:7: gone.md: no such file or directory"}, problems)
 }
