@@ -91,12 +91,6 @@ type RedactionConfig struct {
 	compiled *redact.Redactor
 }
 
-// SamplingConfig selects which traces are scored.
-type SamplingConfig struct {
-	// Percentage of traces whose generation spans are scored (0..100).
-	Percentage float64 `mapstructure:"percentage"`
-}
-
 // Bounds of the configuration. The maxima keep a typo from reserving more
 // memory than a host has; the minima catch a duration written without a
 // unit, which YAML decodes as nanoseconds.
@@ -197,14 +191,6 @@ func (cfg *Config) Validate() error {
 		seen[sc.Name] = true
 	}
 	return configcheck.JoinFields(errs)
-}
-
-// Validate checks the sampling percentage.
-func (sc *SamplingConfig) Validate() error {
-	if p := sc.Percentage; !(p >= 0 && p <= 100) {
-		return fmt.Errorf("percentage: must be between 0 and 100, got %v", p)
-	}
-	return nil
 }
 
 // Validate checks the cache settings while the cache is on.
