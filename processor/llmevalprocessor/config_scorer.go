@@ -51,7 +51,7 @@ type ScorerConfig struct {
 	Sampling *SamplingConfig `mapstructure:"sampling"`
 	// Judge holds judge keys that override the shared judge's for this
 	// scorer: its own endpoint, model, key, limits and fallback
-	// (config_judges.go). It sits beside name in both forms.
+	// (Config.judges). It sits beside name in both forms.
 	Judge map[string]any `mapstructure:"judge"`
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).

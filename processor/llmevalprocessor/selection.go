@@ -44,6 +44,20 @@ func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// SamplingConfig selects which traces are scored.
+type SamplingConfig struct {
+	// Percentage of traces whose generation spans are scored (0..100).
+	Percentage float64 `mapstructure:"percentage"`
+}
+
+// Validate checks the sampling percentage.
+func (sc *SamplingConfig) Validate() error {
+	if p := sc.Percentage; !(p >= 0 && p <= 100) {
+		return fmt.Errorf("percentage: must be between 0 and 100, got %v", p)
+	}
+	return nil
+}
+
 // traceSampler decides from the trace id alone, so every replica that sees
 // a trace makes the same choice and a trace is scored everywhere or nowhere.
 type traceSampler struct {
@@ -237,32 +251,6 @@ type scorerSelection struct {
 	// samplers are those of the scorers that sample fewer traces than
 	// every trace, by scorer name.
 	samplers map[string]traceSampler
-}
-
-// compileScorerSelection compiles the include/exclude and the sampling of
-// each scorer that has one.
-func compileScorerSelection(scorers []ScorerConfig) (scorerSelection, error) {
-	var out scorerSelection
-	for _, sc := range scorers {
-		if p := sc.Sampling; p != nil && p.Percentage < 100 {
-			if out.samplers == nil {
-				out.samplers = map[string]traceSampler{}
-			}
-			out.samplers[sc.Name] = newTraceSampler(p.Percentage)
-		}
-		f, err := sc.SpanFilterConfig.compile()
-		if err != nil {
-			return scorerSelection{}, err
-		}
-		if f.empty() {
-			continue
-		}
-		if out.filters == nil {
-			out.filters = map[string]spanFilter{}
-		}
-		out.filters[sc.Name] = f
-	}
-	return out, nil
 }
 
 // empty reports a selection that never leaves a scorer out.
