@@ -52,6 +52,10 @@ type PromptData struct {
 	Tools []any
 	// Omissions says that steps of the trajectory were left out.
 	Omissions bool
+	// Turns are a conversation's messages as TurnLines renders them: the
+	// whole conversation for a conversation scorer, the history before
+	// Input for a scorer of one turn.
+	Turns []any
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string
@@ -148,7 +152,7 @@ func (p *Prompt) Render(d PromptData) ([]scoring.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + len(d.SystemPrompt)
+	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + 256*len(d.Turns) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)

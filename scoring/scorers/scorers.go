@@ -52,6 +52,14 @@ func TrajectoryNames() []string {
 	return names(func(d pipeline.Definition) bool { return d.Trajectory })
 }
 
+// ConversationNames returns the names of the built-in scorers that judge
+// a whole conversation (Case.Turns, see scoring.Case.Conversation): the
+// processor runs them once per conversation, when it ends, and never on
+// one generation.
+func ConversationNames() []string {
+	return names(func(d pipeline.Definition) bool { return d.Conversation })
+}
+
 func names(keep func(pipeline.Definition) bool) []string {
 	var out []string
 	for _, d := range builtIn {
