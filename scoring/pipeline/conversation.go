@@ -180,3 +180,120 @@ func TurnsOmitted(turns []scoring.Turn) int {
 	}
 	return n
 }
+
+// TurnTarget is one message of a conversation that an analyze step
+// judges, by its number; From, when set, is the first message of the
+// window it is judged against (conversation_relevancy).
+type TurnTarget struct {
+	Turn int `json:"turn"`
+	From int `json:"window_from,omitempty"`
+}
+
+// AppendTargets appends a block listing the messages to judge, one JSON
+// object a line.
+func AppendTargets(b []byte, name string, targets []TurnTarget) ([]byte, error) {
+	lines := make([]any, len(targets))
+	for i, t := range targets {
+		lines[i] = t
+	}
+	return AppendJSONL(b, name, lines)
+}
+
+// ParseTurnVerdicts parses an analyze reply that judges the messages
+// numbered targets one by one: exactly one verdict per target, each
+// naming its message under "turn". The verdicts are returned in the order
+// of targets with Number set to the message's number. A verdict naming a
+// message that is not a target, or a target judged twice, is an error for
+// a re-ask; verdicts that name no message are taken in order.
+func ParseTurnVerdicts(reply string, spec VerdictSpec, targets []int) (out []Judged, reordered bool, err error) {
+	parsed, err := ParseVerdicts(reply, spec, len(targets))
+	if err != nil {
+		return nil, false, err
+	}
+	v, _ := ExtractJSON(reply, spec.Schema) // parsed above, so it reads
+	list, _ := ListField(v, spec.Field, spec.Keys...)
+	at := make(map[int]int, len(targets))
+	for i, n := range targets {
+		at[n] = i
+	}
+	named := make([]int, len(list))
+	for i, it := range list {
+		named[i] = -1
+		raw, ok := Lookup(it.(map[string]any), "turn") // ParseVerdicts checked it is an object
+		if !ok {
+			continue
+		}
+		n := ItemNumber(raw, int(^uint(0)>>1))
+		j, ok := at[n]
+		if !ok {
+			return nil, false, fmt.Errorf("verdict %d gives turn %s, which is not one of the turns to judge (%s); give exactly one verdict per listed turn, with its number",
+				i+1, Describe(raw), turnList(targets))
+		}
+		named[i] = j
+	}
+	order, reordered, err := PlaceVerdicts(named, "turn", "in the listed order, with its number")
+	if err != nil {
+		return nil, false, err
+	}
+	out = make([]Judged, len(targets))
+	for i, j := range order {
+		out[i] = parsed[j]
+		out[i].Number = targets[i]
+	}
+	return out, reordered, nil
+}
+
+// turnList lists message numbers for an error message, at most ten.
+func turnList(targets []int) string {
+	var b strings.Builder
+	for i, n := range targets {
+		if i == 10 {
+			fmt.Fprintf(&b, ", ... %d more", len(targets)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, n)
+	}
+	return b.String()
+}
+
+// JudgeTurns runs an analyze step that judges the messages d.Targets one
+// by one with p and puts the verdicts in the targets' order
+// (ParseTurnVerdicts). It reports false when the step failed, which ends
+// the evaluation.
+func (e *Evaluation) JudgeTurns(p *Prompt, d PromptData, spec VerdictSpec) (verdicts []Judged, reordered, ok bool) {
+	numbers := make([]int, len(d.Targets))
+	for i, t := range d.Targets {
+		numbers[i] = t.Turn
+	}
+	if err := e.Ask(scoring.StepAnalyze, p, d, func(reply string) error {
+		var perr error
+		verdicts, reordered, perr = ParseTurnVerdicts(reply, spec, numbers)
+		return perr
+	}); err != nil {
+		e.Fail(err)
+		return nil, false, false
+	}
+	return verdicts, reordered, true
+}
+
+// HasRole reports whether turns hold a message of role.
+func HasRole(turns []scoring.Turn, role scoring.TurnRole) bool {
+	for _, t := range turns {
+		if t.Role == role {
+			return true
+		}
+	}
+	return false
+}
+
+// OmittedNote is the clause a summary reason ends with when the judge did
+// not see every message of the conversation, "" when it did.
+func OmittedNote(turns []scoring.Turn) string {
+	if n := TurnsOmitted(turns); n > 0 {
+		return fmt.Sprintf(" (%d of the conversation's %d messages were left out to keep it bounded)", n, scoring.TurnCount(turns))
+	}
+	return ""
+}

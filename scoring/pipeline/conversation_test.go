@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,19 +10,6 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/internal/testkit"
 )
-
-// chat returns n messages alternating user and assistant, numbered from 1.
-func chat(n int) []scoring.Turn {
-	out := make([]scoring.Turn, n)
-	for i := range out {
-		role := scoring.RoleUser
-		if i%2 == 1 {
-			role = scoring.RoleAssistant
-		}
-		out[i] = scoring.Turn{Role: role, Content: fmt.Sprintf("message %d", i+1)}
-	}
-	return out
-}
 
 // prepareWith prepares c for a scorer of def's kind with opts.
 func prepareWith(t *testing.T, def Definition, c scoring.Case, opts scoring.Options) (scoring.Case, bool, error) {
@@ -40,7 +26,7 @@ func prepareWith(t *testing.T, def Definition, c scoring.Case, opts scoring.Opti
 func TestPrepareConversationBounds(t *testing.T) {
 	conv := Definition{Conversation: true}
 	t.Run("10,000 messages keep the first and last, one omitted turn between", func(t *testing.T) {
-		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: chat(10000)}, scoring.Options{MaxTurns: 10})
+		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: testkit.Chat(10000)}, scoring.Options{MaxTurns: 10})
 		require.NoError(t, err)
 		assert.True(t, truncated)
 		require.Len(t, got.Turns, 10)
@@ -55,16 +41,16 @@ func TestPrepareConversationBounds(t *testing.T) {
 		assert.Equal(t, TurnLine{Omitted: 9991}, TurnLines(got.Turns)[5])
 	})
 	t.Run("the default bound", func(t *testing.T) {
-		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: chat(10000)}, scoring.Options{})
+		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: testkit.Chat(10000)}, scoring.Options{})
 		require.NoError(t, err)
 		assert.True(t, truncated)
 		assert.Len(t, got.Turns, scoring.DefaultMaxTurns)
 	})
 	t.Run("input and output end the conversation, and are not sent apart from it", func(t *testing.T) {
-		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: chat(2), Input: "q", Output: "a"}, scoring.Options{})
+		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: testkit.Chat(2), Input: "q", Output: "a"}, scoring.Options{})
 		require.NoError(t, err)
 		assert.False(t, truncated)
-		assert.Equal(t, []scoring.Turn{chat(2)[0], chat(2)[1], {Role: scoring.RoleUser, Content: "q"}, {Role: scoring.RoleAssistant, Content: "a"}}, got.Turns)
+		assert.Equal(t, []scoring.Turn{testkit.Chat(2)[0], testkit.Chat(2)[1], {Role: scoring.RoleUser, Content: "q"}, {Role: scoring.RoleAssistant, Content: "a"}}, got.Turns)
 		assert.Empty(t, got.Input)
 		assert.Empty(t, got.Output)
 	})
@@ -76,7 +62,7 @@ func TestPrepareConversationBounds(t *testing.T) {
 		assert.Equal(t, turns[:1], got.Turns)
 	})
 	t.Run("an omitted turn of the caller is truncation", func(t *testing.T) {
-		turns := append(chat(2), scoring.Turn{Role: scoring.RoleOmitted, Count: 3})
+		turns := append(testkit.Chat(2), scoring.Turn{Role: scoring.RoleOmitted, Count: 3})
 		got, truncated, err := prepareWith(t, conv, scoring.Case{Turns: turns}, scoring.Options{})
 		require.NoError(t, err)
 		assert.True(t, truncated)
@@ -104,7 +90,7 @@ func TestPrepareConversationBounds(t *testing.T) {
 func TestPrepareHistory(t *testing.T) {
 	hist := Definition{History: true}
 	t.Run("the last messages, the earlier ones counted", func(t *testing.T) {
-		got, truncated, err := prepareWith(t, hist, scoring.Case{Turns: chat(30), Input: "q", Output: "a"}, scoring.Options{HistoryTurns: 4})
+		got, truncated, err := prepareWith(t, hist, scoring.Case{Turns: testkit.Chat(30), Input: "q", Output: "a"}, scoring.Options{HistoryTurns: 4})
 		require.NoError(t, err)
 		assert.False(t, truncated, "history left out is not a cut")
 		require.Len(t, got.Turns, 4)
@@ -115,7 +101,7 @@ func TestPrepareHistory(t *testing.T) {
 		assert.Equal(t, "a", got.Output)
 	})
 	t.Run("a scorer of one turn without History never sees turns", func(t *testing.T) {
-		got, _, err := prepareWith(t, Definition{}, scoring.Case{Turns: chat(3), Input: "q", Output: "a"}, scoring.Options{})
+		got, _, err := prepareWith(t, Definition{}, scoring.Case{Turns: testkit.Chat(3), Input: "q", Output: "a"}, scoring.Options{})
 		require.NoError(t, err)
 		assert.Nil(t, got.Turns)
 	})

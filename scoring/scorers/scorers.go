@@ -11,6 +11,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/answerrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
+	"github.com/llm-eval/llm_eval/scoring/conversationcompleteness"
 	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
@@ -32,6 +33,7 @@ var builtIn = []pipeline.Definition{
 	answerrelevancy.Definition,
 	contextrelevance.Definition,
 	toxicity.Definition,
+	conversationcompleteness.Definition,
 }
 
 // Names returns the names of the built-in scorers, which New builds, in a
