@@ -217,6 +217,8 @@ func ParseTurnVerdicts(reply string, spec VerdictSpec, targets []int) (out []Jud
 		at[n] = i
 	}
 	named := make([]int, len(list))
+	given := 0
+	by := make(map[int]int, len(list)) // target index -> the verdict naming it
 	for i, it := range list {
 		named[i] = -1
 		raw, ok := Lookup(it.(map[string]any), "turn") // ParseVerdicts checked it is an object
@@ -229,7 +231,15 @@ func ParseTurnVerdicts(reply string, spec VerdictSpec, targets []int) (out []Jud
 			return nil, false, fmt.Errorf("verdict %d gives turn %s, which is not one of the turns to judge (%s); give exactly one verdict per listed turn, with its number",
 				i+1, Describe(raw), turnList(targets))
 		}
+		if k, dup := by[j]; dup {
+			return nil, false, fmt.Errorf("verdicts %d and %d both judge turn %d; give exactly one verdict per listed turn, with its number", k+1, i+1, n)
+		}
+		by[j] = i
 		named[i] = j
+		given++
+	}
+	if given > 0 && given < len(list) {
+		return nil, false, fmt.Errorf("%d of %d verdicts give no turn; give each verdict the number of the turn it judges", len(list)-given, len(list))
 	}
 	order, reordered, err := PlaceVerdicts(named, "turn", "in the listed order, with its number")
 	if err != nil {

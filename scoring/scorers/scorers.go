@@ -15,6 +15,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/knowledgeretention"
 	"github.com/llm-eval/llm_eval/scoring/pipeline"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
 	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
@@ -34,6 +35,7 @@ var builtIn = []pipeline.Definition{
 	contextrelevance.Definition,
 	toxicity.Definition,
 	conversationcompleteness.Definition,
+	knowledgeretention.Definition,
 }
 
 // Names returns the names of the built-in scorers, which New builds, in a
