@@ -67,7 +67,8 @@ type PromptData struct {
 	Verdicts []any
 	// Criterion is set for a criteria scorer's prompts.
 	Criterion Criterion
-	// SystemPrompt is the prompt an instruction split reads.
+	// SystemPrompt is the prompt an instruction split reads, and the one
+	// role_adherence reads the assistant's role from.
 	SystemPrompt string
 }
 

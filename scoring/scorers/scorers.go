@@ -18,6 +18,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/knowledgeretention"
 	"github.com/llm-eval/llm_eval/scoring/pipeline"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/roleadherence"
 	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
 	"github.com/llm-eval/llm_eval/scoring/tooluse"
 	"github.com/llm-eval/llm_eval/scoring/toxicity"
@@ -36,6 +37,7 @@ var builtIn = []pipeline.Definition{
 	toxicity.Definition,
 	conversationcompleteness.Definition,
 	knowledgeretention.Definition,
+	roleadherence.Definition,
 }
 
 // Names returns the names of the built-in scorers, which New builds, in a
