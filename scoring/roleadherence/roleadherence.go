@@ -135,7 +135,7 @@ func systemPrompt(instructions []string) string {
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	n := strconv.Itoa(len(d.Targets))
 	b = append(b, "Judge whether each of these "+n+" messages of the assistant stays in the role its system prompt gives it. Return exactly "+n+" verdicts.\n\n"...)
-	b = pipeline.AppendText(b, "SYSTEM_PROMPT", d.SystemPrompt)
+	b = pipeline.AppendText(b, "SYSTEM", d.SystemPrompt)
 	b = append(b, "\n\n"...)
 	b, err := pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
 	if err != nil {

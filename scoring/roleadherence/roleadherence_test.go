@@ -90,7 +90,7 @@ func TestPrompt(t *testing.T) {
 	})
 	require.NoError(t, res.Err)
 	user := j.Requests()[0].Messages[1].Content
-	assert.Contains(t, user, "<<<SYSTEM_PROMPT\n\"You are Captain Flint, a pirate.\\n\\nAlways talk like a pirate.\"\nSYSTEM_PROMPT>>>")
+	assert.Contains(t, user, "<<<SYSTEM\n\"You are Captain Flint, a pirate.\\n\\nAlways talk like a pirate.\"\nSYSTEM>>>")
 	assert.Contains(t, user, "<<<REPLIES\n{\"turn\":2}\n{\"turn\":4}\nREPLIES>>>")
 	assert.Contains(t, user, "Return exactly 2 verdicts.")
 	assert.Equal(t, "The score is 0.5 because 1 of the assistant's 2 messages stays in the role its system prompt gives it; out of role: reason 4.", res.Reason)

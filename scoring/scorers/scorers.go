@@ -12,6 +12,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
 	"github.com/llm-eval/llm_eval/scoring/conversationcompleteness"
+	"github.com/llm-eval/llm_eval/scoring/conversationrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
@@ -38,6 +39,7 @@ var builtIn = []pipeline.Definition{
 	conversationcompleteness.Definition,
 	knowledgeretention.Definition,
 	roleadherence.Definition,
+	conversationrelevancy.Definition,
 }
 
 // Names returns the names of the built-in scorers, which New builds, in a
