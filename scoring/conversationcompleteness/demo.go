@@ -8,9 +8,10 @@ import (
 )
 
 // The offline demo judge's replies: an intention for each user message
-// that asks something (a question mark or a request word), at most ten;
-// an intention is "yes" when a later assistant message shares a word of
-// five letters or more with the request, else "no".
+// that asks something (its first sentence with a question mark or a
+// request word), at most ten; an intention is "yes" when a later
+// assistant message shares a word of five letters or more with the
+// request, else "no".
 
 // asks matches a user message that asks for something.
 func asks(s string) bool {
@@ -31,8 +32,14 @@ const demoPrefix = "The user wants: "
 func demoIntentions(req scoring.Request) any {
 	intentions := []string{}
 	for _, t := range demo.Read(req).Turns() {
-		if t.Role == "user" && asks(t.Content) && len(intentions) < 10 {
-			intentions = append(intentions, demoPrefix+firstSentence(t.Content))
+		if t.Role != "user" || len(intentions) == 10 {
+			continue
+		}
+		for _, s := range demo.SplitSentences(t.Content) {
+			if asks(s) {
+				intentions = append(intentions, demoPrefix+s)
+				break
+			}
 		}
 	}
 	return map[string]any{"intentions": intentions}
@@ -56,12 +63,4 @@ func demoVerdicts(req scoring.Request) any {
 	}
 	return map[string]any{"verdicts": demo.Verdicts(b.Items(req, "INTENTIONS"), "intention", "verdict", met,
 		"A later reply takes up the request.", "No later reply takes up the request.")}
-}
-
-// firstSentence is the first sentence of s.
-func firstSentence(s string) string {
-	if ss := demo.SplitSentences(s); len(ss) > 0 {
-		return ss[0]
-	}
-	return s
 }
