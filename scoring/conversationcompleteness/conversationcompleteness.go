@@ -101,8 +101,8 @@ func run(e *pipeline.Evaluation) {
 		return
 	}
 	if !pipeline.HasRole(turns, scoring.RoleUser) {
-		e.SetScore(e.Options().Scale)
-		e.SetReason("The score is " + pipeline.FormatScore(e.Options().Scale) + " because the conversation has no user message, so the user asked for nothing that could be left unsatisfied.")
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because the conversation has no user message, so the user asked for nothing that could be left unsatisfied.")
 		return
 	}
 	d := pipeline.PromptData{Turns: pipeline.TurnLines(turns)}

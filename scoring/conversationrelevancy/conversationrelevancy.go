@@ -79,8 +79,8 @@ func run(e *pipeline.Evaluation) {
 	window := e.Options().ConversationWindow
 	targets := Windows(Exchanges(turns), window)
 	if len(targets) == 0 {
-		e.SetScore(e.Options().Scale)
-		e.SetReason("The score is " + pipeline.FormatScore(e.Options().Scale) + " because no reply of the assistant answers a message of the user, so no reply could be off the point.")
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because no reply of the assistant answers a message of the user, so no reply could be off the point.")
 		return
 	}
 	verdicts, reordered, ok := e.JudgeTurns(verdictsPrompt, pipeline.PromptData{Turns: pipeline.TurnLines(turns), Targets: targets}, verdictSpec)

@@ -125,10 +125,9 @@ func run(e *pipeline.Evaluation) {
 		e.NotScorable("The conversation has no message to judge.")
 		return
 	}
-	scale := pipeline.FormatScore(e.Options().Scale)
 	if !replyAfterUser(msgs) {
-		e.SetScore(e.Options().Scale)
-		e.SetReason("The score is " + scale + " because no reply of the assistant follows a message of the user, so there is nothing it could have forgotten.")
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because no reply of the assistant follows a message of the user, so there is nothing it could have forgotten.")
 		return
 	}
 	lines := pipeline.TurnLines(turns)
@@ -147,8 +146,8 @@ func run(e *pipeline.Evaluation) {
 	e.Result.Steps.Preprocess = facts
 	targets := judgedReplies(msgs, facts.Facts)
 	if len(targets) == 0 {
-		e.SetScore(e.Options().Scale)
-		e.SetReason("The score is " + scale + " because the user told the assistant no fact before any of its replies, so there is nothing it could have forgotten.")
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because the user told the assistant no fact before any of its replies, so there is nothing it could have forgotten.")
 		return
 	}
 	factLines := make([]any, len(facts.Facts))

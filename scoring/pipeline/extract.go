@@ -77,11 +77,11 @@ func (x ExtractThenJudge) Run(e *Evaluation, extract, judge PromptData) (ItemVer
 	}
 	e.Result.Steps.Preprocess = x.Preprocess(out.Items, out.Dropped)
 	if len(out.Items) == 0 {
-		score := 0.0
 		if x.NoneScoresScale {
-			score = e.Options().Scale
+			e.ScoreAll()
+		} else {
+			e.SetScore(0)
 		}
-		e.SetScore(score)
 		e.SetReason(x.None)
 		return out, false
 	}

@@ -87,8 +87,8 @@ func run(e *pipeline.Evaluation) {
 		}
 	}
 	if len(targets) == 0 {
-		e.SetScore(e.Options().Scale)
-		e.SetReason("The score is " + pipeline.FormatScore(e.Options().Scale) + " because the assistant wrote no message in the conversation, so it never left its role.")
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because the assistant wrote no message in the conversation, so it never left its role.")
 		return
 	}
 	verdicts, reordered, ok := e.JudgeTurns(verdictsPrompt, pipeline.PromptData{SystemPrompt: role, Turns: pipeline.TurnLines(turns), Targets: targets}, verdictSpec)

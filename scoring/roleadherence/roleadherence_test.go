@@ -51,6 +51,7 @@ func TestFormula(t *testing.T) {
 		{"all out of role", testkit.Chat(8), []int{2, 4, 6, 8}, []string{"no", "no", "no", "no"}, scoring.Options{}, 0, 0, scoring.LabelFail, 2},
 		{"all in role", testkit.Chat(4), []int{2, 4}, []string{"yes", "yes"}, scoring.Options{}, 1, 1, scoring.LabelPass, 2},
 		{"no assistant message scores 1", testkit.Chat(1), nil, nil, scoring.Options{}, 1, 1, scoring.LabelPass, 0},
+		{"no assistant message at scale 10", testkit.Chat(1), nil, nil, scoring.Options{Scale: 10}, 1, 10, scoring.LabelPass, 0},
 		{"strict mode below 1 is 0", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, 0, 0, scoring.LabelFail, 2},
 		{"scale 5", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 5}, (3.0 - 1) / 3, 3.33, scoring.LabelPass, 2},
 	}
