@@ -64,6 +64,7 @@ type scoreFlags struct {
 	// keeps the library's defaults.
 	maxTurns           int
 	conversationWindow int
+	historyTurns       int
 	maxLineBytes       int
 	allowErrors        bool
 	// The criteria scorer's settings (--scorer criteria).
@@ -174,6 +175,7 @@ Flags:`)
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
 	fs.IntVar(&f.maxTurns, "max-turns", scoring.DefaultMaxTurns, "conversation scorers: messages of a conversation sent to the judge; a longer one keeps its first and last messages")
 	fs.IntVar(&f.conversationWindow, "conversation-window", scoring.DefaultConversationWindow, "conversation_relevancy: exchanges each reply is judged against, its own included")
+	fs.IntVar(&f.historyTurns, "history-turns", scoring.DefaultHistoryTurns, "answer_relevancy: the last messages of a case's turns it reads as the conversation before the question")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
 	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
 	fs.StringVar(&f.criteriaName, "criteria-name", "", "criteria scorer: its name in results (lowercase, digits, _)")
@@ -254,8 +256,11 @@ Flags:`)
 	if f.conversationWindow < 1 {
 		return usageError(stderr, "--conversation-window must be at least 1, got %d", f.conversationWindow)
 	}
+	if f.historyTurns < 1 {
+		return usageError(stderr, "--history-turns must be at least 1, got %d", f.historyTurns)
+	}
 	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
-		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow}
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow, HistoryTurns: f.historyTurns}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}

@@ -92,9 +92,25 @@ func TestScoreLongConversation(t *testing.T) {
 
 func TestScoreConversationFlags(t *testing.T) {
 	srv := scoringtest.New(t)
-	for _, args := range [][]string{{"--max-turns", "1"}, {"--conversation-window", "0"}} {
+	for _, args := range [][]string{{"--max-turns", "1"}, {"--conversation-window", "0"}, {"--history-turns", "0"}} {
 		code, _, stderr := runScoreCLI(t, "", append(judgeFlags(srv, "conversation_relevancy"), args...)...)
 		assert.Equal(t, exitUsage, code, stderr)
 		assert.Contains(t, stderr, args[0])
 	}
+}
+
+// TestScoreFollowUpHistory: answer_relevancy on a case with turns reads
+// them as the conversation before the question.
+func TestScoreFollowUpHistory(t *testing.T) {
+	line := `{"turns": [{"role": "user", "content": "What's the weather in Lisbon in summer?"}, {"role": "assistant", "content": "Hot and dry."}],` +
+		` "input": "And in winter?", "output": "Mild and rainy."}`
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, line+"\n", append(judgeFlags(srv, "answer_relevancy"), "--history-turns", "1", "--reason-mode", "summary")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 1)
+	seen := false
+	for _, c := range srv.Calls() {
+		seen = seen || strings.Contains(c.Text(), "<<<HISTORY\n{\"omitted_turns\":1}\n{\"turn\":2,\"role\":\"assistant\",\"content\":\"Hot and dry.\"}\nHISTORY>>>")
+	}
+	assert.True(t, seen, "the last message of the history reaches the judge")
 }
