@@ -31,8 +31,9 @@ const (
 
 // knownCaseFields lists the fields of an input line, and of its
 // trajectory's steps, for error messages.
-const knownCaseFields = "input, output, context, instructions, trajectory, metadata; " +
-	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
+const knownCaseFields = "input, output, context, instructions, trajectory, turns, metadata; " +
+	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count; " +
+	"a turn: role, content, count"
 
 // scoreFlags are the flags of "llmeval score".
 type scoreFlags struct {
@@ -59,8 +60,13 @@ type scoreFlags struct {
 	azure             bool
 	verbose           bool
 	maxInputChars     int
-	maxLineBytes      int
-	allowErrors       bool
+	// maxTurns and conversationWindow bound the conversation scorers; 0
+	// keeps the library's defaults.
+	maxTurns           int
+	conversationWindow int
+	historyTurns       int
+	maxLineBytes       int
+	allowErrors        bool
 	// The criteria scorer's settings (--scorer criteria).
 	criteriaName    string
 	criteria        string
@@ -112,13 +118,16 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       llmeval score --scorer checks --rules rules.json [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, `
 Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."],
-"trajectory": {"steps": [...]}, "metadata": {...}}. A trajectory (an agent run's steps, for
+"trajectory": {"steps": [...]}, "turns": [...], "metadata": {...}}. A conversation (for
+conversation_completeness, knowledge_retention, role_adherence and conversation_relevancy) is
+{"turns": [{"role": "user", "content": "..."}, {"role": "assistant", "content": "..."}, ...],
+"instructions": "the system prompt"}; output may then be left out. A trajectory (an agent run's steps, for
 task_completion, tool_use and the checks trajectory rules) lists steps such as
 {"kind": "generation", "output": "...", "tool_calls": [{"id": "c1", "name": "search", "arguments": "{...}"}]},
 {"kind": "tool", "tool": "search", "call_id": "c1", "result": "...", "error": "..."} and {"kind": "omitted", "count": 12}.
 Writes one result per case, in input order: {"line", "scorer", "score" (null when not scored), "label",
 "reason", "error", "error_type", "steps", "usage", "metadata"}. Blank lines are skipped.
-A line with an unknown field, without "output", or longer than --max-line-bytes gets label
+A line with an unknown field, without "output" (or "turns"), or longer than --max-line-bytes gets label
 "error" (error_type "invalid_case") and the other lines are still scored. A summary line
 (cases, pass, fail, not_scorable, error) goes to stderr.
 
@@ -164,6 +173,9 @@ Flags:`)
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
+	fs.IntVar(&f.maxTurns, "max-turns", scoring.DefaultMaxTurns, "conversation scorers: messages of a conversation sent to the judge; a longer one keeps its first and last messages")
+	fs.IntVar(&f.conversationWindow, "conversation-window", scoring.DefaultConversationWindow, "conversation_relevancy: exchanges each reply is judged against, its own included")
+	fs.IntVar(&f.historyTurns, "history-turns", scoring.DefaultHistoryTurns, "answer_relevancy: the last messages of a case's turns it reads as the conversation before the question")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
 	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
 	fs.StringVar(&f.criteriaName, "criteria-name", "", "criteria scorer: its name in results (lowercase, digits, _)")
@@ -238,8 +250,17 @@ Flags:`)
 	if m := scoring.ReasonMode(f.reasonMode); m != scoring.ReasonLLM && m != scoring.ReasonSummary {
 		return usageError(stderr, "--reason-mode %q: want %s or %s", f.reasonMode, scoring.ReasonLLM, scoring.ReasonSummary)
 	}
+	if f.maxTurns < 2 {
+		return usageError(stderr, "--max-turns must be at least 2, got %d", f.maxTurns)
+	}
+	if f.conversationWindow < 1 {
+		return usageError(stderr, "--conversation-window must be at least 1, got %d", f.conversationWindow)
+	}
+	if f.historyTurns < 1 {
+		return usageError(stderr, "--history-turns must be at least 1, got %d", f.historyTurns)
+	}
 	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
-		Verbose: f.verbose, MaxInputChars: f.maxInputChars}
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow, HistoryTurns: f.historyTurns}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
@@ -549,7 +570,10 @@ type inputCase struct {
 	Context      stringList          `json:"context"`
 	Instructions stringList          `json:"instructions"`
 	Trajectory   *scoring.Trajectory `json:"trajectory"`
-	Metadata     map[string]string   `json:"metadata"`
+	// Turns are a conversation's messages (before input and output, when
+	// those are given); with turns, output may be left out.
+	Turns    []scoring.Turn    `json:"turns"`
+	Metadata map[string]string `json:"metadata"`
 }
 
 type stringList []string
@@ -594,10 +618,13 @@ func decodeCase(text string) (inputCase, error) {
 	if dec.More() {
 		return in, errors.New("more than one JSON value on the line")
 	}
-	if in.Output == nil {
+	if in.Output == nil && in.Turns == nil {
 		return in, fmt.Errorf(`missing field "output" (known fields: %s)`, knownCaseFields)
 	}
 	if err := in.Trajectory.Validate(); err != nil {
+		return in, err
+	}
+	if err := scoring.ValidateTurns(in.Turns); err != nil {
 		return in, err
 	}
 	return in, nil
@@ -609,8 +636,11 @@ func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) []recor
 	if err != nil {
 		return s.invalid(line, err)
 	}
-	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions,
-		Trajectory: in.Trajectory, Metadata: in.Metadata}
+	c := scoring.Case{Input: in.Input, Context: in.Context, Instructions: in.Instructions,
+		Trajectory: in.Trajectory, Turns: in.Turns, Metadata: in.Metadata}
+	if in.Output != nil {
+		c.Output = *in.Output
+	}
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions
 	}

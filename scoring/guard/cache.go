@@ -79,7 +79,7 @@ func (c *Cache) Stats() CacheStats { return c.m.Stats() }
 // change (threshold, scale, strict mode, reason mode, input cap...): both
 // are part of the key with s's name, PromptVersion and the case fields
 // sent to the judge (Input, Output, Context, Instructions, every field of
-// the Trajectory; not Metadata).
+// the Trajectory, the Turns; not Metadata).
 func (c *Cache) Wrap(s scoring.Scorer, model, optionsFingerprint string) scoring.Scorer {
 	return &cachedScorer{cache: c, next: s, model: model, fingerprint: optionsFingerprint}
 }
@@ -137,6 +137,12 @@ func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 		}
 	}
 	cacheWriteTrajectory(h, cs.Trajectory)
+	cacheWriteCount(h, len(cs.Turns))
+	for _, t := range cs.Turns {
+		cacheWriteField(h, string(t.Role))
+		cacheWriteField(h, t.Content)
+		cacheWriteCount(h, t.Count)
+	}
 	var k cacheKey
 	h.Sum(k[:0])
 	return k

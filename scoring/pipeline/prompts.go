@@ -52,13 +52,23 @@ type PromptData struct {
 	Tools []any
 	// Omissions says that steps of the trajectory were left out.
 	Omissions bool
+	// Turns are a conversation's messages as TurnLines renders them: the
+	// whole conversation for a conversation scorer, the history before
+	// Input for a scorer of one turn.
+	Turns []any
+	// Targets are the messages of Turns an analyze step judges.
+	Targets []TurnTarget
+	// Facts are what the user told the assistant, one JSON object each, as
+	// knowledge_retention's analyze step reads them.
+	Facts []any
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string
 	Verdicts []any
 	// Criterion is set for a criteria scorer's prompts.
 	Criterion Criterion
-	// SystemPrompt is the prompt an instruction split reads.
+	// SystemPrompt is the prompt an instruction split reads, and the one
+	// role_adherence reads the assistant's role from.
 	SystemPrompt string
 }
 
@@ -148,7 +158,7 @@ func (p *Prompt) Render(d PromptData) ([]scoring.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + len(d.SystemPrompt)
+	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + 256*len(d.Turns) + 32*len(d.Targets) + 128*len(d.Facts) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)

@@ -31,6 +31,15 @@ type Definition struct {
 	// others never see it. Tools is set when it also judges
 	// Trajectory.Tools.
 	Trajectory, Tools bool
+	// Conversation is set for a scorer that judges a whole conversation
+	// (Case.Conversation). It sees the conversation prepared in
+	// Case.Turns, bounded to MaxTurns, and never Input or Output apart
+	// from it.
+	Conversation bool
+	// History is set for a scorer of one turn that reads the conversation
+	// before Input (Case.Turns), bounded to HistoryTurns; the others never
+	// see it.
+	History bool
 	// Prompts are the scorer's prompts.
 	Prompts *Prompts
 	// Run runs the scorer's steps over one prepared case. It must end the
@@ -91,6 +100,9 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 		return nil, fmt.Errorf("scorer %s: max trajectory steps must not be negative, got %d", name, opts.MaxTrajectorySteps)
 	case opts.MaxTrajectorySteps == 0:
 		opts.MaxTrajectorySteps = scoring.DefaultMaxTrajectorySteps
+	}
+	if err := checkTurnOptions(&opts); err != nil {
+		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
@@ -205,6 +217,20 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	for f := range cut {
 		if s.sends == nil || s.sends[f] {
 			truncated = true
+		}
+	}
+	if s.def.Conversation || s.def.History {
+		turns, cutTurns, err := s.prepareTurns(c)
+		if err != nil {
+			return err
+		}
+		out.Turns = turns
+		if cutTurns {
+			cut[scoring.FieldTurns] = true
+			truncated = true
+		}
+		if s.def.Conversation {
+			out.Input, out.Output = "", ""
 		}
 	}
 	if s.def.Trajectory {

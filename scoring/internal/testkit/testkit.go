@@ -296,3 +296,26 @@ func Scorer(t testing.TB, newScorer func(scoring.Judge, scoring.Options) (scorin
 	}
 	return s
 }
+
+// Chat returns n messages alternating user and assistant, the user first,
+// with contents "message 1" to "message n".
+func Chat(n int) []scoring.Turn {
+	out := make([]scoring.Turn, n)
+	for i := range out {
+		out[i] = scoring.Turn{Role: scoring.RoleUser, Content: fmt.Sprintf("message %d", i+1)}
+		if i%2 == 1 {
+			out[i].Role = scoring.RoleAssistant
+		}
+	}
+	return out
+}
+
+// Talk returns messages alternating user and assistant, the user first,
+// with the given contents.
+func Talk(contents ...string) []scoring.Turn {
+	out := Chat(len(contents))
+	for i, c := range contents {
+		out[i].Content = c
+	}
+	return out
+}

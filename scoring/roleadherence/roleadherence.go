@@ -1,0 +1,146 @@
+// Package roleadherence is the role_adherence scorer, deepeval's
+// RoleAdherenceMetric: the judge reads the role the assistant's system
+// prompt gives it and decides for each of the assistant's messages in a
+// conversation whether it stays in that role; the score is the share that
+// does. Higher is better.
+package roleadherence
+
+import (
+	"cmp"
+	"embed"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/pipeline"
+)
+
+// SchemaVerdicts is the schema name of the role adherence scorer's reply.
+const SchemaVerdicts = "role_adherence_verdicts"
+
+// Verdicts is the analyze result: one verdict per message of the
+// assistant.
+type Verdicts struct {
+	Verdicts  []Verdict `json:"verdicts"`
+	Reordered bool      `json:"reordered,omitempty"`
+}
+
+// Verdict judges the assistant's message numbered Turn: "yes" when it
+// stays in role, "no" when it breaks it.
+type Verdict struct {
+	Turn    int    `json:"turn"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+//go:embed *.tmpl
+var templates embed.FS
+
+var verdictsPrompt = &pipeline.Prompt{
+	Schema: pipeline.ItemsSchema(SchemaVerdicts, "verdicts",
+		pipeline.Property{Name: "turn", Integer: true},
+		pipeline.Property{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}}),
+	User: verdictsMessage,
+	Demo: demoVerdicts,
+}
+
+// Definition is the role adherence scorer.
+var Definition = pipeline.Definition{
+	Name:         scoring.RoleAdherence,
+	Sends:        []scoring.Field{scoring.FieldTurns, scoring.FieldInstructions},
+	Conversation: true,
+	Prompts:      pipeline.NewPrompts(templates, nil, verdictsPrompt),
+	Run:          run,
+}
+
+// New returns the role adherence scorer, asking judge.
+func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
+	return pipeline.New(Definition, judge, opts)
+}
+
+var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: "message"}
+
+// run is the role_adherence pipeline: one call judges every message of
+// the assistant against the role its system prompt (the case's
+// Instructions) gives it; score = messages in role / messages × scale,
+// rounded to two decimals. A conversation without a system prompt has no
+// role to keep and is not scorable (deepeval requires chatbot_role); one
+// without a message of the assistant scores the scale, as in deepeval,
+// without a call.
+func run(e *pipeline.Evaluation) {
+	turns := e.Case.Turns
+	msgs := pipeline.NumberTurns(turns)
+	if len(msgs) == 0 {
+		e.NotScorable("The conversation has no message to judge.")
+		return
+	}
+	role := systemPrompt(e.Case.Instructions)
+	if role == "" {
+		e.NotScorable("The conversation has no system prompt, so there is no role to judge the assistant's messages against.")
+		return
+	}
+	var targets []pipeline.TurnTarget
+	for _, m := range msgs {
+		if m.Role == scoring.RoleAssistant {
+			targets = append(targets, pipeline.TurnTarget{Turn: m.Number})
+		}
+	}
+	if len(targets) == 0 {
+		e.ScoreAll()
+		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because the assistant wrote no message in the conversation, so it never left its role.")
+		return
+	}
+	verdicts, reordered, ok := e.JudgeTurns(verdictsPrompt, pipeline.PromptData{SystemPrompt: role, Turns: pipeline.TurnLines(turns), Targets: targets}, verdictSpec)
+	if !ok {
+		return
+	}
+	result := Verdicts{Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
+	forJudge := make([]any, len(verdicts))
+	var breaks []string
+	for i, v := range verdicts {
+		r := Verdict{Turn: v.Number, Verdict: v.Verdict, Reason: v.Reason}
+		result.Verdicts[i] = r
+		forJudge[i] = r
+		if !pipeline.IsYes(v.Verdict) {
+			breaks = append(breaks, cmp.Or(v.Reason, "message "+strconv.Itoa(v.Number)))
+		}
+	}
+	e.Result.Steps.Analyze = result
+	n := len(verdicts)
+	kept := n - len(breaks)
+	e.ScoreRatio(kept, n)
+	e.Reason(forJudge, func() string {
+		s := fmt.Sprintf("The score is %s because %d of the assistant's %d %s %s in the role its system prompt gives it",
+			pipeline.FormatScore(e.Result.Score), kept, n, pipeline.Plural(n, "message", "messages"), pipeline.Plural(kept, "stays", "stay"))
+		if len(breaks) > 0 {
+			s += "; out of role: " + pipeline.JoinReasons(breaks)
+		}
+		return s + pipeline.OmittedNote(turns) + "."
+	})
+}
+
+// systemPrompt joins the non-blank instructions into the system prompt
+// the role is read from.
+func systemPrompt(instructions []string) string {
+	var parts []string
+	for _, s := range instructions {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	n := strconv.Itoa(len(d.Targets))
+	b = append(b, "Judge whether each of these "+n+" messages of the assistant stays in the role its system prompt gives it. Return exactly "+n+" verdicts.\n\n"...)
+	b = pipeline.AppendText(b, "SYSTEM", d.SystemPrompt)
+	b = append(b, "\n\n"...)
+	b, err := pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, "\n\n"...)
+	return pipeline.AppendTargets(b, "REPLIES", d.Targets)
+}
