@@ -36,6 +36,11 @@ type Generation struct {
 	Convention         string   // gen_ai, gen_ai_events, openinference, openllmetry, vercel
 	Input              string   // last user turn
 	Conversation       string   // the whole input conversation as text, one "role: text" line per turn
+	// History are the user and assistant messages of the input before
+	// Input, oldest first: what a follow-up request builds on. Tool calls,
+	// tool results and system messages are not part of it; at most the last
+	// MaxHistory messages are kept.
+	History []Message
 	Output             string   // text of the first choice
 	ToolResults        []string // tool results in the call's own input (tool messages)
 	Documents          []string // retrieved documents and tool results recorded on the span itself
@@ -49,6 +54,24 @@ type Generation struct {
 	// convention defines, for counting; Missing then says so.
 	Malformed string
 }
+
+// Message is one message of a conversation: its role (user or assistant)
+// and its text.
+type Message struct {
+	Role string // RoleUser or RoleAssistant
+	Text string
+}
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// MaxHistory bounds Generation.History: the scorers that read history
+// judge the last ten messages by default, and more than a few times that
+// is memory held for nothing.
+const MaxHistory = 40
 
 // Context is what the span itself holds that an answer can be grounded in:
 // its tool messages, then the documents recorded on it.

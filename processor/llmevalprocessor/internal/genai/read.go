@@ -1,6 +1,7 @@
 package genai
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -142,12 +143,20 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 	g.SystemInstructions = appendUnique(nil, system...)
 	if in != nil {
 		var conv strings.Builder
+		var said []Message // user and assistant messages with text
+		lastUser := -1     // the index in said of Input's message
 		for _, m := range in.input {
 			text := m.text()
-			if isSystemRole(m.role) {
+			switch {
+			case isSystemRole(m.role):
 				g.SystemInstructions = appendUnique(g.SystemInstructions, text)
-			} else if isUserRole(m.role) && text != "" {
+			case text == "" || m.role == "tool":
+			case isUserRole(m.role):
 				g.Input = text
+				lastUser = len(said)
+				said = append(said, Message{Role: RoleUser, Text: text})
+			default:
+				said = append(said, Message{Role: RoleAssistant, Text: text})
 			}
 			for _, p := range m.parts {
 				if p.kind == partToolResult && p.text != "" {
@@ -159,6 +168,11 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 			}
 		}
 		g.Conversation = conv.String()
+		if lastUser > 0 {
+			g.History = slices.DeleteFunc(said[max(0, lastUser-MaxHistory):lastUser:lastUser], func(m Message) bool {
+				return strings.TrimSpace(m.Text) == redacted
+			})
+		}
 	}
 	g.Missing = missingReason(g.Input, out)
 	for _, x := range []*extraction{out, in} {
@@ -280,6 +294,9 @@ func (g *Generation) clip() {
 	g.Input = clip(g.Input)
 	g.Conversation = clip(g.Conversation)
 	g.Output = clip(g.Output)
+	for i := range g.History {
+		g.History[i].Text = clip(g.History[i].Text)
+	}
 	g.Model = clip(g.Model)
 	g.ResponseID = clip(g.ResponseID)
 	for i := range g.ToolResults {

@@ -1,0 +1,110 @@
+package genai
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func TestConversationIDReader(t *testing.T) {
+	long := strings.Repeat("x", 1<<20) // an id of 1 MB
+	tests := []struct {
+		name  string
+		extra []string
+		attrs map[string]any
+		want  ConversationID
+	}{
+		{"none", nil, map[string]any{"gen_ai.operation.name": "chat"}, ConversationID{}},
+		{"semconv", nil, map[string]any{"gen_ai.conversation.id": "conv-1"}, ConversationID{ID: "conv-1", Key: AttrConversationID}},
+		{"openinference and langfuse", nil, map[string]any{"session.id": "s-1"}, ConversationID{ID: "s-1", Key: AttrSessionID}},
+		{"langfuse alias", nil, map[string]any{"langfuse.session.id": "s-2"}, ConversationID{ID: "s-2", Key: "langfuse.session.id"}},
+		{"openllmetry association property", nil, map[string]any{"traceloop.association.properties.chat_id": "c-9"},
+			ConversationID{ID: "c-9", Key: "traceloop.association.properties.chat_id"}},
+		{"ai sdk 7 runtime context", nil, map[string]any{"ai.settings.context.sessionId": "web-7"},
+			ConversationID{ID: "web-7", Key: "ai.settings.context.sessionId"}},
+		{"ai sdk telemetry metadata", nil, map[string]any{"ai.telemetry.metadata.sessionId": "web-6"},
+			ConversationID{ID: "web-6", Key: "ai.telemetry.metadata.sessionId"}},
+		{"semconv wins over the conventions' own keys, whatever their order on the span", nil,
+			map[string]any{"session.id": "s-1", "traceloop.association.properties.session_id": "t-1", "gen_ai.conversation.id": "conv-1"},
+			ConversationID{ID: "conv-1", Key: AttrConversationID}},
+		{"an empty value is no id: the next key is read", nil, map[string]any{"gen_ai.conversation.id": "", "session.id": "s-1"},
+			ConversationID{ID: "s-1", Key: AttrSessionID}},
+		{"an integer id", nil, map[string]any{"session.id": int64(42)}, ConversationID{ID: "42", Key: AttrSessionID}},
+		{"a value that is no string or integer is no id", nil, map[string]any{"session.id": []any{"a"}, "langfuse.session.id": true}, ConversationID{}},
+		{"a key the user names comes first", []string{"app.chat_id"},
+			map[string]any{"gen_ai.conversation.id": "conv-1", "app.chat_id": "mine"}, ConversationID{ID: "mine", Key: "app.chat_id"}},
+		{"an id of 1 MB is refused", nil, map[string]any{"gen_ai.conversation.id": long}, ConversationID{Key: AttrConversationID, TooLong: true}},
+		{"an id at the bound is taken", nil, map[string]any{"gen_ai.conversation.id": strings.Repeat("y", MaxConversationIDBytes)},
+			ConversationID{ID: strings.Repeat("y", MaxConversationIDBytes), Key: AttrConversationID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			attrs := pcommon.NewMap()
+			require.NoError(t, attrs.FromRaw(tt.attrs))
+			assert.Equal(t, tt.want, NewConversationIDReader(tt.extra).Read(attrs))
+		})
+	}
+}
+
+func TestConversationIDReaderKeys(t *testing.T) {
+	r := NewConversationIDReader([]string{"app.chat_id", "session.id", ""})
+	assert.Equal(t, "app.chat_id", r.Keys()[0])
+	assert.Equal(t, 1, slices.Index(r.Keys(), "session.id"), "a named default key is read at the user's place")
+	assert.Equal(t, 1, len(slices.DeleteFunc(slices.Clone(r.Keys()), func(k string) bool { return k != "session.id" })), "and once")
+	assert.Len(t, r.Keys(), len(DefaultConversationIDKeys)+1)
+}
+
+func TestReadHistory(t *testing.T) {
+	span := newSpan(t, "chat", map[string]any{
+		"gen_ai.operation.name": "chat",
+		"gen_ai.input.messages": `[
+			{"role":"system","parts":[{"type":"text","content":"You are the shop's assistant."}]},
+			{"role":"user","parts":[{"type":"text","content":"My order is 1042."}]},
+			{"role":"assistant","parts":[{"type":"text","content":"Thanks, noted."}]},
+			{"role":"user","parts":[{"type":"text","content":"Where is it?"}]},
+			{"role":"assistant","parts":[{"type":"tool_call","name":"get_order","arguments":{"id":"1042"}}]},
+			{"role":"tool","parts":[{"type":"tool_call_response","response":"shipped"}]},
+			{"role":"assistant","parts":[{"type":"text","content":"It shipped."}]},
+			{"role":"user","parts":[{"type":"text","content":"When does it arrive?"}]}]`,
+		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"On Monday."}],"finish_reason":"stop"}]`,
+	})
+	g := Read(span)
+	assert.Equal(t, "When does it arrive?", g.Input)
+	assert.Equal(t, []Message{
+		{Role: RoleUser, Text: "My order is 1042."},
+		{Role: RoleAssistant, Text: "Thanks, noted."},
+		{Role: RoleUser, Text: "Where is it?"},
+		{Role: RoleAssistant, Text: "It shipped."},
+	}, g.History, "system, tool-call-only and tool messages are no history")
+
+	first := Read(newSpan(t, "chat", map[string]any{
+		"gen_ai.operation.name":  "chat",
+		"gen_ai.input.messages":  `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
+		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"Hello"}]}]`,
+	}))
+	assert.Nil(t, first.History, "a first request has no history")
+}
+
+func TestReadHistoryBounded(t *testing.T) {
+	var msgs []string
+	for i := range 3 * MaxHistory {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, `{"role":"`+role+`","content":"m`+strings.Repeat("i", i%5)+`"}`)
+	}
+	msgs = append(msgs, `{"role":"user","content":"last"}`)
+	g := Read(newSpan(t, "chat", map[string]any{
+		"gen_ai.operation.name":  "chat",
+		"gen_ai.input.messages":  "[" + strings.Join(msgs, ",") + "]",
+		"gen_ai.output.messages": `[{"role":"assistant","content":"ok"}]`,
+	}))
+	require.Equal(t, "last", g.Input)
+	assert.Len(t, g.History, MaxHistory, "only the last messages before the request are kept")
+	assert.Equal(t, RoleAssistant, g.History[len(g.History)-1].Role)
+}
