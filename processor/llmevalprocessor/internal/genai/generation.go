@@ -33,14 +33,14 @@ const (
 // parts, tool calls and binary parts (blob, file, uri, image, audio) are not
 // part of it; a refusal is kept as text because it is what the user was told.
 type Generation struct {
-	Convention         string   // gen_ai, gen_ai_events, openinference, openllmetry, vercel
-	Input              string   // last user turn
-	Conversation       string   // the whole input conversation as text, one "role: text" line per turn
+	Convention   string // gen_ai, gen_ai_events, openinference, openllmetry, vercel
+	Input        string // last user turn
+	Conversation string // the whole input conversation as text, one "role: text" line per turn
 	// History are the user and assistant messages of the input before
 	// Input, oldest first: what a follow-up request builds on. Tool calls,
 	// tool results and system messages are not part of it; at most the last
 	// MaxHistory messages are kept.
-	History []Message
+	History            []Message
 	Output             string   // text of the first choice
 	ToolResults        []string // tool results in the call's own input (tool messages)
 	Documents          []string // retrieved documents and tool results recorded on the span itself
