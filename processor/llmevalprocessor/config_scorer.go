@@ -188,8 +188,12 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 	if sc.Name == "" {
 		sc.Name = sc.Type
 	}
-	if !conf.IsSet("targets") && sc.judgesTrajectory() {
+	switch {
+	case conf.IsSet("targets"):
+	case sc.judgesTrajectory():
 		sc.Targets = []string{targetAgent}
+	case sc.conversationScorer():
+		sc.Targets = []string{targetConversation}
 	}
 	return nil
 }
@@ -240,6 +244,9 @@ func (sc *ScorerConfig) Validate() error {
 	errs = append(errs, validateContextSources(sc.ContextSources)...)
 	if typ := sc.scorerType(); slices.Contains(scorers.TrajectoryNames(), typ) && !slices.Equal(sc.Targets, []string{targetAgent}) {
 		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", typ, sc.Targets))
+	}
+	if err := sc.validateConversationTargets(); err != nil {
+		errs = append(errs, err)
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
@@ -508,9 +515,16 @@ func withoutKey(m map[string]any, key string) map[string]any {
 
 // Evaluation targets of a scorer.
 const (
-	targetGeneration = "generation" // LLM call spans (the default)
-	targetAgent      = "agent"      // agent or root spans: the request, the final answer, the trace's context
+	targetGeneration   = "generation"   // LLM call spans (the default)
+	targetAgent        = "agent"        // agent or root spans: the request, the final answer, the trace's context
+	targetConversation = "conversation" // whole conversations, when they end (config_conversation.go)
 )
+
+// conversationScorerNames are the built-in scorers that judge whole
+// conversations.
+func conversationScorerNames() []string { return scorers.ConversationNames() }
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 // Sources of a scorer's context (scorers[].context_sources).
 const (
@@ -551,7 +565,8 @@ func validateContextSources(sources []string) []error {
 // ScorerSelection says which spans one scorer evaluates. It is meant to be
 // squashed into ScorerConfig.
 type ScorerSelection struct {
-	// Targets are generation and/or agent (default [generation]).
+	// Targets are generation and/or agent (default [generation]), or
+	// conversation for the conversation scorers (their default).
 	Targets []string `mapstructure:"targets"`
 	// When holds conditions on what was read from the span.
 	When WhenConfig `mapstructure:"when"`
@@ -578,13 +593,13 @@ func defaultScorerSelection() ScorerSelection {
 func (s ScorerSelection) validate() []error {
 	var errs []error
 	if len(s.Targets) == 0 {
-		errs = append(errs, errors.New("targets: must name at least one of generation, agent"))
+		errs = append(errs, errors.New("targets: must name at least one of generation, agent, conversation"))
 	}
 	for i, t := range s.Targets {
 		switch t {
-		case targetGeneration, targetAgent:
+		case targetGeneration, targetAgent, targetConversation:
 		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
+			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent, targetConversation)))
 		}
 		if slices.Index(s.Targets, t) < i {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))

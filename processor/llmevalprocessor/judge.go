@@ -160,6 +160,9 @@ func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorer
 	}
 	spec.Options.MaxInputChars = cfg.MaxInputChars
 	spec.Options.Redact = redact
+	if sc.conversationScorer() {
+		spec.Options.MaxTurns = cfg.Conversation.MaxTurns
+	}
 	return spec
 }
 
@@ -209,10 +212,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t",
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t max_turns=%d",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions()) + sc.ragFingerprint()
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), cfg.Conversation.MaxTurns) + sc.ragFingerprint()
 }
 
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP

@@ -24,6 +24,7 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 			Name:                  sc.Name,
 			Generation:            sc.hasTarget(targetGeneration),
 			Agent:                 sc.hasTarget(targetAgent),
+			Conversation:          sc.hasTarget(targetConversation),
 			Instructions:          sc.Instructions,
 			UseSystemInstructions: sc.UseSystemInstructions,
 			ContextPresent:        sc.When.ContextPresent,
@@ -32,6 +33,7 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 			FromSystem:            sc.takesContextFrom(contextSourceSystem),
 			ReadsContext:          scorerReadsContext(sc),
 			ReadsTrajectory:       readsTrajectory(sc),
+			ReadsHistory:          readsHistory(sc),
 		}
 	}
 	return out
@@ -53,4 +55,11 @@ func readsTrajectory(sc ScorerConfig) bool {
 		return false
 	}
 	return slices.ContainsFunc(sc.Rules, func(r checks.Rule) bool { return checks.TrajectoryRule(r.Type) })
+}
+
+// readsHistory says whether a scorer reads the conversation before a
+// follow-up request.
+func readsHistory(sc ScorerConfig) bool {
+	d, ok := scorers.Definition(sc.scorerType())
+	return ok && d.History
 }

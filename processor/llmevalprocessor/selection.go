@@ -73,6 +73,24 @@ func (s traceSampler) sampled(id pcommon.TraceID) bool {
 	return s.all || fnv1a64(id) < s.threshold
 }
 
+// sampledID reports whether a conversation id is in the sample: by the
+// same hash of its bytes, so every replica decides alike.
+func (s traceSampler) sampledID(id string) bool {
+	if s.all {
+		return true
+	}
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= prime
+	}
+	return h < s.threshold
+}
+
 // fnv1a64 hashes the 16 bytes of a trace id without allocating.
 func fnv1a64(id pcommon.TraceID) uint64 {
 	const (

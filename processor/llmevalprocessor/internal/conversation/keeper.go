@@ -574,3 +574,19 @@ func (k *Keeper) Stop() int {
 	}
 	return len(k.open)
 }
+
+// Wants reports whether an exchange of service without an id of its own,
+// in trace, would be kept: its trace named a conversation, or the service
+// sends ids and it may wait for one. A caller reads a span's content only
+// when it is wanted.
+func (k *Keeper) Wants(service string, trace pcommon.TraceID) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped {
+		return false
+	}
+	if _, ok := k.traces.get(trace); ok {
+		return true
+	}
+	return k.idServices[service]
+}

@@ -17,9 +17,9 @@ import (
 type Scorer struct {
 	Name string
 	Run  scoring.Scorer
-	// Generation and Agent are its targets: LLM call spans, agent or root
-	// spans.
-	Generation, Agent bool
+	// Generation, Agent and Conversation are its targets: LLM call spans,
+	// agent or root spans, whole conversations.
+	Generation, Agent, Conversation bool
 	// Instructions are its own instructions; without them it takes the
 	// call's system instructions when UseSystemInstructions is set.
 	Instructions          []string
@@ -33,6 +33,10 @@ type Scorer struct {
 	ReadsContext bool
 	// ReadsTrajectory: it judges an agent run's trajectory.
 	ReadsTrajectory bool
+	// ReadsHistory: it reads the conversation before a follow-up request
+	// (scoring.Case.Turns); the others get cases without it, so that
+	// their cached results do not depend on it.
+	ReadsHistory bool
 }
 
 // Waits reports whether the scorer's evaluation waits while its item

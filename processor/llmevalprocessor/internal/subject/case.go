@@ -25,6 +25,9 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 	if c.Input == "" {
 		c.Input = gen.Conversation
 	}
+	if sc.ReadsHistory {
+		c.Turns = historyTurns(gen.History)
+	}
 	switch {
 	case len(sc.Instructions) > 0:
 		c.Instructions = sc.Instructions
@@ -54,6 +57,23 @@ func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	}
 	if sc.FromSystem {
 		add(gen.SystemInstructions)
+	}
+	return out
+}
+
+// historyTurns are the messages before a follow-up request as the scorers
+// read them.
+func historyTurns(history []genai.Message) []scoring.Turn {
+	if len(history) == 0 {
+		return nil
+	}
+	out := make([]scoring.Turn, len(history))
+	for i, m := range history {
+		role := scoring.RoleUser
+		if m.Role == genai.RoleAssistant {
+			role = scoring.RoleAssistant
+		}
+		out[i] = scoring.Turn{Role: role, Content: m.Text}
 	}
 	return out
 }
