@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector/internal/metadata"
+	"github.com/llm-eval/llm_eval/internal/sharedcomponent"
 )
 
 // evalMetricsConnector aggregates evaluation results, from span events and
@@ -33,8 +34,9 @@ type evalMetricsConnector struct {
 	mu             sync.Mutex
 	agg            *aggregator
 	warnedOverflow bool
-	users          int    // sides (traces, logs) not yet shut down
-	release        func() // forgets the shared instance; nil when not shared
+	// shared counts the sides (traces, logs) using the connector; nil when
+	// it is not shared.
+	shared *sharedcomponent.Map[*Config, *evalMetricsConnector]
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -60,7 +62,6 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		next:      next,
 		now:       time.Now,
 		agg:       newAggregator(cfg),
-		users:     1,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}, nil
@@ -102,18 +103,11 @@ func (c *evalMetricsConnector) flushLoop() {
 // last side using the connector shuts down. It is safe without Start and
 // when called more often than the connector was acquired.
 func (c *evalMetricsConnector) Shutdown(ctx context.Context) error {
-	c.mu.Lock()
-	c.users--
-	last := c.users <= 0
-	c.mu.Unlock()
-	if !last {
-		return nil
+	if c.shared != nil && !c.shared.Release(c.cfg, c) {
+		return nil // another side still uses it, or it was stopped already
 	}
 	var err error
 	c.stopOnce.Do(func() {
-		if c.release != nil {
-			c.release()
-		}
 		defer c.telemetry.Shutdown()
 		close(c.stop)
 		c.mu.Lock()

@@ -2,13 +2,13 @@ package llmevalmetricsconnector // import "github.com/llm-eval/llm_eval/connecto
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
 
 	"github.com/llm-eval/llm_eval/connector/llmevalmetricsconnector/internal/metadata"
+	"github.com/llm-eval/llm_eval/internal/sharedcomponent"
 )
 
 // NewFactory returns the factory of the llm_eval_metrics connector.
@@ -22,11 +22,11 @@ func NewFactory() connector.Factory {
 }
 
 func createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
-	return shared.acquire(set, cfg.(*Config), next)
+	return acquire(set, cfg.(*Config), next)
 }
 
 func createLogsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
-	return shared.acquire(set, cfg.(*Config), next)
+	return acquire(set, cfg.(*Config), next)
 }
 
 // shared holds one connector per configured llm_eval_metrics, used by both
@@ -34,37 +34,17 @@ func createLogsToMetrics(_ context.Context, set connector.Settings, cfg componen
 // (same resource and attributes) with different cumulative values, which a
 // metrics backend cannot tell apart. The Collector passes the same *Config
 // to both sides of one component id.
-var shared = &instances{byConfig: map[*Config]*evalMetricsConnector{}}
-
-type instances struct {
-	mu       sync.Mutex
-	byConfig map[*Config]*evalMetricsConnector
-}
+var shared sharedcomponent.Map[*Config, *evalMetricsConnector]
 
 // acquire returns the connector of cfg, creating it on first use. Each
 // acquire is matched by one Shutdown; the last one stops the connector.
-func (in *instances) acquire(set connector.Settings, cfg *Config, next consumer.Metrics) (*evalMetricsConnector, error) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if c, ok := in.byConfig[cfg]; ok {
-		c.mu.Lock()
-		c.users++
-		c.mu.Unlock()
+func acquire(set connector.Settings, cfg *Config, next consumer.Metrics) (*evalMetricsConnector, error) {
+	return shared.Acquire(cfg, func() (*evalMetricsConnector, error) {
+		c, err := newConnector(set, cfg, next)
+		if err != nil {
+			return nil, err
+		}
+		c.shared = &shared
 		return c, nil
-	}
-	c, err := newConnector(set, cfg, next)
-	if err != nil {
-		return nil, err
-	}
-	c.release = func() { in.remove(cfg, c) }
-	in.byConfig[cfg] = c
-	return c, nil
-}
-
-func (in *instances) remove(cfg *Config, c *evalMetricsConnector) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.byConfig[cfg] == c {
-		delete(in.byConfig, cfg)
-	}
+	})
 }

@@ -1,13 +1,10 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/selection"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
 
@@ -38,53 +35,11 @@ import (
 // Non-string attributes are compared in their string form (true, 42, 0.5);
 // write numbers in quotes. A missing attribute matches nothing.
 
-// Evaluation targets of a scorer.
-const (
-	targetGeneration = "generation" // LLM call spans (the default)
-	targetAgent      = "agent"      // agent or root spans: the request, the final answer, the trace's context
-)
-
 // Scopes of trace_context.scope.
 const (
 	contextScopeSiblings = "siblings"
 	contextScopeTrace    = "trace"
 )
-
-// Sources of a scorer's context (scorers[].context_sources).
-const (
-	// contextSourceTrace: retrieved documents and tool results recorded on
-	// spans of the trace (retrieval, tool and memory spans, and documents
-	// on the generation span itself).
-	contextSourceTrace = "trace"
-	// contextSourceToolMessages: tool results in the call's own input.
-	contextSourceToolMessages = "tool_messages"
-	// contextSourceSystem: the call's system messages, for applications
-	// that put their retrieved documents into the system prompt.
-	contextSourceSystem = "system"
-)
-
-func defaultContextSources() []string {
-	return []string{contextSourceTrace, contextSourceToolMessages}
-}
-
-// validateContextSources checks scorers[].context_sources.
-func validateContextSources(sources []string) []error {
-	if len(sources) == 0 {
-		return []error{errors.New("context_sources: must name at least one of trace, tool_messages, system")}
-	}
-	var errs []error
-	for i, src := range sources {
-		switch src {
-		case contextSourceTrace, contextSourceToolMessages, contextSourceSystem:
-		default:
-			errs = append(errs, fmt.Errorf("context_sources[%d]: %w", i, configcheck.NotOneOf(src, contextSourceTrace, contextSourceToolMessages, contextSourceSystem)))
-		}
-		if slices.Index(sources, src) < i {
-			errs = append(errs, fmt.Errorf("context_sources[%d]: duplicate source %q", i, src))
-		}
-	}
-	return errs
-}
 
 // Fixed bounds of the trace context index that are not worth a key.
 const (
@@ -156,114 +111,6 @@ func (tc TraceContextConfig) validate() []error {
 // never longer than max_wait.
 func (tc TraceContextConfig) effectiveWait(maxWait time.Duration) time.Duration {
 	return min(tc.ContextWait, maxWait)
-}
-
-// ScorerSelection says which spans one scorer evaluates. It is meant to be
-// squashed into ScorerConfig.
-type ScorerSelection struct {
-	// Targets are generation and/or agent (default [generation]).
-	Targets []string `mapstructure:"targets"`
-	// When holds conditions on what was read from the span.
-	When WhenConfig `mapstructure:"when"`
-	// SpanFilterConfig narrows the scorer to matching spans, after the
-	// processor-wide include and exclude.
-	SpanFilterConfig `mapstructure:",squash"`
-}
-
-// WhenConfig holds conditions checked on the case before it is scored.
-type WhenConfig struct {
-	// ContextPresent skips spans without retrieved context or tool results
-	// (on the span or joined from its trace); they are not scored and not
-	// marked not_scorable.
-	ContextPresent bool `mapstructure:"context_present"`
-}
-
-// defaultScorerSelection is what a scorer entry starts from.
-func defaultScorerSelection() ScorerSelection {
-	return ScorerSelection{Targets: []string{targetGeneration}}
-}
-
-// validate checks the targets and compiles the filters. It runs inside
-// ScorerConfig.Validate, so the collector adds the scorers::N path.
-func (s ScorerSelection) validate() []error {
-	var errs []error
-	if len(s.Targets) == 0 {
-		errs = append(errs, errors.New("targets: must name at least one of generation, agent"))
-	}
-	for i, t := range s.Targets {
-		switch t {
-		case targetGeneration, targetAgent:
-		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
-		}
-		if slices.Index(s.Targets, t) < i {
-			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
-		}
-	}
-	if _, err := s.SpanFilterConfig.compile(); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
-}
-
-// hasTarget says whether the scorer evaluates spans of target.
-func (s ScorerSelection) hasTarget(target string) bool {
-	return slices.Contains(s.Targets, target)
-}
-
-// SpanFilterConfig selects spans by their resource and span attributes.
-type SpanFilterConfig struct {
-	// Include keeps only spans matching one of the entries; empty keeps all.
-	Include []AttributeMatchConfig `mapstructure:"include"`
-	// Exclude drops spans matching one of the entries.
-	Exclude []AttributeMatchConfig `mapstructure:"exclude"`
-}
-
-// AttributeMatchConfig is one filter entry: every listed attribute must match.
-type AttributeMatchConfig struct {
-	// Resource attributes, by key (service.name, deployment.environment.name).
-	Resource map[string]ValueMatchConfig `mapstructure:"resource"`
-	// Span attributes, by key (gen_ai.agent.name, gen_ai.request.model).
-	Span map[string]ValueMatchConfig `mapstructure:"span"`
-}
-
-// ValueMatchConfig matches one attribute value: a bare string is Equals.
-type ValueMatchConfig struct {
-	// Equals is the exact value.
-	Equals string `mapstructure:"equals"`
-	// Regexp is an RE2 expression matched anywhere in the value.
-	Regexp string `mapstructure:"regexp"`
-}
-
-// UnmarshalText reads a bare string as an exact match.
-func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
-	v.Equals = string(text)
-	return nil
-}
-
-// compile checks and compiles the filter. Its errors start at include or
-// exclude; the collector adds the path of the section holding them.
-func (c SpanFilterConfig) compile() (selection.Filter, error) {
-	return selection.Compile(matches(c.Include), matches(c.Exclude))
-}
-
-func matches(entries []AttributeMatchConfig) []selection.Match {
-	out := make([]selection.Match, len(entries))
-	for i, e := range entries {
-		out[i] = selection.Match{Resource: values(e.Resource), Span: values(e.Span)}
-	}
-	return out
-}
-
-func values(m map[string]ValueMatchConfig) map[string]selection.Value {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]selection.Value, len(m))
-	for k, v := range m {
-		out[k] = selection.Value{Equals: v.Equals, Regexp: v.Regexp}
-	}
-	return out
 }
 
 // Defaults of log_events. The window covers the model's answer time: the

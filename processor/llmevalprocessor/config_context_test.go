@@ -168,7 +168,7 @@ func TestSpanFilterMatches(t *testing.T) {
 	}
 	f, err := filter.compile()
 	require.NoError(t, err)
-	require.False(t, f.Empty())
+	require.False(t, f.empty())
 	tests := []struct {
 		name    string
 		service string
@@ -188,7 +188,7 @@ func TestSpanFilterMatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, s := span(tt.service, tt.attrs)
-			assert.Equal(t, tt.want, f.Matches(res, s))
+			assert.Equal(t, tt.want, f.matches(res, s))
 		})
 	}
 
@@ -210,21 +210,21 @@ func TestSpanFilterMatches(t *testing.T) {
 		{"support-test", true}, // excluded by resource alone
 	} {
 		res, _ := span(tt.service, nil)
-		assert.Equal(t, tt.want, exclService.RulesOut(res), "service %q", tt.service)
+		assert.Equal(t, tt.want, exclService.rulesOut(res), "service %q", tt.service)
 	}
 
 	none, err := SpanFilterConfig{}.compile()
 	require.NoError(t, err)
-	assert.True(t, none.Empty())
+	assert.True(t, none.empty())
 	res, s := span("", nil)
-	assert.True(t, none.Matches(res, s), "no filter lets everything through")
-	assert.False(t, none.RulesOut(res))
+	assert.True(t, none.matches(res, s), "no filter lets everything through")
+	assert.False(t, none.rulesOut(res))
 
 	onlyExclude, err := SpanFilterConfig{Exclude: filter.Exclude}.compile()
 	require.NoError(t, err)
 	res, s = span("anything", map[string]any{"gen_ai.request.model": "gpt-4o"})
-	assert.True(t, onlyExclude.Matches(res, s), "without include, only excludes apply")
-	assert.False(t, onlyExclude.RulesOut(res), "excludes on item attributes need the item")
+	assert.True(t, onlyExclude.matches(res, s), "without include, only excludes apply")
+	assert.False(t, onlyExclude.rulesOut(res), "excludes on item attributes need the item")
 }
 
 func TestFilterErrorsNameEveryBadKey(t *testing.T) {
@@ -245,4 +245,11 @@ func TestContextWaitCappedAtMaxWait(t *testing.T) {
 	assert.Equal(t, 5*time.Millisecond, c.effectiveWait(5*time.Millisecond), "a short max_wait caps the default context_wait")
 	c.ContextWait = 0
 	assert.Zero(t, c.effectiveWait(time.Second), "0 turns waiting off")
+}
+
+// The trace context index the processor builds by default is the one the
+// index's fixtures test (internal/tracecontext).
+func TestDefaultIndexConfig(t *testing.T) {
+	assert.Equal(t, tracecontext.Config{MaxTraces: 10_000, MaxBytes: 64 << 20, TTL: 2 * time.Minute,
+		MaxDocumentBytes: 32 << 10, MaxTraceBytes: 4 << 20}, defaultTraceContextConfig().indexConfig())
 }

@@ -31,14 +31,14 @@ func TestLogEventsConfigValidate(t *testing.T) {
 			err := errors.Join(c.validate()...)
 			if len(tt.want) == 0 {
 				require.NoError(t, err)
-				assert.NoError(t, c.joinerConfig(nil).Validate(), "a valid config makes a valid joiner")
+				assert.NoError(t, c.joinerConfig().Validate(), "a valid config makes a valid joiner")
 				return
 			}
 			require.Error(t, err)
 			for _, key := range tt.want {
 				assert.Contains(t, err.Error(), key)
 			}
-			assert.Error(t, c.joinerConfig(nil).Validate())
+			assert.Error(t, c.joinerConfig().Validate())
 		})
 	}
 }

@@ -93,7 +93,7 @@ func benchmarkStorage(b *testing.B, on, fsync bool) {
 		for seq := i * 1000; unsampled < 9 || !sampledOne; seq++ {
 			loadGeneration(bb, seq)
 			id := bb.spans.At(bb.spans.Len() - 1).TraceID()
-			in := sampler.Sampled(id)
+			in := sampler.sampled(id)
 			switch {
 			case in && !sampledOne:
 				sampledOne = true

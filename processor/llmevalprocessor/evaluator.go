@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llm-eval/llm_eval/internal/sharedcomponent"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
@@ -24,8 +26,8 @@ import (
 // component, shared by its traces and logs instances: queue_size and
 // max_concurrency then bound the component, not each signal. The
 // collector hands both instances of a component the same *Config, so the
-// factory's evaluators keeps one evaluator per *Config, in the way
-// contrib's internal/sharedcomponent shares a receiver between signals.
+// factory's evaluators keeps one evaluator per *Config
+// (internal/sharedcomponent, which the metrics connector uses too).
 //
 // Each instance acquires it when created, starts it in its Start and
 // releases it in its Shutdown. The rule of its life:
@@ -51,10 +53,9 @@ type evaluator struct {
 	tel        *telemetry
 	buildJudge judgeBuilder
 	sampler    traceSampler
-	now        func() time.Time
 	store      *evalStore
 	join       *subject.TraceJoin     // the trace context index and join
-	scorers    []subject.Scorer       // what the subjects see of cfg.Scorers
+	scorers    []evalstore.Scorer     // what the subjects see of cfg.Scorers
 	filter     spanFilter             // include, exclude
 	scorerSel  scorerFilters          // scorers[].include, exclude
 	agents     bool                   // a scorer targets agent spans
@@ -63,20 +64,14 @@ type evaluator struct {
 	// without the storage setting.
 	storage *persistence.Keeper
 
-	owner *evaluators // forgets the evaluator at its last release
+	owner *evaluators // counts the instances using it; forgets it at the last release
 
 	mu      sync.Mutex
-	refs    int // instances acquired and not released
 	signals map[pipeline.Signal]bool
-	// Recovery hands each instance the items of its signal, and a call
-	// stored with both halves to both; the instances set these as they are
-	// created.
-	recoverSpans func()                                     // traces
-	recoverPairs func(readCall func(plog.Logs) evalSubject) // traces
-	recoverCalls func()                                     // logs
-	readCall     func(plog.Logs) evalSubject                // logs
-	// newPair makes the subject of a call seen on both signals.
-	newPair   func() evalstore.Pair[subject.Scorer]
+	// The instances, set as they are created: recovery hands each the
+	// items of its signal, and a call stored with both halves to both.
+	traces    spanRecovery
+	logs      callRecovery
 	started   bool
 	starts    int // instances started
 	recovered bool
@@ -89,7 +84,6 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		set:        set.TelemetrySettings,
 		buildJudge: build,
 		sampler:    newTraceSampler(cfg.Sampling.Percentage),
-		now:        time.Now,
 		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
 		signals:    map[pipeline.Signal]bool{},
 	}
@@ -99,12 +93,12 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
 		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
-	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.redact, ev.observeHeld, ev.observeQueue)
+	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.secrets, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
 	}
 	ev.tel = tel
-	ev.store = newEvalStore(cfg, tel, func() time.Time { return ev.now() })
+	ev.store = newEvalStore(cfg, tel)
 	if err := tel.tb.RegisterProcessorLlmEvalEventsWaitingCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(int64(ev.store.EventWaitStats().Spans))
 		return nil
@@ -120,7 +114,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	for _, sc := range cfg.Scorers {
 		ev.agents = ev.agents || sc.hasTarget(targetAgent)
 	}
-	ev.scorers = subjectScorers(cfg.Scorers)
+	ev.scorers = evalScorers(cfg.Scorers)
 	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), cfg.MaxInputChars, ev.scorers, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
@@ -129,7 +123,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	if cfg.Storage != nil {
 		ev.storage = persistence.NewKeeper(*cfg.Storage, set.ID, cfg.StorageCheckTimeout,
-			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.redact)
+			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
 	}
 	return ev, nil
 }
@@ -144,26 +138,43 @@ func (ev *evaluator) observeQueue(_ context.Context, o metric.Int64Observer) err
 	return nil
 }
 
-// redact removes every configured secret from text written out or logged.
-func (ev *evaluator) redact(s string) string { return ev.secrets.Scrub(s) }
+// Redact removes every configured secret from text written out or logged
+// (subject.Policy).
+func (ev *evaluator) Redact(s string) string { return ev.secrets.Scrub(s) }
 
-// emitsLate says whether late_results emits a late result of label.
-func (ev *evaluator) emitsLate(label scoring.Label) bool {
+// EmitsLate says whether late_results emits a late result of label
+// (subject.Policy).
+func (ev *evaluator) EmitsLate(label scoring.Label) bool {
 	return lateEmitted(ev.cfg.LateResults, label)
 }
 
-// setTraces takes the recovery of the traces instance.
-func (ev *evaluator) setTraces(recoverSpans func(), recoverPairs func(readCall func(plog.Logs) evalSubject)) {
+// The instances of a component, as recovery sees them.
+type (
+	spanRecovery interface {
+		recoverSpans()
+		// recoverPairs takes the calls stored with both halves; calls
+		// reads their log records, nil without a logs instance.
+		recoverPairs(calls callRecovery)
+	}
+	callRecovery interface {
+		recoverCalls()
+		// recoveredCall reads a stored call as the logs instance does.
+		recoveredCall(ld plog.Logs) *subject.LogCall
+	}
+)
+
+// setTraces takes the traces instance, for recovery.
+func (ev *evaluator) setTraces(tp spanRecovery) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.recoverSpans, ev.recoverPairs = recoverSpans, recoverPairs
+	ev.traces = tp
 }
 
-// setLogs takes the recovery of the logs instance.
-func (ev *evaluator) setLogs(recoverCalls func(), readCall func(plog.Logs) evalSubject) {
+// setLogs takes the logs instance, for recovery.
+func (ev *evaluator) setLogs(lp callRecovery) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.recoverCalls, ev.readCall = recoverCalls, readCall
+	ev.logs = lp
 }
 
 // start is one instance's Start. The first builds the judge and starts
@@ -181,7 +192,7 @@ func (ev *evaluator) start(ctx context.Context, host component.Host) error {
 		logStartup(ev.set.Logger, ev.cfg, ev.signalList())
 	}
 	ev.starts++
-	if ev.starts < ev.refs || ev.recovered {
+	if ev.starts < ev.owner.shared.Uses(ev.cfg) || ev.recovered {
 		return nil
 	}
 	ev.recovered = true
@@ -219,12 +230,11 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 			return err
 		}
 	}
-	scorers := make([]evalstore.Scorer[subject.Scorer], len(js.scorers))
+	scorers := slices.Clone(ev.scorers)
 	for i, s := range js.scorers {
-		sc := ev.cfg.Scorers[i]
-		scorers[i] = evalstore.Scorer[subject.Scorer]{Config: ev.scorers[i], Name: sc.Name, Waits: scorerWaits(sc), Run: s}
+		scorers[i].Run = s
 	}
-	var journal evalstore.Journal[subject.Scorer]
+	var journal evalstore.Journal
 	if ev.storage != nil {
 		on, err := ev.storage.Open(ctx, host)
 		if err != nil {
@@ -238,7 +248,7 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 		// Every instance exists before the first starts: one call, one
 		// evaluation across the two signals.
 		ev.store.JoinSignals(ev.cfg.LogEvents.effectiveCrossSignalWait(ev.cfg.MaxWait),
-			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize, ev.newPair)
+			crossSignalRemember, crossSignalRememberPer*ev.cfg.QueueSize)
 	}
 	ev.store.Start(scorers, journal)
 	return nil
@@ -263,14 +273,14 @@ func (ev *evaluator) recover() {
 	if ev.storage == nil {
 		return
 	}
-	if ev.recoverSpans != nil {
-		ev.recoverSpans()
+	if ev.traces != nil {
+		ev.traces.recoverSpans()
 	}
-	if ev.recoverCalls != nil {
-		ev.recoverCalls()
+	if ev.logs != nil {
+		ev.logs.recoverCalls()
 	}
-	if ev.recoverPairs != nil {
-		ev.recoverPairs(ev.readCall)
+	if ev.traces != nil {
+		ev.traces.recoverPairs(ev.logs)
 	}
 }
 
@@ -278,9 +288,8 @@ func (ev *evaluator) recover() {
 // sends every held item on; the last closes the storage and forgets the
 // evaluator.
 func (ev *evaluator) release(ctx context.Context) error {
+	last := ev.owner.shared.Release(ev.cfg, ev)
 	ev.mu.Lock()
-	ev.refs--
-	last := ev.refs <= 0
 	first := !ev.stopped
 	ev.stopped = true
 	ev.mu.Unlock()
@@ -290,7 +299,6 @@ func (ev *evaluator) release(ctx context.Context) error {
 		ev.tel.shutdown()
 	}
 	if last {
-		ev.owner.forget(ev)
 		if ev.storage != nil {
 			err = errors.Join(err, ev.storage.Close(ctx))
 		}
@@ -298,75 +306,83 @@ func (ev *evaluator) release(ctx context.Context) error {
 	return err
 }
 
+// marker is the result written for every scorer of an item that is not
+// evaluated, and why it is unscored; record counts the results too.
+type marker struct {
+	res    scoring.Result
+	reason string
+	record bool
+}
+
+// notScorable marks an item that cannot be scored: counted as results.
+func notScorable(reason string) marker {
+	return marker{res: scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reason: reasonNotScorable, record: true}
+}
+
+// refused marks an item the store did not take (queue full, shut down) of
+// a signal whose items are named what; nothing else is marked.
+func refused(res evalstore.AdmitResult, what string) marker {
+	switch res {
+	case evalstore.RejectedFull:
+		return marker{res: errorResult(scoring.ErrorQueueFull, errors.New("queue_size "+what+" were already waiting for results")), reason: reasonQueueFull}
+	case evalstore.RejectedClosed:
+		return marker{res: errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reason: reasonShutdown}
+	}
+	return marker{}
+}
+
 // evaluators is the evaluator of each llm_eval configuration in use, one
 // per factory.
 type evaluators struct {
-	build   judgeBuilder
-	newPair func() evalstore.Pair[subject.Scorer]
-	mu      sync.Mutex
-	m       map[*Config]*evaluator
+	build  judgeBuilder
+	shared sharedcomponent.Map[*Config, *evaluator]
 }
 
 // newEvaluators makes the evaluators of a factory: build makes the judge
-// at Start, newPair the subject of a call seen on both signals.
-func newEvaluators(build judgeBuilder, newPair func() evalstore.Pair[subject.Scorer]) *evaluators {
-	return &evaluators{build: build, newPair: newPair, m: map[*Config]*evaluator{}}
+// at Start.
+func newEvaluators(build judgeBuilder) *evaluators {
+	return &evaluators{build: build}
 }
 
 // acquire returns the evaluator of cfg for a new instance of signal,
 // creating it for the first.
 func (es *evaluators) acquire(set processor.Settings, cfg *Config, signal pipeline.Signal) (*evaluator, error) {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	ev, ok := es.m[cfg]
-	if !ok {
-		var err error
-		if ev, err = newEvaluator(set, cfg, es.build); err != nil {
+	ev, err := es.shared.Acquire(cfg, func() (*evaluator, error) {
+		ev, err := newEvaluator(set, cfg, es.build)
+		if err != nil {
 			return nil, err
 		}
-		ev.owner, ev.newPair = es, es.newPair
-		es.m[cfg] = ev
+		ev.owner = es
+		return ev, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	ev.refs++
 	ev.signals[signal] = true
 	return ev, nil
 }
 
-// forget drops ev once its last instance released it.
-func (es *evaluators) forget(ev *evaluator) {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	if es.m[ev.cfg] == ev {
-		delete(es.m, ev.cfg)
-	}
-}
-
 // has reports whether cfg has an evaluator now.
-func (es *evaluators) has(cfg *Config) bool {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	_, ok := es.m[cfg]
-	return ok
-}
+func (es *evaluators) has(cfg *Config) bool { return es.shared.Uses(cfg) > 0 }
 
 // The store of an evaluator holds subjects read with a scorer's
 // configuration (internal/evalstore).
-type evalStore = evalstore.Store[subject.Scorer]
+type evalStore = evalstore.Store
 
 // storeJournal is the storage of an evaluator as the journal of its
 // store, whose subjects it writes as they record themselves.
 type storeJournal struct{ *persistence.Keeper }
 
-func (j storeJournal) Admitted(s evalSubject, admitted time.Time) uint64 {
+func (j storeJournal) Admitted(s evalstore.Subject, admitted time.Time) uint64 {
 	if st, ok := s.(persistence.Stored); ok {
 		return j.Keeper.Admitted(st, admitted)
 	}
 	return 0
 }
 
-func (j storeJournal) Rewritten(id uint64, s evalSubject, admitted time.Time) uint64 {
+func (j storeJournal) Rewritten(id uint64, s evalstore.Subject, admitted time.Time) uint64 {
 	if st, ok := s.(persistence.Stored); ok {
 		return j.Keeper.Rewritten(id, st, admitted)
 	}
@@ -374,19 +390,18 @@ func (j storeJournal) Rewritten(id uint64, s evalSubject, admitted time.Time) ui
 }
 
 // newEvalStore makes the store of cfg, telling tel what it does.
-func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore {
+func newEvalStore(cfg *Config, tel *telemetry) *evalStore {
 	evalTimeout := cfg.Judge.ClientConfig.Timeout
 	if evalTimeout <= 0 {
 		evalTimeout = defaultJudgeTimeout
 	}
-	return evalstore.New[subject.Scorer](evalstore.Settings{
+	return evalstore.New(evalstore.Settings{
 		MaxWait:     cfg.MaxWait,
 		EvalTimeout: evalTimeout,
 		Capacity:    cfg.QueueSize,
 		Workers:     cfg.Judge.MaxConcurrency,
 		ContextWait: cfg.TraceContext.effectiveWait(cfg.MaxWait),
 		EventWaits:  eventWaits(cfg.LogEvents),
-		Now:         now,
 		Observer:    storeObserver{tel},
 	})
 }
@@ -394,4 +409,23 @@ func newEvalStore(cfg *Config, tel *telemetry, now func() time.Time) *evalStore 
 // eventWaits bounds the store's area of spans waiting for their events.
 func eventWaits(c LogEventsConfig) evalstore.EventWaits {
 	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
+}
+
+// compileScorerFilters compiles the include/exclude of each scorer that has one.
+func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
+	var out scorerFilters
+	for _, sc := range scorers {
+		f, err := sc.SpanFilterConfig.compile()
+		if err != nil {
+			return nil, err
+		}
+		if f.empty() {
+			continue
+		}
+		if out == nil {
+			out = scorerFilters{}
+		}
+		out[sc.Name] = f
+	}
+	return out, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -72,7 +71,7 @@ func TestEvaluatorLifecycle(t *testing.T) {
 				builds.Add(1)
 				return judgeSet{scorers: []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}}, nil
 			}
-			evs := newEvaluators(build, subject.NewPair)
+			evs := newEvaluators(build)
 			f := processor.NewFactory(metadata.Type, createDefaultConfig,
 				processor.WithTraces(evs.createTraces, metadata.TracesStability),
 				processor.WithLogs(evs.createLogs, metadata.LogsStability))

@@ -7,13 +7,11 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -27,7 +25,7 @@ func NewFactory() processor.Factory { return newFactoryWith(newJudge) }
 // Start (tests pass fake scorers here). Its instances of one *Config share
 // one evaluator (evaluator.go).
 func newFactoryWith(build judgeBuilder) processor.Factory {
-	evs := newEvaluators(build, subject.NewPair)
+	evs := newEvaluators(build)
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
@@ -90,7 +88,7 @@ func (es *evaluators) createTraces(_ context.Context, set processor.Settings, cf
 		return nil, err
 	}
 	tp := newTracesInstance(ev, next)
-	ev.setTraces(tp.recoverSpans, tp.recoverPairs)
+	ev.setTraces(tp)
 	return tp, nil
 }
 
@@ -105,6 +103,6 @@ func (es *evaluators) createLogs(_ context.Context, set processor.Settings, cfg 
 		return nil, err
 	}
 	lp := newLogsProcessor(set, ev, next)
-	ev.setLogs(lp.recoverCalls, func(ld plog.Logs) evalSubject { return lp.recoveredCall(ld) })
+	ev.setLogs(lp)
 	return lp, nil
 }

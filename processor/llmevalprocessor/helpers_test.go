@@ -270,6 +270,26 @@ func (b *batchBuilder) emptyGeneration(traceID pcommon.TraceID) pcommon.SpanID {
 }
 
 // evaluationEvents returns the span's gen_ai.evaluation.result events by scorer.
+// evaluateOne sends one generation through h and returns the evaluation
+// events its span leaves with, by scorer.
+func evaluateOne(h *harness, input, output string) map[string]pcommon.Map {
+	h.t.Helper()
+	return evaluateSpan(h, func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), input, output) })
+}
+
+// evaluateSpan sends the one span add puts in a batch through h and
+// returns the evaluation events it leaves with, by scorer.
+func evaluateSpan(h *harness, add func(*batchBuilder) pcommon.SpanID) map[string]pcommon.Map {
+	h.t.Helper()
+	b := newBatch()
+	id := add(b)
+	want := h.sink.SpanCount() + 1
+	h.consume(b.td)
+	h.waitSpans(want)
+	byID, _ := sinkSpans(h.sink)
+	return evaluationEvents(byID[id].span)
+}
+
 func evaluationEvents(s ptrace.Span) map[string]pcommon.Map {
 	out := map[string]pcommon.Map{}
 	for _, ev := range s.Events().All() {

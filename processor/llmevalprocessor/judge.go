@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
@@ -23,7 +22,7 @@ type judgeHooks struct {
 	// onBreakerState is called once per circuit breaker transition.
 	onBreakerState func(from, to guard.BreakerState, cause error)
 	// onSplit is called once per system instruction text split for a scorer.
-	onSplit func(context.Context, sysprompt.Outcome)
+	onSplit func(context.Context, splitOutcome)
 
 	// now is the circuit breaker's clock; nil means time.Now.
 	now func() time.Time
@@ -146,12 +145,16 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 // sends the texts redacted and cut to max_input_chars; the checks see the
 // output as it is (no_pii must see what redaction hides).
 func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorers.Spec {
-	spec := scorers.Spec{Name: sc.Name, Options: scorerOptions(sc)}
+	// A built-in scorer is built by its kind; the store names its results
+	// after the configured name.
+	spec := scorers.Spec{Name: sc.scorerType(), Options: scorerOptions(sc)}
 	switch {
 	case sc.isChecks():
+		spec.Name = sc.Name
 		spec.Rules = sc.Rules
 		return spec
 	case sc.isCriteria():
+		spec.Name = sc.Name
 		c := sc.criteriaConfig()
 		spec.Criteria = &c
 	}
@@ -247,7 +250,7 @@ const (
 // the splitter and its cache, which every such scorer of the processor
 // shares: it asks the same guarded judge the scorers ask and sends the
 // system prompt through the same redaction and max_input_chars.
-func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Scorer, judge scoring.Judge, redact func(string) string, onSplit func(context.Context, sysprompt.Outcome)) (scoring.Scorer, error) {
+func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Scorer, judge scoring.Judge, redact func(string) string, onSplit func(context.Context, splitOutcome)) (scoring.Scorer, error) {
 	if !sc.splitsInstructions() {
 		return s, nil
 	}
@@ -260,5 +263,5 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 			return nil, err
 		}
 	}
-	return sysprompt.Wrap(s, js.splits, onSplit), nil
+	return splitInstructionsOf(s, js.splits, onSplit), nil
 }

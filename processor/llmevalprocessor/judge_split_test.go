@@ -87,13 +87,9 @@ func callsOf(judge *scoringtest.Server, step string) int {
 // scoreOne sends one generation with system prompt and waits for it.
 func scoreOne(h *harness, output, system string) pcommon.Map {
 	h.t.Helper()
-	b := newBatch()
-	id := b.systemGeneration(randomTraceID(), output, system)
-	want := h.sink.SpanCount() + 1
-	h.consume(b.td)
-	h.waitSpans(want)
-	byID, _ := sinkSpans(h.sink)
-	return evaluationEvents(byID[id].span)[scoring.PromptAlignment]
+	return evaluateSpan(h, func(b *batchBuilder) pcommon.SpanID {
+		return b.systemGeneration(randomTraceID(), output, system)
+	})[scoring.PromptAlignment]
 }
 
 // TestSystemPromptJudgedInstructionByInstruction is issue 21's item 6: a

@@ -2,7 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,13 +14,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -57,15 +54,15 @@ func newLogsProcessor(set processor.Settings, core *evaluator, next consumer.Log
 		reasonAttrs: map[logjoin.Reason]metric.MeasurementOption{},
 		stop:        make(chan struct{}),
 	}
-	p.out = &subject.LogOut{Sink: &forward.Logs{Next: next, Count: p.countOutgoing, Failed: core.tel.forwardFailed}, Tel: core.tel,
-		Redact: core.redact, EmitsLate: core.emitsLate, Now: func() time.Time { return core.now() }, Scorers: core.scorers}
+	p.out = &subject.LogOut{Sink: &resultwrite.Logs{Next: next, Tel: output{t: core.tel, items: p.itemAttrs}}, Tel: core.tel,
+		Policy: core, Scorers: core.scorers}
 	for _, r := range []logjoin.Reason{logjoin.ReasonAnswered, logjoin.ReasonDetails, logjoin.ReasonAlone,
 		logjoin.ReasonWindow, logjoin.ReasonEvicted, logjoin.ReasonClosed} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("join_reason", r.String())))
 	}
-	jc := core.cfg.LogEvents.joinerConfig(func() time.Time { return core.now() })
+	jc := core.cfg.LogEvents.joinerConfig()
 	if core.storage != nil {
-		jc.Hold = core.storage.HoldJoining // stored before ConsumeLogs returns (internal/persistence)
+		jc.Holder = core.storage // stored before ConsumeLogs returns (internal/persistence)
 	}
 	p.joiner = logjoin.New(jc)
 	return p
@@ -98,7 +95,7 @@ func (p *logsProcessor) expireEvery(d time.Duration) {
 		case <-p.stop:
 			return
 		case <-t.C:
-			p.evaluate(context.Background(), p.joiner.Expire(p.core.now()))
+			p.evaluate(context.Background(), p.joiner.Expire(time.Now()))
 		}
 	}
 }
@@ -127,7 +124,7 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
-		if p.core.filter.RulesOut(rl.Resource().Attributes()) {
+		if p.core.filter.rulesOut(rl.Resource().Attributes()) {
 			continue // no call here can pass include/exclude: nothing to hold
 		}
 		sls := rl.ScopeLogs()
@@ -141,14 +138,14 @@ func (p *logsProcessor) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				}
 				// The same trace-id hash as for spans: one decision per trace
 				// in both pipelines.
-				if !p.core.sampler.Sampled(rec.TraceID()) {
+				if !p.core.sampler.sampled(rec.TraceID()) {
 					continue
 				}
 				groups = append(groups, p.joiner.Add(rec, rl, sl)...)
 			}
 		}
 	}
-	groups = append(groups, p.joiner.Expire(p.core.now())...)
+	groups = append(groups, p.joiner.Expire(time.Now())...)
 	tb.ProcessorInternalDuration.Record(ctx, time.Since(start).Seconds(), p.itemAttrs)
 	tb.ProcessorOutgoingItems.Add(ctx, int64(n), p.itemAttrs)
 	err := p.next.ConsumeLogs(ctx, ld)
@@ -162,26 +159,26 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	p.countLate(ctx)
 	for _, g := range groups {
 		var excluded map[string]bool
-		if !p.core.filter.Empty() || len(p.core.scorerSel) > 0 {
+		if !p.core.filter.empty() || len(p.core.scorerSel) > 0 {
 			res, attrs := g.Resource().Resource().Attributes(), subject.CallAttributes(g.Records())
-			if !p.core.filter.Empty() && !p.core.filter.Matches(res, attrs) {
+			if !p.core.filter.empty() && !p.core.filter.matches(res, attrs) {
 				continue // not a candidate: its records have passed already
 			}
-			excluded = p.core.scorerSel.Excluded(res, attrs)
+			excluded = p.core.scorerSel.excluded(res, attrs)
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
 		call := subject.NewLogCall(p.out, g, gen, excluded)
 		// The call's span may reach the traces side of this component too
 		// (the pair of both halves, internal/evalstore): one evaluation for both.
-		key := pairing.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
+		key := logjoin.Key{TraceID: g.Key.TraceID, SpanID: g.Key.SpanID}
 		store := p.core.store
-		service := capture.ServiceName(g.Resource().Resource())
+		service := genai.ServiceName(g.Resource().Resource())
 		if store.Joining() {
 			store.EventsArrived(service) // its spans wait for their events again
 		}
 		if gen.Missing == genai.MissingToolCalls {
-			if store.SettleHalf(ctx, key, pairing.Events, call, scoring.Result{}, true) != evalstore.SettledLate {
+			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, scoring.Result{}, true) != evalstore.SettledLate {
 				p.core.tel.spanSkipped(ctx, skipToolCallsOnly)
 			}
 			continue
@@ -190,32 +187,26 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 			if gen.Malformed != "" {
 				p.core.tel.contentMalformed(ctx, gen.Malformed)
 			}
-			notScorable := scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}
-			if capture.Contentless(gen) {
+			reason := gen.Missing
+			if genai.Contentless(gen) {
 				library := g.Scope().Scope().Name()
-				p.core.tel.capture.Warn(service, library, capture.WarnEvents)
-				notScorable.Reason += ": content capture is likely off; to turn it on, " + capture.Hint(library)
+				p.core.tel.capture.warn(service, library, warnEvents)
+				reason = genai.CaptureLikelyOffReason(reason, library)
 			}
-			if store.SettleHalf(ctx, key, pairing.Events, call, notScorable, false) == evalstore.SettledAlone {
-				call.MarkAll(ctx, notScorable, reasonNotScorable, true)
+			m := notScorable(reason)
+			if store.SettleHalf(ctx, key, evalstore.SideEvents, call, m.res, false) == evalstore.SettledAlone {
+				call.MarkAll(ctx, m.res, m.reason, m.record)
 			}
 			continue
 		}
-		switch store.AdmitHalf(ctx, key, evalstore.Half{Side: pairing.Events, HasContent: true}, func() evalSubject { return call }) {
-		case evalstore.RejectedFull:
-			call.MarkAll(ctx, errorResult(scoring.ErrorQueueFull, errors.New("queue_size calls were already waiting for results")), reasonQueueFull, false)
-		case evalstore.RejectedClosed:
-			call.MarkAll(ctx, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+		res := store.AdmitHalf(ctx, key, evalstore.Half{Side: evalstore.SideEvents, HasContent: true}, func() evalstore.Pairable { return call })
+		if m := refused(res, "calls"); m.reason != "" {
+			call.MarkAll(ctx, m.res, m.reason, m.record)
 		}
 	}
 	if p.core.storage != nil {
 		p.core.storage.Evaluated(groups) // admitted calls to disk; their joining records go
 	}
-}
-
-// countOutgoing counts result records sent on as the processor's output.
-func (p *logsProcessor) countOutgoing(ctx context.Context, records int) {
-	p.core.tel.tb.ProcessorOutgoingItems.Add(ctx, int64(records), p.itemAttrs)
 }
 
 // countLate records the per-message records the joiner turned away since
@@ -241,9 +232,7 @@ func (p *logsProcessor) recoverCalls() {
 	for _, rec := range st.Take(persistence.KindLogCall) {
 		call := p.recoveredCall(rec.Item.Logs)
 		if joinsSignals {
-			pair := p.core.newPair()
-			pair.Join(call)
-			p.core.store.Recover(pair, persistence.ForStore(rec))
+			p.core.store.Recover(call.NewPair(), persistence.ForStore(rec))
 			continue
 		}
 		p.core.store.Recover(call, persistence.ForStore(rec))
@@ -258,10 +247,10 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *subject.LogCall {
 	first := recs.At(0)
 	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
 	gen := genai.ReadLogs(recs)
-	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.Excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
+	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
 }
 
 // joinerConfig is the joiner's configuration for these settings.
-func (c LogEventsConfig) joinerConfig(now func() time.Time) logjoin.Config {
-	return logjoin.Config{Window: c.JoinWindow, MaxCalls: c.MaxPending, MaxBytes: c.MaxPendingBytes, Now: now}
+func (c LogEventsConfig) joinerConfig() logjoin.Config {
+	return logjoin.Config{Window: c.JoinWindow, MaxCalls: c.MaxPending, MaxBytes: c.MaxPendingBytes}
 }

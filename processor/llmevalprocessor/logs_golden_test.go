@@ -25,7 +25,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -200,7 +199,7 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	cfg := testConfig(scoring.Bias)
 	set := testSettingsFor(t)
 	build := fakeJudge([]scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)})
-	evs := newEvaluators(build, subject.NewPair)
+	evs := newEvaluators(build)
 	f := processor.NewFactory(metadata.Type, createDefaultConfig,
 		processor.WithTraces(evs.createTraces, metadata.TracesStability),
 		processor.WithLogs(evs.createLogs, metadata.LogsStability))
@@ -237,7 +236,7 @@ func TestLogsSharesEvaluatorWithTraces(t *testing.T) {
 	assert.Equal(t, []string{"error:" + string(scoring.ErrorShutdown)}, onlyValue(resultsBySpan(results[1:])))
 	require.NoError(t, lp.Shutdown(context.Background()))
 
-	assert.Equal(t, evalstore.Admitted, other.(*logsProcessor).core.store.Admit(context.Background(), func() evalSubject {
+	assert.Equal(t, evalstore.Admitted, other.(*logsProcessor).core.store.Admit(context.Background(), func() evalstore.Subject {
 		return &fakeSubject{}
 	}), "another component's store is not stopped")
 	require.NoError(t, other.Shutdown(context.Background()))
@@ -254,11 +253,11 @@ func onlyValue(m map[string][]string) []string {
 	return nil
 }
 
-// fakeSubject is an evalSubject that discards its results.
+// fakeSubject is a subject that discards its results.
 type fakeSubject struct{}
 
-func (*fakeSubject) Case(subject.Scorer) scoring.Case    { return scoring.Case{} }
-func (*fakeSubject) Skips(subject.Scorer) bool           { return false }
+func (*fakeSubject) Case(evalstore.Scorer) scoring.Case  { return scoring.Case{} }
+func (*fakeSubject) Skips(evalstore.Scorer) bool         { return false }
 func (*fakeSubject) Leave(context.Context, []evalResult) {}
 func (*fakeSubject) Late(context.Context, evalResult)    {}
 

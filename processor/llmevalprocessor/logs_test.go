@@ -139,7 +139,7 @@ func TestLogsSampling(t *testing.T) {
 	for _, rl := range ld.ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, rec := range sl.LogRecords().All() {
-				require.False(t, h.p.core.sampler.Sampled(rec.TraceID()), "fixture trace ids fall outside a tiny sample")
+				require.False(t, h.p.core.sampler.sampled(rec.TraceID()), "fixture trace ids fall outside a tiny sample")
 				traceIDs = append(traceIDs, rec.TraceID().String())
 			}
 		}

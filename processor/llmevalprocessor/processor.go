@@ -2,7 +2,6 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -10,15 +9,12 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/forward"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
@@ -31,20 +27,20 @@ import (
 // It is its own consumer (rather than a processorhelper one) so that its
 // outgoing item count includes the spans forwarded later.
 type llmEvalProcessor struct {
-	*evaluator                  // shared with the logs instance of the component
-	out        *forward.Spans   // the next consumer
-	subjects   *subject.SpanOut // where held spans go
-	released   atomic.Bool      // Shutdown ran: the evaluator is released once
+	*evaluator                    // shared with the logs instance of the component
+	out        *resultwrite.Spans // the next consumer
+	subjects   *subject.SpanOut   // where held spans go
+	released   atomic.Bool        // Shutdown ran: the evaluator is released once
 }
 
 var _ processor.Traces = (*llmEvalProcessor)(nil)
 
 func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
-	out := &forward.Spans{Next: next, Count: ev.tel.outgoing, Failed: ev.tel.forwardFailed}
+	out := &resultwrite.Spans{Next: next, Tel: output{t: ev.tel, items: ev.tel.itemAttrs}}
 	return &llmEvalProcessor{
 		evaluator: ev,
 		out:       out,
-		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Redact: ev.redact, EmitsLate: ev.emitsLate},
+		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Policy: ev},
 	}
 }
 
@@ -80,7 +76,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
 	if !forward {
-		p.tel.outgoing(ctx, 0)
+		p.out.Tel.Outgoing(ctx, 0)
 		return nil
 	}
 	return p.out.Forward(ctx, td)
@@ -109,27 +105,27 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						// Not a candidate: forwarded as it is, and only
 						// indexed as a step of an agent run.
-						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.Sampled(span.TraceID()) {
+						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.sampled(span.TraceID()) {
 							continue
 						}
 						break
 					}
 					selected++
-					if !p.sampler.Sampled(span.TraceID()) {
+					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
 					sampled++
 					candidates = append(candidates, generationAt{resource: i, scope: j, span: k})
 				case genai.KindContext:
-					if !p.sampler.Sampled(span.TraceID()) {
+					if !p.sampler.sampled(span.TraceID()) {
 						continue
 					}
 				case genai.KindAggregate:
-					if !p.sampler.Sampled(span.TraceID()) {
-						if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if !p.sampler.sampled(span.TraceID()) {
+						if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 							selected++
 						}
 						continue
@@ -137,7 +133,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 					// Indexed even when not scored: a chain span can be the
 					// first of its trace to arrive, and its link connects a
 					// generation to a retriever below it.
-					if p.agents && genai.IsAgent(span) && p.filter.Passes(rs.Resource().Attributes(), span.Attributes()) {
+					if p.agents && genai.IsAgent(span) && p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
 						selected++ // an agent span is a candidate like a generation
 						sampled++
 						candidates = append(candidates, generationAt{resource: i, scope: j, span: k, agent: true})
@@ -231,7 +227,7 @@ type generationAt struct {
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
 func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) subject.Reading {
-	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.Excluded(rs.Resource().Attributes(), span.Attributes())}
+	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())}
 	r.Missing = p.join.HeldForTrajectory(agent, &r.Gen, r.Excluded)
 	return r
 }
@@ -257,78 +253,77 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
 	// (the pair of both halves, internal/evalstore): the call is evaluated once, for both signals.
-	key := pairing.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
+	key := logjoin.Key{TraceID: span.TraceID(), SpanID: span.SpanID()}
 	joins := !agent && p.store.Joining()
 	r := p.reading(rs, span, gen, agent)
 	gen = r.Gen
 	if gen.Missing == genai.MissingToolCalls {
 		// An agent loop's step that only asks for tools is not an answer:
 		// the tool results reach the next step, which answers.
-		if !joins || p.store.SettleHalf(ctx, key, pairing.Span, nil, scoring.Result{}, true) != evalstore.SettledLate {
+		if !joins || p.store.SettleHalf(ctx, key, evalstore.SideSpan, nil, scoring.Result{}, true) != evalstore.SettledLate {
 			p.tel.spanSkipped(ctx, skipToolCallsOnly)
 		}
 		return false
 	}
 	awaitsEvents := joins && gen.Missing == genai.MissingOutput
+	var m marker
 	if gen.Missing != "" && !awaitsEvents {
 		// Without content no scorer is called; the results are counted.
 		if gen.Malformed != "" {
 			p.tel.contentMalformed(ctx, gen.Malformed)
 		}
 		reason := gen.Missing
-		if capture.Contentless(gen) && !agent {
-			p.tel.capture.Warn(capture.ServiceName(rs.Resource()), ss.Scope().Name(), capture.WarnSpans)
-			reason += ": content capture is likely off; to turn it on, " + capture.Hint(ss.Scope().Name())
+		if genai.Contentless(gen) && !agent {
+			p.tel.capture.warn(genai.ServiceName(rs.Resource()), ss.Scope().Name(), warnSpans)
+			reason = genai.CaptureLikelyOffReason(reason, ss.Scope().Name())
 		}
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reasonNotScorable, true)
-		return false
+		m = notScorable(reason)
+	} else {
+		half := evalstore.Half{Side: evalstore.SideSpan, HasContent: !awaitsEvents}
+		if awaitsEvents {
+			// It waits for its events outside queue_size (eventswait.go).
+			half.Source, half.Library = genai.ServiceName(rs.Resource()), ss.Scope().Name()
+			half.Size, half.NoEvents = genai.SpanBytes(span), genai.NoEventsReason(half.Library)
+		}
+		// The span moves out of its batch only when the store admits it.
+		res := p.store.AdmitHalf(ctx, key, half, func() evalstore.Pairable {
+			return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
+		})
+		switch res {
+		case evalstore.Admitted, evalstore.JoinedPartner:
+			return true
+		case evalstore.WaitingAreaFull:
+			m = notScorable("no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes")
+		case evalstore.NoEventsExpected:
+			m = notScorable(genai.CaptureOffReason(half.Library))
+		case evalstore.Unjoinable:
+			m = notScorable(gen.Missing)
+		default: // refused, or late: its events were evaluated and it passes as it came
+			m = refused(res, "spans")
+		}
 	}
-	half := evalstore.Half{Side: pairing.Span, HasContent: !awaitsEvents}
-	if awaitsEvents {
-		// It waits for its events outside queue_size (eventswait.go).
-		half.Source, half.Library = capture.ServiceName(rs.Resource()), ss.Scope().Name()
-		half.Size, half.NoEvents = capture.SpanBytes(span), capture.NoEventsReason(half.Library)
-	}
-	// The span moves out of its batch only when the store admits it.
-	switch p.store.AdmitHalf(ctx, key, half, func() evalSubject {
-		return subject.NewHeldSpan(p.subjects, p.join, rs, ss, span, r)
-	}) {
-	case evalstore.WaitingAreaFull:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable,
-			Reason: "no content on the span, and the spans waiting for their GenAI log events already fill log_events.max_waiting_spans or max_waiting_bytes"}, reasonNotScorable, true)
-	case evalstore.NoEventsExpected:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: capture.OffReason(half.Library)}, reasonNotScorable, true)
-	case evalstore.Admitted, evalstore.JoinedPartner:
-		return true
-	case evalstore.LateHalf:
-		return false // its events were evaluated; it passes as it came
-	case evalstore.Unjoinable:
-		p.markAll(ctx, span, gen, target, r.Excluded, scoring.Result{Label: scoring.LabelNotScorable, Reason: gen.Missing}, reasonNotScorable, true)
-	case evalstore.RejectedFull:
-		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorQueueFull, errors.New("queue_size spans were already waiting for results")), reasonQueueFull, false)
-	case evalstore.RejectedClosed:
-		p.markAll(ctx, span, gen, target, r.Excluded, errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reasonShutdown, false)
+	if m.reason != "" {
+		p.markAll(ctx, span, gen.ResponseID, target, r.Excluded, m)
 	}
 	return false
 }
 
-// markAll writes the same result of every scorer that applies to a span
-// that stays in its batch unevaluated (not scorable, queue full, shut down)
-// and counts the span unscored; with record the results are counted too.
-func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, gen genai.Generation, target string, excluded map[string]bool, res scoring.Result, reason string, record bool) {
-	now := p.now()
+// markAll writes m's result for every scorer that applies to a span that
+// stays in its batch unevaluated and counts the span unscored.
+func (p *llmEvalProcessor) markAll(ctx context.Context, span ptrace.Span, responseID, target string, excluded map[string]bool, m marker) {
+	now := time.Now()
 	for _, sc := range p.cfg.Scorers {
 		if !sc.appliesTo(target, excluded) {
 			continue
 		}
-		r := evalResult{Scorer: sc.Name, At: now, Result: res}
+		r := evalResult{Scorer: sc.Name, At: now, Result: m.res}
 		r.Result.Scorer = sc.Name
-		if record {
+		if m.record {
 			p.tel.RecordResult(ctx, r)
 		}
-		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, gen.ResponseID, p.redact)
+		resultwrite.AnnotateSpan(span, r, responseID, p.Redact)
 	}
-	p.tel.SpanUnscored(ctx, reason)
+	p.tel.SpanUnscored(ctx, m.reason)
 }
 
 // recoverSpans puts the spans found in storage at start back into the
@@ -347,9 +342,7 @@ func (p *llmEvalProcessor) recoverSpans() {
 	for _, rec := range p.storage.Take(persistence.KindSpan) {
 		h := p.recoveredSpan(rec.Item.Traces)
 		if joining && !h.Agent {
-			call := p.newPair()
-			call.Join(h)
-			p.store.Recover(call, persistence.ForStore(rec))
+			p.store.Recover(h.NewPair(), persistence.ForStore(rec))
 			continue
 		}
 		h.Unjoined() // it may have waited for log events no longer joined
@@ -358,20 +351,19 @@ func (p *llmEvalProcessor) recoverSpans() {
 }
 
 // recoverPairs puts the calls stored with both halves back into the store
-// as one item, or forwards them, like recoverSpans; p is the traces
-// instance and readCall reads a stored call as the logs instance does (nil
-// without one). Such a call leaves through the consumers of both instances
-// (its span, its result records).
-func (p *llmEvalProcessor) recoverPairs(readCall func(plog.Logs) evalSubject) {
+// as one item, or forwards them, like recoverSpans; calls is the logs
+// instance, which reads the stored call (nil without one). Such a call
+// leaves through the consumers of both instances (its span, its result
+// records).
+func (p *llmEvalProcessor) recoverPairs(calls callRecovery) {
 	if p.storage == nil {
 		return
 	}
 	for _, rec := range p.storage.Take(persistence.KindPair) {
 		span := p.recoveredSpan(rec.Item.Traces)
-		call := p.newPair()
-		call.Join(span)
-		if readCall != nil {
-			call.Join(readCall(rec.Item.Logs))
+		call := span.NewPair()
+		if calls != nil {
+			call.Join(calls.recoveredCall(rec.Item.Logs))
 		} else {
 			span.TakeContent(genai.ReadLogs(rec.Item.Logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()))
 		}

@@ -476,7 +476,7 @@ func TestLateSpanNotRescored(t *testing.T) {
 	h := newHarness(t, testConfig(scoring.Bias), bias)
 	td := resultwrite.NewLateSpan(resultwrite.LateTemplate(newBatch().td.ResourceSpans().At(0), newBatch().td.ResourceSpans().At(0).ScopeSpans().At(0)),
 		resultwrite.Evaluated{TraceID: randomTraceID(), SpanID: nextSpanID()},
-		scoring.Bias, scoring.Result{Label: scoring.LabelPass}, time.Now(), strings.Clone)
+		evalResult{Scorer: scoring.Bias, Result: scoring.Result{Label: scoring.LabelPass}, At: time.Now()}, strings.Clone)
 	h.consume(td)
 	assert.Equal(t, 1, h.sink.SpanCount())
 	assert.Zero(t, bias.calls.Load())

@@ -4,28 +4,23 @@ import (
 	"slices"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/checks"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
-// The store holds subjects (internal/subject) and sees each scorer as the
-// plain facts of subject.Scorer.
-type (
-	evalSubject = evalstore.Subject[subject.Scorer]
-	evalResult  = evalstore.Result
-)
+// evalResult is one scorer's finished evaluation of one item.
+type evalResult = evalstore.Result
 
 // errorResult is a failed evaluation of type t.
 func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }
 
-// subjectScorers are what the subjects see of the configured scorers, in
-// their order.
-func subjectScorers(scorers []ScorerConfig) []subject.Scorer {
-	out := make([]subject.Scorer, len(scorers))
+// evalScorers are what the store and its subjects see of the configured
+// scorers, in their order; Start sets each one's Run.
+func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
+	out := make([]evalstore.Scorer, len(scorers))
 	for i, sc := range scorers {
-		out[i] = subject.Scorer{
+		out[i] = evalstore.Scorer{
 			Name:                  sc.Name,
 			Generation:            sc.hasTarget(targetGeneration),
 			Agent:                 sc.hasTarget(targetAgent),
@@ -45,24 +40,17 @@ func subjectScorers(scorers []ScorerConfig) []subject.Scorer {
 // scorerReadsContext says whether a scorer judges the answer against
 // retrieved context.
 func scorerReadsContext(sc ScorerConfig) bool {
-	return sc.When.ContextPresent || slices.Contains(scorers.ContextNames(), sc.Name) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
+	return sc.When.ContextPresent || slices.Contains(scorers.ContextNames(), sc.scorerType()) || (sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldContext)))
 }
 
 // readsTrajectory says whether a scorer judges an agent run's trajectory:
 // task_completion, tool_use, or a checks scorer with a trajectory rule.
 func readsTrajectory(sc ScorerConfig) bool {
-	if slices.Contains(scorers.TrajectoryNames(), sc.Name) {
+	if slices.Contains(scorers.TrajectoryNames(), sc.scorerType()) {
 		return true
 	}
 	if !sc.isChecks() {
 		return false
 	}
 	return slices.ContainsFunc(sc.Rules, func(r checks.Rule) bool { return checks.TrajectoryRule(r.Type) })
-}
-
-// scorerWaits says whether a scorer's evaluation waits (context_wait) while
-// its item waits: scorers that read context wait for it, trajectory
-// scorers for the agent run's steps.
-func scorerWaits(sc ScorerConfig) bool {
-	return scorerReadsContext(sc) || readsTrajectory(sc)
 }

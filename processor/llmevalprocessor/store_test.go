@@ -2,8 +2,6 @@ package llmevalprocessor
 
 import (
 	"context"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -223,46 +221,3 @@ type fakeAddr struct{ s string }
 
 func (a *fakeAddr) Network() string { return "tcp" }
 func (a *fakeAddr) String() string  { return a.s }
-
-// TestIdleWorkersTakeTurnsLastInFirstOut sends spans one at a time through
-// a store with many workers: each evaluation must run on the worker that
-// ran the one before, the only one whose stack is grown, not on the worker
-// idle the longest. It also checks that shutdown ends every parked worker.
-func TestIdleWorkersTakeTurnsLastInFirstOut(t *testing.T) {
-	var mu sync.Mutex
-	ran := map[string]int{} // goroutine id -> evaluations
-	sc := &fakeScorer{name: scoring.Bias, fn: func(context.Context, scoring.Case) scoring.Result {
-		mu.Lock()
-		ran[goroutineID()]++
-		mu.Unlock()
-		return scoring.Result{Label: scoring.LabelPass}
-	}}
-	cfg := testConfig(scoring.Bias)
-	cfg.Judge.MaxConcurrency = 8
-	h := newHarness(t, cfg, sc)
-	allParked := func() bool {
-		return h.p.store.Stats().IdleWorkers == cfg.Judge.MaxConcurrency
-	}
-	const spans = 20
-	for i := range spans {
-		// Every worker is parked before the next span arrives.
-		require.Eventually(t, allParked, 10*time.Second, time.Millisecond)
-		b := newBatch()
-		b.generation(randomTraceID(), "q", "a")
-		h.consume(b.td)
-		h.waitSpans(i + 1)
-	}
-	mu.Lock()
-	assert.Len(t, ran, 1, "evaluations per worker: %v", ran)
-	mu.Unlock()
-	h.shutdown()
-	h.p.store.Wait() // returns only if every parked worker ended
-}
-
-// goroutineID is the number runtime.Stack prints for the calling goroutine.
-func goroutineID() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
-	return id
-}

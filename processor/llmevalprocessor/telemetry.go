@@ -13,11 +13,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
@@ -28,8 +26,8 @@ import (
 type telemetry struct {
 	tb       *metadata.TelemetryBuilder
 	logger   *zap.Logger
-	endpoint string // with the URL's secrets replaced
-	redact   func(string) string
+	endpoint string                 // with the URL's secrets replaced
+	secrets  *redact.SecretScrubber // the judge's secrets, scrubbed from what is logged
 	judge    judgeFacts
 	// itemAttrs identify this processor on the item counts, as
 	// processorhelper does.
@@ -46,7 +44,7 @@ type telemetry struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 
-	capture capture.Warnings // content capture off, once per service and library
+	capture captureWarnings // content capture off, once per service and library
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -59,8 +57,8 @@ type judgeFacts struct {
 // newTelemetry records the metrics of a processor whose scorers are named
 // scorers; joinSources are the values of context_joins' source
 // attribute, and held and queue observe the store.
-func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources []string, scrub func(string) string, held, queue metric.Int64Callback) (*telemetry, error) {
-	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources []string, secrets *redact.SecretScrubber, held, queue metric.Int64Callback) (*telemetry, error) {
+	tb, err := metadata.NewTelemetryBuilder(telemetrySettings(set.TelemetrySettings))
 	if err != nil {
 		return nil, err
 	}
@@ -73,9 +71,9 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources
 	t := &telemetry{
 		tb:       tb,
 		logger:   set.Logger,
-		capture:  capture.Warnings{Logger: set.Logger},
+		capture:  captureWarnings{logger: set.Logger},
 		endpoint: redact.ScrubURL(judge.endpoint),
-		redact:   scrub,
+		secrets:  secrets,
 		judge:    judge,
 		itemAttrs: metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("processor", set.ID.String()),
@@ -170,7 +168,7 @@ func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
 	t.tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(ctx, 1, opt)
 	fields := []zap.Field{zap.String("endpoint", t.endpoint)}
 	if cause != nil {
-		fields = append(fields, zap.String("error", t.redact(cause.Error())))
+		fields = append(fields, zap.String("error", t.secrets.Scrub(cause.Error())))
 	}
 	switch to {
 	case guard.BreakerSuspended:
@@ -244,11 +242,6 @@ func (t *telemetry) incoming(ctx context.Context, spans int) {
 	t.tb.ProcessorIncomingItems.Add(ctx, int64(spans), t.itemAttrs)
 }
 
-// outgoing counts spans handed to the next consumer, at once or later.
-func (t *telemetry) outgoing(ctx context.Context, spans int) {
-	t.tb.ProcessorOutgoingItems.Add(ctx, int64(spans), t.itemAttrs)
-}
-
 // internalDuration records how long ConsumeTraces took before forwarding.
 func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 	t.tb.ProcessorInternalDuration.Record(ctx, d.Seconds(), t.itemAttrs)
@@ -259,11 +252,11 @@ func (t *telemetry) internalDuration(ctx context.Context, d time.Duration) {
 func (t *telemetry) RecordResult(ctx context.Context, r evalstore.Result) {
 	label := r.Label()
 	if label == scoring.LabelError {
-		errType := resultwrite.ResultErrorType(r.Result)
+		errType := r.ErrorType()
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("outcome", string(label)), attribute.String("error_type", errType)))
 		t.logFailure(errType, "evaluation failed",
-			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", resultwrite.Explanation(r.Result, t.redact)))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", r.Explanation(t.secrets.Scrub)))
 	} else {
 		opt, ok := t.verdictAttrs[r.Scorer][label]
 		if !ok {
@@ -272,11 +265,11 @@ func (t *telemetry) RecordResult(ctx context.Context, r evalstore.Result) {
 		t.tb.ProcessorLlmEvalEvaluations.Add(ctx, 1, opt)
 	}
 	if r.Result.ReasonErr != nil {
-		errType := resultwrite.ErrorType(r.Result.ReasonErr)
+		errType := evalstore.ErrorType(r.Result.ReasonErr)
 		t.tb.ProcessorLlmEvalReasonFallbacks.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("scorer", r.Scorer), attribute.String("error_type", errType)))
 		t.logFailure("reason:"+errType, "reason step failed; the reason was built from the verdicts",
-			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", t.redact(r.Result.ReasonErr.Error())))
+			zap.String("scorer", r.Scorer), zap.String("error_type", errType), zap.String("error", t.secrets.Scrub(r.Result.ReasonErr.Error())))
 	}
 	u := r.Result.Usage
 	if r.Ran {
@@ -308,10 +301,20 @@ func (t *telemetry) judgeRetry(ctx context.Context) {
 	t.tb.ProcessorLlmEvalJudgeRetries.Add(ctx, 1)
 }
 
-// forwardFailed logs what could not be sent on after its request was
-// answered (internal/forward).
-func (t *telemetry) forwardFailed(msg string, err error) {
-	t.logFailure("forward", msg, zap.Error(err))
+// output counts what one signal's instance sends on, its items under
+// the instance's attributes, and logs what could not be sent after its
+// request was answered (resultwrite.Counter).
+type output struct {
+	t     *telemetry
+	items metric.MeasurementOption // processor, otel.signal
+}
+
+func (o output) Outgoing(ctx context.Context, items int) {
+	o.t.tb.ProcessorOutgoingItems.Add(ctx, int64(items), o.items)
+}
+
+func (o output) ForwardFailed(msg string, err error) {
+	o.t.logFailure("forward", msg, zap.Error(err))
 }
 
 // logFailure logs the first failure of each kind at Warn and the rest at
@@ -336,14 +339,14 @@ func (t *telemetry) shutdown() {
 // instructionSplit counts one instruction text's split. Splits a cache
 // answered are counted by the cache (observeSplitCache); they made no
 // call. A failed split is logged like a failed evaluation.
-func (t *telemetry) instructionSplit(ctx context.Context, o sysprompt.Outcome) {
+func (t *telemetry) instructionSplit(ctx context.Context, o splitOutcome) {
 	if !o.Called {
 		return
 	}
 	switch {
 	case o.Split:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
-	case o.Fallback == sysprompt.NoInstructions:
+	case o.Fallback == noInstructions:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
@@ -434,7 +437,7 @@ func (o storeObserver) SignalJoined(ctx context.Context, outcome string) {
 	o.t.signalJoined(ctx, outcome)
 }
 func (o storeObserver) EventsMissed(ctx context.Context, service, library string, learned bool) {
-	o.t.capture.Warn(service, library, capture.WarnSpansNoEvents)
+	o.t.capture.warn(service, library, warnSpansNoEvents)
 	if learned {
 		o.t.tb.ProcessorLlmEvalContentCaptureOff.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("service", service), attribute.String("library", library)))
@@ -474,7 +477,7 @@ func newJoinAttrs(sources []string) joinAttrs {
 var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
 	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
 	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
-		attribute.String("error_type", sysprompt.NoInstructions))),
+		attribute.String("error_type", noInstructions))),
 }
 
 // Why a sampled span left without any score.
@@ -489,3 +492,41 @@ const (
 
 // Why a sampled generation was not evaluated at all (spans_skipped).
 const skipToolCallsOnly = "tool_calls_only"
+
+// What came without content, in the warning (captureWarnings.warn).
+const (
+	warnSpans         = "generation spans arrive without message content"
+	warnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
+	warnEvents        = "GenAI log events arrive without message content"
+)
+
+// maxWarned bounds the (service, library) pairs remembered as
+// warned; beyond it nothing more is logged.
+const maxWarned = 1024
+
+// captureWarnings logs, once per service and library, that generation
+// spans or log events arrive without content, with how to turn it on.
+type captureWarnings struct {
+	logger *zap.Logger
+	mu     sync.Mutex
+	warned map[[2]string]bool
+}
+
+// warn logs the warning for the service and library unless it was logged.
+// what says what came without content (warnSpans, warnSpansNoEvents,
+// warnEvents).
+func (w *captureWarnings) warn(service, library, what string) {
+	w.mu.Lock()
+	key := [2]string{service, library}
+	if w.warned[key] || len(w.warned) >= maxWarned {
+		w.mu.Unlock()
+		return
+	}
+	if w.warned == nil {
+		w.warned = make(map[[2]string]bool)
+	}
+	w.warned[key] = true
+	w.mu.Unlock()
+	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+genai.CaptureHint(library)+" (logged once per service and library)",
+		zap.String("service", service), zap.String("library", library))
+}

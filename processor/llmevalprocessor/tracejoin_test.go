@@ -2,6 +2,8 @@ package llmevalprocessor
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,16 @@ import (
 )
 
 // spanIDs lists the span ids of a batch.
+// loadTraceContextBatch reads one batch of testdata/otlp/tracecontext.
+func loadTraceContextBatch(t *testing.T, name string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(otlpTestdata, "tracecontext", name))
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	return td
+}
+
 func spanIDs(td ptrace.Traces) []pcommon.SpanID {
 	var ids []pcommon.SpanID
 	for _, rs := range td.ResourceSpans().All() {

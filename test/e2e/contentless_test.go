@@ -159,7 +159,7 @@ func TestContentlessSpansDoNotStarveEvaluation(t *testing.T) {
 	judge := scoringtest.New(t)
 	dir := t.TempDir()
 	p := ports{otlp: collectortest.FreePort(t), prom: collectortest.FreePort(t), health: collectortest.FreePort(t), telemetry: collectortest.FreePort(t)}
-	logPath := startCollector(t, bin, writeConfig(t, dir, judge.URL, p), dir)
+	logPath := startCollector(t, bin, writeConfig(t, dir, judge.URL, p), dir, diagnosticMetrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*waitLimit)
 	defer cancel()
 	waitHealthy(ctx, t, p)

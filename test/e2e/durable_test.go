@@ -338,7 +338,7 @@ func startKillable(t *testing.T, bin, cfg, logPath string) *collectorProc {
 // it starts (its environment, its user).
 func startKillableWith(t *testing.T, bin, cfg, logPath string, setup func(*exec.Cmd)) *collectorProc {
 	t.Helper()
-	cmd := exec.Command(bin, "--config", cfg)
+	cmd := exec.Command(bin, "--config", cfg, diagnosticMetrics) // storage_recovered is diagnostic
 	if setup != nil {
 		setup(cmd)
 	}

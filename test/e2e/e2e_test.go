@@ -125,11 +125,17 @@ service:
 	return path
 }
 
-// startCollector runs the binary until the test ends and returns its log path.
-func startCollector(t *testing.T, bin, cfgPath, dir string) string {
+// diagnosticMetrics is the flag that turns on the processor's diagnostic
+// metrics, for the tests that read them; without it the processor records
+// its decision metrics only.
+const diagnosticMetrics = "--feature-gates=processor.llmeval.diagnosticMetrics"
+
+// startCollector runs the binary, with args after its configuration,
+// until the test ends and returns its log path.
+func startCollector(t *testing.T, bin, cfgPath, dir string, args ...string) string {
 	t.Helper()
 	logPath := filepath.Join(dir, "collector.log")
-	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd := exec.Command(bin, append([]string{"--config", cfgPath}, args...)...)
 	cmd.Env = append(os.Environ(), "E2E_JUDGE_KEY="+judgeAPIKey)
 	runUntilCleanup(t, cmd, logPath, "collector")
 	return logPath
@@ -333,6 +339,9 @@ func TestCollectorEvaluatesSpansEndToEnd(t *testing.T) {
 		"processor telemetry lacks otelcol_processor_llm_eval_trace_context_evictions")
 	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_trace_context_limited{", `limit="document_dropped"`),
 		"processor telemetry lacks otelcol_processor_llm_eval_trace_context_limited")
+	// Diagnostic metrics only with their feature gate.
+	assert.False(t, hasLine(own, "otelcol_processor_llm_eval_judge_calls_per_evaluation"),
+		"a diagnostic metric without its feature gate:\n%s", grepLines(own, "per_evaluation"))
 
 	// Every sent span exactly once, read after the metrics wait so a late
 	// duplicate would have had time to show up.

@@ -170,7 +170,8 @@ func startCollector(ctx context.Context, binary, dir string, v configValues) (*c
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "--config", cfgPath)
+	// The load runs read the processor's diagnostic metrics too.
+	cmd := exec.Command(binary, "--config", cfgPath, "--feature-gates=processor.llmeval.diagnosticMetrics")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 	if err := cmd.Start(); err != nil {

@@ -2,8 +2,8 @@
 // until they leave, and runs their evaluations on a pool of workers.
 //
 // An item's life is a small state machine; its states are named (State)
-// and every change of state happens in this package, under the store's
-// one lock:
+// and every change of state goes through one function, moveTo (item.go),
+// under the store's one lock, which keeps what each state holds in step:
 //
 //   - StateAdmitted: taken in. Log events that wait for their span go to
 //     StatePairing; a span without content that waits for its log events
@@ -31,7 +31,7 @@
 //
 // The store knows nothing of spans or log records: what it evaluates is a
 // Subject, the two halves of a call seen on both signals are joined by a
-// Pair, storage is a Journal and telemetry an Observer, all given from
-// outside. Each is an interface of a few methods, so the package is
+// Pair (calls.go holds the table of such calls), storage is a Journal and
+// telemetry an Observer, all given from outside. Each is an interface of a few methods, so the package is
 // tested with plain Go values.
 package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"

@@ -2,8 +2,6 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 
 import (
 	"context"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 )
 
 // Waiting for events is separate from evaluating. A span without content
@@ -42,7 +40,7 @@ const maxSources = 4096
 
 // Half is one half of a call offered to AdmitHalf.
 type Half struct {
-	Side       pairing.Side
+	Side       Side
 	HasContent bool // scorable on its own; a span without it waits for its events
 	// Source is the service that sent a span; its spans stop waiting once
 	// it is known to send no events.
@@ -83,30 +81,10 @@ func (w *eventWaits) captureOff(service string) bool {
 	return src != nil && src.off
 }
 
-// enterEventWait moves a held item that counted against queue_size into
-// the waiting area. Called with mu held.
-func (s *Store[C]) enterEventWait(it *item[C], size int) {
-	s.unfinished--
-	it.waitBytes = size
-	it.state = StateWaitingForEvents
-	s.eventWaits.count++
-	s.eventWaits.bytes += size
-}
-
-// leaveEventWait takes an item out of the waiting area; it counts against
-// queue_size again until it leaves. Called with mu held.
-func (s *Store[C]) leaveEventWait(it *item[C]) {
-	s.eventWaits.count--
-	s.eventWaits.bytes -= it.waitBytes
-	it.waitBytes = 0
-	it.state = StateAdmitted
-	s.unfinished++
-}
-
 // eventsMissed records that a span of the service waited in vain, and
 // reports whether the service has now been learned as sending no events.
 // Called with mu held.
-func (s *Store[C]) eventsMissed(service string) bool {
+func (s *Store) eventsMissed(service string) bool {
 	w := &s.eventWaits
 	if w.limits.LearnAfter <= 0 {
 		return false
@@ -132,20 +110,20 @@ func (s *Store[C]) eventsMissed(service string) bool {
 
 // eventsCame forgets what the store learned of the service: its events
 // do come. Called with mu held.
-func (s *Store[C]) eventsCame(service string) {
+func (s *Store) eventsCame(service string) {
 	delete(s.eventWaits.sources, service)
 }
 
 // EventsArrived tells the store that a GenAI log event of the service
 // arrived: its spans without content wait for their events again.
-func (s *Store[C]) EventsArrived(service string) {
+func (s *Store) EventsArrived(service string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.eventsCame(service)
 }
 
 // CaptureOff reports whether the service is taken to send no log events.
-func (s *Store[C]) CaptureOff(service string) bool {
+func (s *Store) CaptureOff(service string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.eventWaits.captureOff(service)
@@ -160,7 +138,7 @@ type EventWaitStats struct {
 }
 
 // EventWaitStats counts the waiting area now.
-func (s *Store[C]) EventWaitStats() EventWaitStats {
+func (s *Store) EventWaitStats() EventWaitStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := EventWaitStats{Spans: s.eventWaits.count, Bytes: s.eventWaits.bytes, SourcesSeen: len(s.eventWaits.sources)}
@@ -173,6 +151,6 @@ func (s *Store[C]) EventWaitStats() EventWaitStats {
 }
 
 // noEventsOutcome tells the observer that a span did not wait.
-func (s *Store[C]) noEventsOutcome(ctx context.Context, outcome string) {
+func (s *Store) noEventsOutcome(ctx context.Context, outcome string) {
 	s.obs.SignalJoined(ctx, outcome)
 }

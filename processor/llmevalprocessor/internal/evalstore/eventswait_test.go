@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -18,18 +18,18 @@ import (
 func eventsFixture(t *testing.T, wait time.Duration, limits EventWaits, capacity int, scorers ...*scorer) *fixture {
 	t.Helper()
 	join := func(s *testStore) {
-		s.JoinSignals(wait, time.Minute, 1000, func() Pair[string] { return &pair{} })
+		s.JoinSignals(wait, time.Minute, 1000)
 	}
 	return newFixtureWith(t, Settings{Capacity: capacity, EventWaits: limits}, nil, join, scorers...)
 }
 
 // callKey is the key of the n-th call of a test.
-func callKey(n int) pairing.Key {
-	return pairing.Key{TraceID: pcommon.TraceID{byte(n >> 8), byte(n), 1}, SpanID: pcommon.SpanID{byte(n >> 8), byte(n), 2}}
+func callKey(n int) logjoin.Key {
+	return logjoin.Key{TraceID: pcommon.TraceID{byte(n >> 8), byte(n), 1}, SpanID: pcommon.SpanID{byte(n >> 8), byte(n), 2}}
 }
 
 func (f *fixture) admitHalf(n int, h *half) AdmitResult {
-	return f.s.AdmitHalf(context.Background(), callKey(n), h.half(), func() Subject[string] { return h })
+	return f.s.AdmitHalf(context.Background(), callKey(n), h.half(), func() Pairable { return h })
 }
 
 // Spans without content waiting for their events take no queue_size slot:
@@ -40,7 +40,7 @@ func TestWaitingSpansTakeNoQueueSlot(t *testing.T) {
 	f := eventsFixture(t, time.Hour, EventWaits{MaxSpans: 100}, capacity, &scorer{name: "a"})
 	waiting := make([]*half, 10)
 	for i := range waiting {
-		waiting[i] = &half{side: pairing.Span, source: "svc"}
+		waiting[i] = &half{side: SideSpan, source: "svc"}
 		require.Equal(t, Admitted, f.admitHalf(i, waiting[i]))
 		assert.Equal(t, StateWaitingForEvents, f.stateOf(waiting[i]))
 	}
@@ -48,12 +48,12 @@ func TestWaitingSpansTakeNoQueueSlot(t *testing.T) {
 	assert.Equal(t, 10, st.WaitingForEvents)
 	assert.Zero(t, st.Unfinished, "waiting spans hold no queue_size slot")
 
-	withContent := &half{subject: subject{output: "answer"}, side: pairing.Span, source: "svc"}
+	withContent := &half{subject: subject{output: "answer"}, side: SideSpan, source: "svc"}
 	require.Equal(t, Admitted, f.admitHalf(100, withContent), "a span with content is not refused for the waiting ones")
 	eventually(t, func() bool { return withContent.left() != nil }, "the span with content is scored")
 	assert.Equal(t, []string{"a:pass"}, labels(withContent.left()))
 
-	events := &half{subject: subject{output: "from events"}, side: pairing.Events}
+	events := &half{subject: subject{output: "from events"}, side: SideEvents}
 	require.Equal(t, JoinedPartner, f.admitHalf(3, events))
 	eventually(t, func() bool { return waiting[3].left() != nil }, "the joined span is scored")
 	assert.Equal(t, []string{"a:pass"}, labels(waiting[3].left()))
@@ -77,15 +77,15 @@ func TestWaitingAreaFull(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := eventsFixture(t, time.Hour, tt.limits, 1, &scorer{name: "a"})
 			for i := range 2 {
-				require.Equal(t, Admitted, f.admitHalf(i, &half{side: pairing.Span}))
+				require.Equal(t, Admitted, f.admitHalf(i, &half{side: SideSpan}))
 			}
-			refused := &half{side: pairing.Span}
+			refused := &half{side: SideSpan}
 			assert.Equal(t, WaitingAreaFull, f.admitHalf(2, refused))
 			assert.Equal(t, StateLeft, f.stateOf(refused), "not held")
 			assert.Equal(t, []string{JoinWaitingAreaFull}, f.obs.snapshot().joins)
 			assert.Equal(t, 2, f.s.Stats().WaitingForEvents)
 
-			withContent := &half{subject: subject{output: "answer"}, side: pairing.Span}
+			withContent := &half{subject: subject{output: "answer"}, side: SideSpan}
 			assert.Equal(t, Admitted, f.admitHalf(3, withContent))
 		})
 	}
@@ -98,12 +98,12 @@ func TestEventsJoinWithQueueFull(t *testing.T) {
 	gate := make(chan struct{})
 	sc := &scorer{name: "a", gate: gate}
 	f := eventsFixture(t, time.Hour, EventWaits{MaxSpans: 10}, 1, sc)
-	busy := &half{subject: subject{output: "busy"}, side: pairing.Span}
+	busy := &half{subject: subject{output: "busy"}, side: SideSpan}
 	require.Equal(t, Admitted, f.admitHalf(0, busy))
-	span := &half{side: pairing.Span}
+	span := &half{side: SideSpan}
 	require.Equal(t, Admitted, f.admitHalf(1, span))
 
-	events := &half{subject: subject{output: "answer"}, side: pairing.Events}
+	events := &half{subject: subject{output: "answer"}, side: SideEvents}
 	require.Equal(t, JoinedPartner, f.admitHalf(1, events))
 	eventually(t, func() bool { return span.left() != nil && events.left() != nil }, "both halves leave")
 	assert.Equal(t, []string{"a:error:" + string(scoring.ErrorQueueFull)}, labels(span.left()))
@@ -126,7 +126,7 @@ func TestLearnContentCaptureOff(t *testing.T) {
 	n := 0
 	waitInVain := func(service string) {
 		t.Helper()
-		h := &half{side: pairing.Span, source: service, subject: subject{}}
+		h := &half{side: SideSpan, source: service, subject: subject{}}
 		n++
 		require.Equal(t, Admitted, f.admitHalf(n, h))
 		eventually(t, func() bool { return h.left() != nil }, "leaves after cross_signal_wait")
@@ -134,10 +134,10 @@ func TestLearnContentCaptureOff(t *testing.T) {
 	}
 	joined := func(service string) {
 		t.Helper()
-		h := &half{side: pairing.Span, source: service}
+		h := &half{side: SideSpan, source: service}
 		n++
 		require.Equal(t, Admitted, f.admitHalf(n, h))
-		require.Equal(t, JoinedPartner, f.admitHalf(n, &half{subject: subject{output: "x"}, side: pairing.Events}))
+		require.Equal(t, JoinedPartner, f.admitHalf(n, &half{subject: subject{output: "x"}, side: SideEvents}))
 		eventually(t, func() bool { return h.left() != nil }, "scored")
 	}
 
@@ -153,12 +153,12 @@ func TestLearnContentCaptureOff(t *testing.T) {
 	assert.Equal(t, []string{"svc"}, f.s.EventWaitStats().CaptureOff)
 
 	n++
-	off := &half{side: pairing.Span, source: "svc"}
+	off := &half{side: SideSpan, source: "svc"}
 	assert.Equal(t, NoEventsExpected, f.admitHalf(n, off))
 	assert.Nil(t, off.left(), "not held: the caller writes its results")
 	assert.Contains(t, f.obs.snapshot().joins, JoinContentCaptureOff)
 	n++
-	other := &half{side: pairing.Span, source: "other"}
+	other := &half{side: SideSpan, source: "other"}
 	assert.Equal(t, Admitted, f.admitHalf(n, other), "another service still waits")
 
 	f.s.EventsArrived("svc") // content capture turned on
@@ -172,12 +172,12 @@ func TestLearnContentCaptureOff(t *testing.T) {
 // max_wait frees its place in the area.
 func TestWaitingSpanReason(t *testing.T) {
 	f := eventsFixture(t, 5*time.Millisecond, EventWaits{MaxSpans: 1}, 1, &scorer{name: "a"})
-	h := &half{side: pairing.Span}
+	h := &half{side: SideSpan}
 	hf := h.half()
 	hf.NoEvents = "set X=true"
-	require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), callKey(1), hf, func() Subject[string] { return h }))
+	require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), callKey(1), hf, func() Pairable { return h }))
 	eventually(t, func() bool { return h.left() != nil }, "leaves")
 	assert.Equal(t, "set X=true", h.left()[0].Result.Reason)
 	assert.Zero(t, f.s.Stats().WaitingForEvents)
-	assert.Equal(t, Admitted, f.admitHalf(2, &half{side: pairing.Span}), "its place is free again")
+	assert.Equal(t, Admitted, f.admitHalf(2, &half{side: SideSpan}), "its place is free again")
 }

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // One call, one evaluation, across signals. With llm_eval in a traces and
 // a logs pipeline, a call recorded as a span without content plus GenAI log
 // events holding the content reaches the store twice. The store keeps a
-// table of such calls by trace and span id (internal/pairing): the half
+// table of such calls by trace and span id (calls.go): the half
 // that comes first waits (StatePairing) up to
 // log_events.cross_signal_wait for the other, and the call is evaluated
 // once, as one Pair. A half arriving while its call is evaluated joins the
@@ -33,74 +33,72 @@ const NotScorableWithoutEvents = "no content on the span, and no GenAI log event
 
 // JoinSignals makes the store match each call's span with its log events,
 // waiting up to wait for the other half and remembering calls that left
-// for remember (at most rememberMax of them); newPair makes the subject of
-// a call. Its owner calls it once, before Start, when the component has a
-// traces and a logs instance.
-func (s *Store[C]) JoinSignals(wait, remember time.Duration, rememberMax int, newPair func() Pair[C]) {
+// for remember (at most rememberMax of them). Its owner calls it once,
+// before Start, when the component has a traces and a logs instance.
+func (s *Store) JoinSignals(wait, remember time.Duration, rememberMax int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wait > 0 {
-		s.calls = pairing.New[*item[C]](wait, remember, rememberMax)
-		s.newPair = newPair
+		s.calls = newCallTable(wait, remember, rememberMax)
 		s.joining.Store(true)
 	}
 }
 
 // Joining reports whether the store matches the two signals of a call.
-func (s *Store[C]) Joining() bool { return s.joining.Load() }
+func (s *Store) Joining() bool { return s.joining.Load() }
 
 // AdmitHalf admits one half of a call: a generation span (side Span) or
 // the call read from its log events (side Events). A span without content
 // waits for its events in the waiting area (eventswait.go), outside
 // queue_size; events wait for their span, so that the results go on the
-// span. newSubject is called only when the half is taken. It returns
+// span. newHalf is called only when the half is taken. It returns
 // Admitted, JoinedPartner (the half joined its other half's item),
 // LateHalf (its call has left), Unjoinable, WaitingAreaFull,
 // NoEventsExpected, or why it was refused.
-func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSubject func() Subject[C]) AdmitResult {
+func (s *Store) AdmitHalf(ctx context.Context, key logjoin.Key, h Half, newHalf func() Pairable) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
-		return s.admitAlone(ctx, h.HasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newHalf)
 	}
 	side := h.Side
 	now := time.Now()
-	st, sides, it := s.calls.State(key, now)
+	st, sides, it := s.calls.state(key, now)
 	switch {
-	case (st == pairing.Waiting || st == pairing.Active) && sides&side == 0:
+	case (st == callWaiting || st == callActive) && sides&side == 0:
 		if it.state == StateWaitingForEvents {
 			// The span takes a queue_size slot now that it is evaluated.
-			s.leaveEventWait(it)
+			s.moveTo(it, StateAdmitted, now)
 			s.eventsCame(it.source)
 			if s.unfinished > s.capacity {
-				it.subject.(Pair[C]).Join(newSubject())
-				s.calls.Join(key, side)
+				it.subject.(Pair).Join(newHalf())
+				s.calls.join(key, side)
 				s.obs.SignalJoined(it.ctx, JoinJoined)
 				s.settle(it, ErrorResult(scoring.ErrorQueueFull, errQueueFull), false, now)
-				s.leaveUnlocking([]*item[C]{it}, leftQueueFull)
+				s.leaveUnlocking([]*item{it}, leftQueueFull)
 				s.mu.Lock() // the deferred unlock
 				return JoinedPartner
 			}
 		}
-		it.subject.(Pair[C]).Join(newSubject())
-		s.calls.Join(key, side)
+		it.subject.(Pair).Join(newHalf())
+		s.calls.join(key, side)
 		if s.journal != nil {
 			it.stored = s.journal.Rewritten(it.stored, it.subject, it.admitted) // the joined half survives a crash too
 		}
-		if st == pairing.Waiting {
+		if st == callWaiting {
 			s.begin(it)
 		}
 		s.obs.SignalJoined(it.ctx, JoinJoined)
 		return JoinedPartner
-	case st == pairing.Left && sides&side == 0:
+	case st == callLeft && sides&side == 0:
 		s.obs.SignalJoined(ctx, lateOutcome(side))
 		return LateHalf
-	case st != pairing.Unknown:
+	case st != callUnknown:
 		// The same half again (a duplicate delivery): evaluated on its own,
 		// as without joining.
-		return s.admitAlone(ctx, h.HasContent, newSubject)
+		return s.admitAlone(ctx, h.HasContent, newHalf)
 	}
-	waitsForEvents := side == pairing.Span && !h.HasContent
+	waitsForEvents := side == SideSpan && !h.HasContent
 	switch {
 	case !waitsForEvents:
 		if res := s.refusal(); res != Admitted {
@@ -113,22 +111,21 @@ func (s *Store[C]) AdmitHalf(ctx context.Context, key pairing.Key, h Half, newSu
 		s.noEventsOutcome(ctx, JoinWaitingAreaFull)
 		return WaitingAreaFull
 	}
-	call := s.newPair()
-	call.Join(newSubject())
-	it = s.hold(ctx, call)
+	it = s.hold(ctx, newHalf().NewPair())
 	it.call = key
-	if !waitsForEvents && side == pairing.Span {
-		s.calls.Track(key, side, it)
+	if !waitsForEvents && side == SideSpan {
+		s.calls.track(key, side, it)
 		s.begin(it)
 		return Admitted
 	}
 	if waitsForEvents {
-		s.enterEventWait(it, h.Size)
+		it.waitBytes = h.Size
 		it.source, it.library, it.noEvents = h.Source, h.Library, h.NoEvents
+		s.moveTo(it, StateWaitingForEvents, now)
 	} else {
-		it.state = StatePairing
+		s.moveTo(it, StatePairing, now)
 	}
-	s.calls.Wait(key, side, it, now)
+	s.calls.hold(key, side, it, now)
 	s.armCallTimer()
 	return Admitted
 }
@@ -137,14 +134,14 @@ var errQueueFull = errors.New("queue_size calls were already waiting for results
 
 // admitAlone admits a half as an item of its own, as without joining.
 // Called with mu held.
-func (s *Store[C]) admitAlone(ctx context.Context, hasContent bool, newSubject func() Subject[C]) AdmitResult {
+func (s *Store) admitAlone(ctx context.Context, hasContent bool, newHalf func() Pairable) AdmitResult {
 	if res := s.refusal(); res != Admitted {
 		return res
 	}
 	if !hasContent {
 		return Unjoinable
 	}
-	s.begin(s.hold(ctx, newSubject()))
+	s.begin(s.hold(ctx, newHalf()))
 	return Admitted
 }
 
@@ -164,27 +161,27 @@ const (
 // such events leaves with res for every scorer that applies to it (nothing
 // when skip), and the events' Leave gets the same. A half that comes first
 // is remembered, so that its other half, arriving later, is late.
-func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing.Side, half Subject[C], res scoring.Result, skip bool) Settled {
+func (s *Store) SettleHalf(ctx context.Context, key logjoin.Key, side Side, half Subject, res scoring.Result, skip bool) Settled {
 	s.mu.Lock()
 	if s.phase != phaseRunning || s.calls == nil || !key.Valid() {
 		s.mu.Unlock()
 		return SettledAlone
 	}
 	now := time.Now()
-	st, sides, it := s.calls.State(key, now)
+	st, sides, it := s.calls.state(key, now)
 	switch {
-	case st == pairing.Waiting && sides == pairing.Span && side == pairing.Events:
+	case st == callWaiting && sides == SideSpan && side == SideEvents:
 		s.eventsCame(it.source)
-		s.calls.Join(key, side)
-		it.subject.(Pair[C]).Join(half)
+		s.calls.join(key, side)
+		it.subject.(Pair).Join(half)
 		s.obs.SignalJoined(it.ctx, JoinJoined)
-	case st == pairing.Left && sides&side == 0:
+	case st == callLeft && sides&side == 0:
 		s.mu.Unlock()
 		s.obs.SignalJoined(ctx, lateOutcome(side))
 		return SettledLate
-	case st == pairing.Unknown:
-		s.calls.Track(key, side, nil)
-		s.calls.Leave(key, now)
+	case st == callUnknown:
+		s.calls.track(key, side, nil)
+		s.calls.leave(key, now)
 		s.mu.Unlock()
 		return SettledAlone
 	default:
@@ -198,17 +195,17 @@ func (s *Store[C]) SettleHalf(ctx context.Context, key pairing.Key, side pairing
 }
 
 // settle fills every evaluation of an item not yet dispatched with res,
-// or marks them skipped, and takes it out of held; the caller then lets it
-// leave, without mu. Results recorded before a restart stay. Called with
+// or marks them skipped, and moves it to StateLeft; the caller then lets
+// it leave, without mu. Results recorded before a restart stay. Called with
 // mu held.
-func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.Time) {
+func (s *Store) settle(it *item, res scoring.Result, skip bool, now time.Time) {
 	for i, sc := range s.scorers {
 		if it.results[i] != nil {
 			continue
 		}
 		r := Result{Scorer: sc.Name, At: now, Result: res, Skipped: skip}
 		r.Result.Scorer = sc.Name
-		if !skip && it.subject.Skips(sc.Config) {
+		if !skip && it.subject.Skips(sc) {
 			r.Skipped = true
 		}
 		if !r.Skipped {
@@ -216,27 +213,13 @@ func (s *Store[C]) settle(it *item[C], res scoring.Result, skip bool, now time.T
 		}
 		it.results[i] = &r
 	}
-	it.pending = 0
-	if it.state == StateWaitingForEvents {
-		s.leaveEventWait(it)
-	}
-	s.unfinished--
-	s.takeOut(it)
-	s.forgetCall(it, now)
-}
-
-// forgetCall takes a leaving item out of the call table, remembering its
-// halves as left. Called with mu held.
-func (s *Store[C]) forgetCall(it *item[C], now time.Time) {
-	if s.calls != nil && it.call.Valid() {
-		s.calls.Leave(it.call, now)
-	}
+	s.moveTo(it, StateLeft, now)
 }
 
 // armCallTimer makes the call timer fire when the oldest waiting half's
 // wait ends. Called with mu held.
-func (s *Store[C]) armCallTimer() {
-	at, ok := s.calls.NextExpiry()
+func (s *Store) armCallTimer() {
+	at, ok := s.calls.nextExpiry()
 	if !ok {
 		return
 	}
@@ -246,19 +229,19 @@ func (s *Store[C]) armCallTimer() {
 // callWaitsExpired ends the waits that have passed: events that waited for
 // their span are evaluated alone; a span that waited for its events leaves
 // not scorable.
-func (s *Store[C]) callWaitsExpired() {
+func (s *Store) callWaitsExpired() {
 	s.mu.Lock()
 	if s.phase != phaseRunning {
 		s.mu.Unlock()
 		return
 	}
 	now := time.Now()
-	var leaving []*item[C]
-	for _, it := range s.calls.Expire(now) {
+	var leaving []*item
+	for _, it := range s.calls.expire(now) {
 		if it.state != StatePairing && it.state != StateWaitingForEvents {
 			continue // left at max_wait meanwhile
 		}
-		if _, sides, _ := it.subject.(Pair[C]).Call(); sides&pairing.Span != 0 {
+		if _, sides, _ := it.subject.(Pair).Call(); sides&SideSpan != 0 {
 			s.obs.SignalJoined(it.ctx, JoinSpanAlone)
 			s.obs.EventsMissed(it.ctx, it.source, it.library, s.eventsMissed(it.source))
 			reason := it.noEvents
@@ -276,8 +259,8 @@ func (s *Store[C]) callWaitsExpired() {
 	s.leaveUnlocking(leaving, leftComplete)
 }
 
-func lateOutcome(side pairing.Side) string {
-	if side == pairing.Span {
+func lateOutcome(side Side) string {
+	if side == SideSpan {
 		return JoinLateSpan
 	}
 	return JoinLateEvents

@@ -10,16 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // half is one signal's half of a call.
 type half struct {
 	subject
-	side   pairing.Side
+	side   Side
 	source string // the service that sent it
 }
+
+// NewPair is the pair of the half's call, holding the half.
+func (h *half) NewPair() Pair { return &pair{halves: []*half{h}} }
 
 // half describes h to AdmitHalf.
 func (h *half) half() Half {
@@ -29,31 +32,31 @@ func (h *half) half() Half {
 // pair joins the halves of one call; a span without content is judged on
 // its events' content.
 type pair struct {
-	key pairing.Key
+	key logjoin.Key
 
 	mu     sync.Mutex
 	halves []*half
 }
 
-func (p *pair) Join(h Subject[string]) {
+func (p *pair) Join(h Subject) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.halves = append(p.halves, h.(*half))
 }
 
-func (p *pair) Call() (pairing.Key, pairing.Side, bool) {
+func (p *pair) Call() (logjoin.Key, Side, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var sides pairing.Side
+	var sides Side
 	waits := true
 	for _, h := range p.halves {
 		sides |= h.side
-		waits = waits && !(h.side == pairing.Span && h.output != "")
+		waits = waits && !(h.side == SideSpan && h.output != "")
 	}
-	return p.key, sides, waits && sides != pairing.Span|pairing.Events
+	return p.key, sides, waits && sides != SideSpan|SideEvents
 }
 
-func (p *pair) Case(string) scoring.Case {
+func (p *pair) Case(Scorer) scoring.Case {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var c scoring.Case
@@ -63,7 +66,7 @@ func (p *pair) Case(string) scoring.Case {
 	return c
 }
 
-func (p *pair) Skips(string) bool { return false }
+func (p *pair) Skips(Scorer) bool { return false }
 
 func (p *pair) Leave(ctx context.Context, results []Result) {
 	for _, h := range p.halves {
@@ -77,11 +80,11 @@ func (p *pair) Late(ctx context.Context, r Result) {
 	}
 }
 
-func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture, pairing.Key) {
+func pairFixture(t *testing.T, wait time.Duration, scorers ...*scorer) (*fixture, logjoin.Key) {
 	t.Helper()
-	key := pairing.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
+	key := logjoin.Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}
 	join := func(s *testStore) {
-		s.JoinSignals(wait, time.Minute, 100, func() Pair[string] { return &pair{key: key} })
+		s.JoinSignals(wait, time.Minute, 100)
 	}
 	return newFixtureWith(t, Settings{}, nil, join, scorers...), key
 }
@@ -94,14 +97,14 @@ func TestPairHalvesInEitherOrder(t *testing.T) {
 		t.Run(map[bool]string{true: "span first", false: "events first"}[spanFirst], func(t *testing.T) {
 			sc := &scorer{name: "a"}
 			f, key := pairFixture(t, time.Hour, sc)
-			span := &half{side: pairing.Span}                                         // no content of its own
-			events := &half{subject: subject{output: "answer"}, side: pairing.Events} // the content
+			span := &half{side: SideSpan}                                         // no content of its own
+			events := &half{subject: subject{output: "answer"}, side: SideEvents} // the content
 			first, second := span, events
 			if !spanFirst {
 				first, second = events, span
 			}
 			admit := func(h *half) AdmitResult {
-				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h })
+				return f.s.AdmitHalf(context.Background(), key, h.half(), func() Pairable { return h })
 			}
 
 			require.Equal(t, Admitted, admit(first))
@@ -130,20 +133,20 @@ func TestPairHalfAlone(t *testing.T) {
 		want    string
 		outcome string
 	}{
-		{name: "span alone", half: &half{side: pairing.Span}, other: &half{subject: subject{output: "answer"}, side: pairing.Events}, want: "a:" + string(scoring.LabelNotScorable), outcome: JoinSpanAlone},
-		{name: "events alone", half: &half{subject: subject{output: "answer"}, side: pairing.Events}, other: &half{side: pairing.Span}, want: "a:pass", outcome: JoinEventsAlone},
+		{name: "span alone", half: &half{side: SideSpan}, other: &half{subject: subject{output: "answer"}, side: SideEvents}, want: "a:" + string(scoring.LabelNotScorable), outcome: JoinSpanAlone},
+		{name: "events alone", half: &half{subject: subject{output: "answer"}, side: SideEvents}, other: &half{side: SideSpan}, want: "a:pass", outcome: JoinEventsAlone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, key := pairFixture(t, 10*time.Millisecond, &scorer{name: "a"})
 			h := tt.half
-			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Subject[string] { return h }))
+			require.Equal(t, Admitted, f.s.AdmitHalf(context.Background(), key, h.half(), func() Pairable { return h }))
 			eventually(t, func() bool { return h.left() != nil }, "leaves after the wait")
 			assert.Equal(t, []string{tt.want}, labels(h.left()))
 			assert.Equal(t, []string{tt.outcome}, f.obs.snapshot().joins)
 
 			o := tt.other
-			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Subject[string] { return o }))
+			assert.Equal(t, LateHalf, f.s.AdmitHalf(context.Background(), key, o.half(), func() Pairable { return o }))
 			assert.Nil(t, o.left(), "a late half is not held")
 		})
 	}

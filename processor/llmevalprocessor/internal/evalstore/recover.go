@@ -3,8 +3,6 @@ package evalstore // import "github.com/llm-eval/llm_eval/processor/llmevalproce
 import (
 	"context"
 	"time"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 )
 
 // Recovered is an item found in storage at start.
@@ -22,7 +20,7 @@ type Recovered struct {
 // again. Otherwise the item is forwarded with the results it has and a
 // restarted marker for each scorer that applies and has none, from a
 // goroutine, so the caller does not wait for the consumers.
-func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
+func (s *Store) Recover(subject Subject, rec Recovered) {
 	recorded := make(map[string]Result, len(rec.Results))
 	for _, r := range rec.Results {
 		recorded[r.Scorer] = r
@@ -30,33 +28,40 @@ func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
 	ctx := context.Background() // the request's client.Info is not stored
 	s.mu.Lock()
 	now := time.Now()
-	it := &item[C]{
-		subject:   subject,
-		state:     StateAdmitted,
-		ctx:       ctx,
-		admitted:  rec.Admitted,
-		expiresAt: rec.Admitted.Add(s.maxWait),
-		deadline:  rec.Admitted.Add(s.maxWait + s.evalTimeout),
-		results:   make([]*Result, len(s.scorers)),
-		stored:    rec.ID,
-	}
+	results := make([]*Result, len(s.scorers))
+	pending := 0
 	for i, sc := range s.scorers {
 		if r, ok := recorded[sc.Name]; ok {
-			it.results[i] = &r
+			results[i] = &r
 		} else {
-			it.pending++
+			pending++
 		}
 	}
-	resume := s.phase == phaseRunning && now.Before(it.expiresAt) && s.unfinished < s.capacity && it.pending > 0
+	expiresAt := rec.Admitted.Add(s.maxWait)
+	resume := s.phase == phaseRunning && now.Before(expiresAt) && s.unfinished < s.capacity && pending > 0
+	state := StateLeft // forwarded at once: it never enters the store
+	if resume {
+		state = StateAdmitted
+	}
+	it := &item{
+		subject:   subject,
+		state:     state,
+		ctx:       ctx,
+		admitted:  rec.Admitted,
+		expiresAt: expiresAt,
+		deadline:  rec.Admitted.Add(s.maxWait + s.evalTimeout),
+		results:   results,
+		pending:   pending,
+		stored:    rec.ID,
+	}
 	if resume {
 		s.insertHeld(it)
 		s.unfinished++
 		if !s.recoverCall(it, now) {
-			it.state = StateEvaluating
+			s.moveTo(it, StateEvaluating, now)
 			s.dispatch(it) // the scorers without a recorded result
 		}
 	} else {
-		it.state = StateLeft
 		s.skipUnapplied(it, now) // scorers that do not apply get no marker
 		s.workers.Add(1)         // shutdown waits for it to be forwarded
 	}
@@ -78,40 +83,40 @@ func (s *Store[C]) Recover(subject Subject[C], rec Recovered) {
 // dispatched; a pair with both halves, or a span with content, is
 // tracked, so a late half is recognised. It reports whether the item
 // waits. Called with mu held.
-func (s *Store[C]) recoverCall(it *item[C], now time.Time) bool {
-	call, ok := it.subject.(Pair[C])
+func (s *Store) recoverCall(it *item, now time.Time) bool {
+	call, ok := it.subject.(Pair)
 	if !ok || s.calls == nil {
 		return false
 	}
 	key, sides, waits := call.Call()
-	if st, _, _ := s.calls.State(key, now); !key.Valid() || st != pairing.Unknown {
+	if st, _, _ := s.calls.state(key, now); !key.Valid() || st != callUnknown {
 		return false
 	}
 	it.call = key
 	switch {
-	case sides == pairing.Span|pairing.Events:
-		s.calls.Track(key, pairing.Span, it)
-		s.calls.Join(key, pairing.Events)
+	case sides == SideSpan|SideEvents:
+		s.calls.track(key, SideSpan, it)
+		s.calls.join(key, SideEvents)
 		return false
 	case !waits:
-		s.calls.Track(key, sides, it) // a span with content is evaluated at once
+		s.calls.track(key, sides, it) // a span with content is evaluated at once
 		return false
 	}
-	if sides == pairing.Span {
-		s.enterEventWait(it, 0) // its size is not stored: it counts by number
+	if sides == SideSpan {
+		s.moveTo(it, StateWaitingForEvents, now) // its size is not stored: it counts by number
 	} else {
-		it.state = StatePairing
+		s.moveTo(it, StatePairing, now)
 	}
-	s.calls.Wait(key, sides, it, now)
+	s.calls.hold(key, sides, it, now)
 	s.armCallTimer()
 	return true
 }
 
 // insertHeld puts a recovered item into held in expiry order and re-arms
 // the expiry timer when it expires first. Called with mu held.
-func (s *Store[C]) insertHeld(it *item[C]) {
+func (s *Store) insertHeld(it *item) {
 	e := s.held.Back()
-	for e != nil && e.Value.(*item[C]).expiresAt.After(it.expiresAt) {
+	for e != nil && e.Value.(*item).expiresAt.After(it.expiresAt) {
 		e = e.Prev()
 	}
 	if e == nil {

@@ -9,9 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/collector/client"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -86,7 +83,7 @@ type Settings struct {
 // One mutex guards all state. max_wait is the same for every item, so
 // admission order is expiry order: held items sit in a list in that order
 // and one timer, armed for the oldest, lets them go.
-type Store[C any] struct {
+type Store struct {
 	maxWait     time.Duration
 	evalTimeout time.Duration
 	capacity    int
@@ -95,7 +92,7 @@ type Store[C any] struct {
 	obs         Observer
 	// evaluations waits for a worker; its capacity covers every
 	// evaluation of capacity items, so dispatch never blocks.
-	evaluations chan evaluation[C]
+	evaluations chan evaluation
 	// idle holds the wake channels of workers parked on an empty queue,
 	// the most recently parked last; guarded by mu. Dispatch wakes the
 	// last one, so evaluations run on few workers whose stacks are grown.
@@ -109,25 +106,24 @@ type Store[C any] struct {
 
 	mu         sync.Mutex
 	phase      phase
-	scorers    []Scorer[C] // set by Start, then immutable
+	scorers    []Scorer    // set by Start, then immutable
 	held       list.List   // of *item not yet left, oldest first
 	unfinished int         // admitted items with evaluations not finished
 	expiry     *time.Timer // fires at the oldest held item's max_wait
 	runCtx     context.Context
 	cancel     context.CancelFunc
-	// Items waiting for their trace's context (contextwait.go).
+	// Items waiting for their trace's context (item.go).
 	contextWait time.Duration
-	waits       contextWaits[C]
+	waits       contextWaits
 	// Calls seen on one signal waiting for, or joined by, the other
 	// (pairs.go); nil unless JoinSignals was called.
-	calls     *pairing.Table[*item[C]]
-	newPair   func() Pair[C]
+	calls     *callTable
 	callTimer *time.Timer
 	joining   atomic.Bool // calls is set: read without mu on the hot path
 	// Spans without content waiting for their log events (eventswait.go).
 	eventWaits eventWaits
 	// journal keeps admitted items in storage; nil when storage is off.
-	journal Journal[C]
+	journal Journal
 }
 
 type phase int
@@ -139,12 +135,12 @@ const (
 )
 
 // New returns a store that admits nothing until Start.
-func New[C any](set Settings) *Store[C] {
+func New(set Settings) *Store {
 	now := set.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Store[C]{
+	return &Store{
 		maxWait:     set.MaxWait,
 		evalTimeout: set.EvalTimeout,
 		capacity:    set.Capacity,
@@ -158,7 +154,7 @@ func New[C any](set Settings) *Store[C] {
 
 // Start begins running evaluations with the given scorers; journal, when
 // not nil, keeps the admitted items in storage.
-func (s *Store[C]) Start(scorers []Scorer[C], journal Journal[C]) {
+func (s *Store) Start(scorers []Scorer, journal Journal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.phase != phaseNew {
@@ -166,7 +162,7 @@ func (s *Store[C]) Start(scorers []Scorer[C], journal Journal[C]) {
 	}
 	s.scorers = scorers
 	s.journal = journal
-	s.evaluations = make(chan evaluation[C], s.capacity*len(scorers))
+	s.evaluations = make(chan evaluation, s.capacity*len(scorers))
 	// Workers outlive Start's context: they get their own.
 	s.runCtx, s.cancel = context.WithCancel(context.Background())
 	s.phase = phaseRunning
@@ -180,7 +176,7 @@ func (s *Store[C]) Start(scorers []Scorer[C], journal Journal[C]) {
 // only when the item is admitted (moving a span out of its batch is part
 // of it). ctx is the request the item came with; only its client.Info is
 // kept.
-func (s *Store[C]) Admit(ctx context.Context, newSubject func() Subject[C]) AdmitResult {
+func (s *Store) Admit(ctx context.Context, newSubject func() Subject) AdmitResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if res := s.refusal(); res != Admitted {
@@ -192,7 +188,7 @@ func (s *Store[C]) Admit(ctx context.Context, newSubject func() Subject[C]) Admi
 
 // refusal says why the store cannot take an item now, or Admitted when it
 // can. Called with mu held.
-func (s *Store[C]) refusal() AdmitResult {
+func (s *Store) refusal() AdmitResult {
 	switch {
 	case s.phase == phaseNew:
 		return NotRunning
@@ -204,82 +200,9 @@ func (s *Store[C]) refusal() AdmitResult {
 	return Admitted
 }
 
-// hold makes an item of subject and holds it until it leaves; its
-// evaluations are not dispatched yet. Called with mu held, after refusal
-// said Admitted.
-func (s *Store[C]) hold(ctx context.Context, subject Subject[C]) *item[C] {
-	now := time.Now()
-	it := &item[C]{
-		subject:   subject,
-		state:     StateAdmitted,
-		ctx:       client.NewContext(context.Background(), client.FromContext(ctx)),
-		admitted:  now,
-		expiresAt: now.Add(s.maxWait),
-		deadline:  now.Add(s.maxWait + s.evalTimeout),
-		results:   make([]*Result, len(s.scorers)),
-		pending:   len(s.scorers),
-	}
-	it.elem = s.held.PushBack(it)
-	s.unfinished++
-	if s.held.Len() == 1 {
-		s.armExpiry(s.maxWait)
-	}
-	if s.journal != nil {
-		it.stored = s.journal.Admitted(subject, now) // stored before the admitting call returns
-	}
-	return it
-}
-
-// begin dispatches a held item's evaluations, or parks it until its
-// trace's context arrives. Called with mu held.
-func (s *Store[C]) begin(it *item[C]) {
-	if !s.parkForContext(it, time.Now()) {
-		it.state = StateEvaluating
-		s.dispatch(it)
-	}
-}
-
-// dispatch builds the item's cases and queues its evaluations. Called
-// with mu held.
-func (s *Store[C]) dispatch(it *item[C]) {
-	for i := range s.scorers {
-		s.dispatchScorer(it, i)
-	}
-}
-
-// dispatchScorer builds the item's case for one scorer and queues it,
-// unless the item has its result already (recorded in storage before a
-// restart): its pending count does not include it. Called with mu held.
-func (s *Store[C]) dispatchScorer(it *item[C], i int) {
-	if it.results[i] != nil {
-		return
-	}
-	sc := s.scorers[i]
-	ev := evaluation[C]{item: it, scorerIndex: i}
-	if it.subject.Skips(sc.Config) {
-		ev.skip = true
-	} else if uf, ok := it.subject.(UpFronter[C]); ok {
-		if r, ok := uf.ResultUpFront(sc.Config); ok {
-			res := r // allocated only here, not on every dispatch
-			ev.upFront = &res
-		}
-	}
-	if !ev.skip && ev.upFront == nil {
-		ev.c = it.subject.Case(sc.Config)
-	}
-	select {
-	case s.evaluations <- ev:
-		s.wakeWorker()
-	default: // cannot happen: capacity covers every admitted item's evaluations
-		it.pending--
-		it.results[i] = &Result{Scorer: sc.Name, At: s.now(),
-			Result: ErrorResult(scoring.ErrorBudgetExceeded, errors.New("evaluation queue full"))}
-	}
-}
-
 // wakeWorker wakes the most recently parked worker, if any. Called with mu
 // held.
-func (s *Store[C]) wakeWorker() {
+func (s *Store) wakeWorker() {
 	if n := len(s.idle); n > 0 {
 		s.idle[n-1] <- struct{}{}
 		s.idle = s.idle[:n-1]
@@ -287,7 +210,7 @@ func (s *Store[C]) wakeWorker() {
 }
 
 // armExpiry makes the timer fire after d. Called with mu held.
-func (s *Store[C]) armExpiry(d time.Duration) {
+func (s *Store) armExpiry(d time.Duration) {
 	armTimer(&s.expiry, d, func() { s.Expire(time.Now()) })
 }
 
@@ -301,17 +224,9 @@ func armTimer(t **time.Timer, d time.Duration, f func()) {
 	(*t).Reset(d)
 }
 
-// takeOut removes a held item from held: it is leaving. Called with mu
-// held.
-func (s *Store[C]) takeOut(it *item[C]) {
-	s.held.Remove(it.elem)
-	it.elem = nil
-	it.state = StateLeft
-}
-
 // leaveUnlocking releases mu, which the caller holds, and lets items that
 // were taken out of held leave; shutdown waits for them to be forwarded.
-func (s *Store[C]) leaveUnlocking(items []*item[C], why leaveReason) {
+func (s *Store) leaveUnlocking(items []*item, why leaveReason) {
 	s.workers.Add(1)
 	s.mu.Unlock()
 	defer s.workers.Done()
@@ -323,34 +238,24 @@ func (s *Store[C]) leaveUnlocking(items []*item[C], why leaveReason) {
 // Expire lets every held item whose max_wait has passed at now leave, and
 // arms the timer for the next one. The store's timer calls it with the
 // current time.
-func (s *Store[C]) Expire(now time.Time) {
+func (s *Store) Expire(now time.Time) {
 	s.mu.Lock()
 	if s.phase != phaseRunning {
 		s.mu.Unlock()
 		return
 	}
-	var leaving []*item[C]
+	var leaving []*item
 	for e := s.held.Front(); e != nil; e = s.held.Front() {
-		it := e.Value.(*item[C])
+		it := e.Value.(*item)
 		if now.Before(it.expiresAt) {
 			s.armExpiry(it.expiresAt.Sub(now))
 			break
 		}
-		switch it.state {
-		case StateWaitingForEvents:
-			s.leaveEventWait(it)
-			fallthrough
-		case StatePairing:
-			// Never dispatched: no evaluation will finish.
-			it.pending = 0
-			s.unfinished--
-		}
 		waiting := it.state == StateWaitingForContext
-		s.takeOut(it)
-		s.forgetCall(it, now)
+		s.moveTo(it, StateLeft, now)
 		if waiting {
 			// Its results follow as late results.
-			s.stopWaiting(it, false)
+			s.contextWaitEnded(it, false)
 		}
 		s.skipUnapplied(it, now)
 		leaving = append(leaving, it)
@@ -360,7 +265,7 @@ func (s *Store[C]) Expire(now time.Time) {
 
 // work runs evaluations until the channel is closed at shutdown, parking
 // in idle while the queue is empty.
-func (s *Store[C]) work() {
+func (s *Store) work() {
 	defer s.workers.Done()
 	wake := make(chan struct{}, 1)
 	for {
@@ -380,7 +285,7 @@ func (s *Store[C]) work() {
 // queue is empty; ok is false once the queue is closed. The second look
 // is under mu, where dispatch queues and wakes, so no evaluation can be
 // queued between that look and parking without waking a worker.
-func (s *Store[C]) next(wake chan struct{}) (ev evaluation[C], ok, got bool) {
+func (s *Store) next(wake chan struct{}) (ev evaluation, ok, got bool) {
 	select {
 	case ev, ok = <-s.evaluations:
 		return ev, ok, ok
@@ -394,11 +299,11 @@ func (s *Store[C]) next(wake chan struct{}) (ev evaluation[C], ok, got bool) {
 	default:
 	}
 	s.idle = append(s.idle, wake)
-	return evaluation[C]{}, true, false
+	return evaluation{}, true, false
 }
 
 // run runs one evaluation, bounded by its item's deadline.
-func (s *Store[C]) run(ev evaluation[C]) Result {
+func (s *Store) run(ev evaluation) Result {
 	sc := s.scorers[ev.scorerIndex]
 	if ev.skip {
 		return Result{Scorer: sc.Name, At: s.now(), Skipped: true}
@@ -422,7 +327,7 @@ func (s *Store[C]) run(ev evaluation[C]) Result {
 
 // finish files a finished evaluation: onto the held item, which leaves
 // when it was the last, or to the item's Late method once it has left.
-func (s *Store[C]) finish(it *item[C], scorerIndex int, r Result) {
+func (s *Store) finish(it *item, scorerIndex int, r Result) {
 	s.mu.Lock()
 	if s.phase == phaseClosed {
 		// The item left at shutdown with the results it had.
@@ -439,8 +344,7 @@ func (s *Store[C]) finish(it *item[C], scorerIndex int, r Result) {
 		it.results[scorerIndex] = &r
 	}
 	if last {
-		s.takeOut(it)
-		s.forgetCall(it, time.Now())
+		s.moveTo(it, StateLeft, time.Now())
 	}
 	s.mu.Unlock()
 
@@ -462,9 +366,9 @@ func (s *Store[C]) finish(it *item[C], scorerIndex int, r Result) {
 // and has no result yet (its item waited for its other half or for
 // context, or its skip is still queued) a skipped result, so that it
 // leaves no marker, as on any item. Called with mu held.
-func (s *Store[C]) skipUnapplied(it *item[C], now time.Time) {
+func (s *Store) skipUnapplied(it *item, now time.Time) {
 	for i, sc := range s.scorers {
-		if it.results[i] == nil && it.subject.Skips(sc.Config) {
+		if it.results[i] == nil && it.subject.Skips(sc) {
 			it.results[i] = &Result{Scorer: sc.Name, At: now, Skipped: true}
 		}
 	}
@@ -472,7 +376,7 @@ func (s *Store[C]) skipUnapplied(it *item[C], now time.Time) {
 
 // leave sends an item on that has just been taken out of held: with a
 // marker for each evaluation not finished, counted when it has no score.
-func (s *Store[C]) leave(it *item[C], why leaveReason) {
+func (s *Store) leave(it *item, why leaveReason) {
 	results := make([]Result, len(it.results))
 	scored, notScorable, unfinished := false, false, false
 	applied := 0 // results of scorers that apply to the item
@@ -514,14 +418,14 @@ func (s *Store[C]) leave(it *item[C], why leaveReason) {
 }
 
 // HeldCount is the number of items held now.
-func (s *Store[C]) HeldCount() int {
+func (s *Store) HeldCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.held.Len()
 }
 
 // Queued is the number of evaluations waiting for a worker.
-func (s *Store[C]) Queued() int {
+func (s *Store) Queued() int {
 	return len(s.evaluations)
 }
 
@@ -536,12 +440,12 @@ type Stats struct {
 }
 
 // Stats counts the store's items now.
-func (s *Store[C]) Stats() Stats {
+func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{Held: s.held.Len(), Unfinished: s.unfinished, WaitingForContext: s.waits.order.Len(), WaitingForEvents: s.eventWaits.count, IdleWorkers: len(s.idle)}
 	for e := s.held.Front(); e != nil; e = e.Next() {
-		for _, r := range e.Value.(*item[C]).results {
+		for _, r := range e.Value.(*item).results {
 			if r != nil {
 				st.Results++
 			}
@@ -553,7 +457,7 @@ func (s *Store[C]) Stats() Stats {
 // Shutdown stops admitting, cancels the evaluations in flight, sends every
 // held item on with the results it has, and waits for the workers until
 // ctx ends.
-func (s *Store[C]) Shutdown(ctx context.Context) error {
+func (s *Store) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.phase == phaseClosed {
 		s.mu.Unlock()
@@ -561,16 +465,14 @@ func (s *Store[C]) Shutdown(ctx context.Context) error {
 	}
 	wasRunning := s.phase == phaseRunning
 	s.phase = phaseClosed
-	var leaving []*item[C]
+	var leaving []*item
 	now := time.Now()
-	for e := s.held.Front(); e != nil; e = e.Next() {
-		it := e.Value.(*item[C])
-		it.elem = nil
-		it.state = StateLeft
+	for e := s.held.Front(); e != nil; e = s.held.Front() {
+		it := e.Value.(*item)
+		s.moveTo(it, StateLeft, now)
 		s.skipUnapplied(it, now)
 		leaving = append(leaving, it)
 	}
-	s.held.Init()
 	if s.expiry != nil {
 		s.expiry.Stop()
 	}
@@ -609,7 +511,7 @@ func (s *Store[C]) Shutdown(ctx context.Context) error {
 // Wait waits until every worker and every item leaving has ended: after
 // a Shutdown whose context ended first, for an evaluation that outlived
 // it.
-func (s *Store[C]) Wait() { s.workers.Wait() }
+func (s *Store) Wait() { s.workers.Wait() }
 
 // safeScore calls the scorer, turning a panic into an error result.
 func safeScore(ctx context.Context, s scoring.Scorer, c scoring.Case) (res scoring.Result) {
@@ -619,22 +521,4 @@ func safeScore(ctx context.Context, s scoring.Scorer, c scoring.Case) (res scori
 		}
 	}()
 	return s.Score(ctx, c)
-}
-
-// ErrorResult is a failed evaluation of type t.
-func ErrorResult(t scoring.ErrorType, err error) scoring.Result {
-	return scoring.Result{Label: scoring.LabelError, Err: &scoring.Error{Type: t, Err: err}}
-}
-
-// unfinishedResult is the marker written for an evaluation that had not
-// finished when its item left.
-func unfinishedResult(scorer string, why leaveReason, at time.Time) Result {
-	t, msg := scoring.ErrorMaxWaitExceeded, "max_wait passed before the evaluation finished"
-	switch why {
-	case leftShutdown:
-		t, msg = scoring.ErrorShutdown, "the processor shut down before the evaluation finished"
-	case leftRestarted:
-		t, msg = scoring.ErrorRestarted, "the collector restarted after max_wait had passed; the evaluation did not finish before"
-	}
-	return Result{Scorer: scorer, At: at, Result: ErrorResult(t, errors.New(msg))}
 }

@@ -2,6 +2,8 @@ package evalstore
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +17,7 @@ import (
 )
 
 // The scorers' configuration in these tests is the scorer's name.
-type testStore = Store[string]
+type testStore = Store
 
 // scorer answers pass with the case's output as reason once gate (if
 // any) is closed, or an error when its context ends first.
@@ -51,8 +53,8 @@ type subject struct {
 	lates  []Result
 }
 
-func (s *subject) Case(string) scoring.Case                 { return scoring.Case{Output: s.output} }
-func (s *subject) Skips(sc string) bool                     { return s.skipped[sc] }
+func (s *subject) Case(Scorer) scoring.Case                 { return scoring.Case{Output: s.output} }
+func (s *subject) Skips(sc Scorer) bool                     { return s.skipped[sc.Name] }
 func (s *subject) WaitsForContext() (pcommon.TraceID, bool) { return s.trace, s.waiting.Load() }
 
 func (s *subject) Leave(_ context.Context, results []Result) {
@@ -147,14 +149,14 @@ type journal struct {
 	left     []uint64
 }
 
-func (j *journal) Admitted(Subject[string], time.Time) uint64 {
+func (j *journal) Admitted(Subject, time.Time) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.next++
 	return j.next
 }
 
-func (j *journal) Rewritten(id uint64, s Subject[string], at time.Time) uint64 {
+func (j *journal) Rewritten(id uint64, s Subject, at time.Time) uint64 {
 	if id == 0 {
 		return j.Admitted(s, at)
 	}
@@ -187,13 +189,13 @@ const waits = "waits:"
 
 // newFixture starts a store running the given scorers; a scorer whose name
 // starts with waits: reads the trace's context.
-func newFixture(t *testing.T, set Settings, j Journal[string], scorers ...*scorer) *fixture {
+func newFixture(t *testing.T, set Settings, j Journal, scorers ...*scorer) *fixture {
 	t.Helper()
 	return newFixtureWith(t, set, j, nil, scorers...)
 }
 
 // newFixtureWith is newFixture calling prepare, if not nil, before Start.
-func newFixtureWith(t *testing.T, set Settings, j Journal[string], prepare func(*testStore), scorers ...*scorer) *fixture {
+func newFixtureWith(t *testing.T, set Settings, j Journal, prepare func(*testStore), scorers ...*scorer) *fixture {
 	t.Helper()
 	obs := &observer{}
 	set.Observer = obs
@@ -206,11 +208,11 @@ func newFixtureWith(t *testing.T, set Settings, j Journal[string], prepare func(
 	if set.Workers == 0 {
 		set.Workers = 2
 	}
-	s := New[string](set)
-	var run []Scorer[string]
+	s := New(set)
+	var run []Scorer
 	for _, sc := range scorers {
 		w := len(sc.name) > len(waits) && sc.name[:len(waits)] == waits
-		run = append(run, Scorer[string]{Config: sc.name, Name: sc.name, Waits: w, Run: sc})
+		run = append(run, Scorer{Name: sc.name, ReadsContext: w, Run: sc})
 	}
 	if prepare != nil {
 		prepare(s)
@@ -222,11 +224,11 @@ func newFixtureWith(t *testing.T, set Settings, j Journal[string], prepare func(
 
 // stateOf is the state of the item of subj: StateLeft once it is no longer
 // held.
-func (f *fixture) stateOf(subj Subject[string]) State {
+func (f *fixture) stateOf(subj Subject) State {
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
 	for e := f.s.held.Front(); e != nil; e = e.Next() {
-		it := e.Value.(*item[string])
+		it := e.Value.(*item)
 		if it.subject == subj {
 			return it.state
 		}
@@ -280,7 +282,7 @@ func TestAdmitDispatchFinish(t *testing.T) {
 	f := newFixture(t, Settings{}, j, a, b, c)
 	subj := &subject{output: "answer", skipped: map[string]bool{"c": true}}
 
-	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject[string] { return subj }))
+	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject { return subj }))
 	eventually(t, func() bool { return a.calls.Load() == 1 && b.calls.Load() == 1 }, "both scorers that apply run")
 	eventually(t, func() bool { return f.s.Stats().Results == 2 }, "a and the skip of c are filed")
 	assert.Equal(t, StateEvaluating, f.stateOf(subj))
@@ -305,15 +307,15 @@ func TestAdmitDispatchFinish(t *testing.T) {
 // The store refuses items before Start, past queue_size and after
 // Shutdown.
 func TestAdmitRefusals(t *testing.T) {
-	s := New[string](Settings{MaxWait: time.Hour, Capacity: 1, Workers: 1, Observer: &observer{}})
-	assert.Equal(t, NotRunning, s.Admit(context.Background(), func() Subject[string] { return &subject{} }))
+	s := New(Settings{MaxWait: time.Hour, Capacity: 1, Workers: 1, Observer: &observer{}})
+	assert.Equal(t, NotRunning, s.Admit(context.Background(), func() Subject { return &subject{} }))
 	gate := make(chan struct{})
 	defer close(gate)
-	s.Start([]Scorer[string]{{Name: "a", Config: "a", Run: &scorer{name: "a", gate: gate}}}, nil)
-	assert.Equal(t, Admitted, s.Admit(context.Background(), func() Subject[string] { return &subject{} }))
-	assert.Equal(t, RejectedFull, s.Admit(context.Background(), func() Subject[string] { return &subject{} }))
+	s.Start([]Scorer{{Name: "a", Run: &scorer{name: "a", gate: gate}}}, nil)
+	assert.Equal(t, Admitted, s.Admit(context.Background(), func() Subject { return &subject{} }))
+	assert.Equal(t, RejectedFull, s.Admit(context.Background(), func() Subject { return &subject{} }))
 	require.NoError(t, s.Shutdown(context.Background()))
-	assert.Equal(t, RejectedClosed, s.Admit(context.Background(), func() Subject[string] { return &subject{} }))
+	assert.Equal(t, RejectedClosed, s.Admit(context.Background(), func() Subject { return &subject{} }))
 }
 
 // An item whose trace has no context yet waits for it: the scorers that
@@ -330,7 +332,7 @@ func TestWaitForContext(t *testing.T) {
 			f := newFixture(t, Settings{ContextWait: wait}, nil, reader, other)
 			subj := &subject{output: "answer", trace: pcommon.TraceID{1}}
 			subj.waiting.Store(true)
-			require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject[string] { return subj }))
+			require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject { return subj }))
 			if arrives {
 				eventually(t, func() bool { return other.calls.Load() == 1 }, "the scorer that does not wait runs")
 				assert.Equal(t, StateWaitingForContext, f.stateOf(subj))
@@ -357,7 +359,7 @@ func TestExpire(t *testing.T) {
 	slow := &scorer{name: "slow", gate: gate}
 	f := newFixture(t, Settings{}, nil, &scorer{name: "quick"}, slow)
 	subj := &subject{output: "answer"}
-	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject[string] { return subj }))
+	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject { return subj }))
 	eventually(t, func() bool { return f.s.Stats().Results == 1 && slow.calls.Load() == 1 }, "quick done, slow running")
 
 	f.s.Expire(time.Now()) // before its max_wait: nothing happens
@@ -380,7 +382,7 @@ func TestShutdownLetsHeldItemsLeave(t *testing.T) {
 	slow := &scorer{name: "slow", gate: make(chan struct{})}
 	f := newFixture(t, Settings{}, nil, slow)
 	subj := &subject{output: "answer"}
-	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject[string] { return subj }))
+	require.Equal(t, Admitted, f.s.Admit(context.Background(), func() Subject { return subj }))
 	eventually(t, func() bool { return slow.calls.Load() == 1 }, "running")
 	require.NoError(t, f.s.Shutdown(context.Background()))
 	assert.Equal(t, []string{"slow:error:" + string(scoring.ErrorShutdown)}, labels(subj.left()))
@@ -421,4 +423,48 @@ func TestRecover(t *testing.T) {
 			j.mu.Unlock()
 		})
 	}
+}
+
+// goroutineScorer records the goroutine each evaluation runs on.
+type goroutineScorer struct {
+	mu  sync.Mutex
+	ran map[string]int // goroutine id -> evaluations
+}
+
+func (*goroutineScorer) Name() string { return "a" }
+
+func (g *goroutineScorer) Score(context.Context, scoring.Case) scoring.Result {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	g.mu.Lock()
+	g.ran[id]++
+	g.mu.Unlock()
+	return scoring.Result{Label: scoring.LabelPass}
+}
+
+// Items arriving one at a time through a store with many workers must each
+// be evaluated on the worker that ran the one before, the only one whose
+// stack is grown, not on the worker idle the longest; shutdown ends every
+// parked worker.
+func TestIdleWorkersTakeTurnsLastInFirstOut(t *testing.T) {
+	const workers = 8
+	sc := &goroutineScorer{ran: map[string]int{}}
+	s := New(Settings{MaxWait: time.Hour, Capacity: 10, Workers: workers, Observer: &observer{}})
+	s.Start([]Scorer{{Name: "a", Run: sc}}, nil)
+	allParked := func() bool { return s.Stats().IdleWorkers == workers }
+	const items = 20
+	subjects := make([]*subject, items)
+	for i := range items {
+		// Every worker is parked before the next item arrives.
+		eventually(t, allParked, "every worker parks")
+		subjects[i] = &subject{}
+		require.Equal(t, Admitted, s.Admit(context.Background(), func() Subject { return subjects[i] }))
+		eventually(t, func() bool { return subjects[i].left() != nil }, "the item leaves")
+	}
+	sc.mu.Lock()
+	assert.Len(t, sc.ran, 1, "evaluations per worker: %v", sc.ran)
+	sc.mu.Unlock()
+	require.NoError(t, s.Shutdown(context.Background()))
+	s.Wait() // returns only if every parked worker ended
 }

@@ -2,6 +2,7 @@ package genai
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -290,4 +291,19 @@ func (g *Generation) clip() {
 	for i := range g.SystemInstructions {
 		g.SystemInstructions[i] = clip(g.SystemInstructions[i])
 	}
+}
+
+// clip bounds s to maxFieldBytes on a rune boundary and replaces invalid UTF-8.
+func clip(s string) string {
+	if len(s) > maxFieldBytes {
+		cut := maxFieldBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -180,21 +179,6 @@ func toInt(v any) (int, bool) {
 		return n, err == nil
 	}
 	return 0, false
-}
-
-// clip bounds s to maxFieldBytes on a rune boundary and replaces invalid UTF-8.
-func clip(s string) string {
-	if len(s) > maxFieldBytes {
-		cut := maxFieldBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
 }
 
 // appendBounded joins parts into b with sep without letting b grow far past

@@ -26,7 +26,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/recent"
 )
 
 // Config bounds a Joiner.
@@ -41,12 +40,18 @@ type Config struct {
 	MaxBytes int
 	// Now is the clock of Add; nil means time.Now.
 	Now func() time.Time
-	// Hold, when set, is given each record the Joiner keeps for a call
-	// still being joined (every record it takes but a gen_ai.choice, which
-	// completes its call), with the call's key, under the Joiner's lock and
-	// before Add returns, so that the caller can store it. Its arguments
-	// are valid during the call only.
-	Hold func(key Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs)
+	// Holder, when set, stores the records the Joiner keeps.
+	Holder Holder
+}
+
+// Holder stores what a Joiner holds (the storage setting).
+type Holder interface {
+	// HoldJoining is given each record the Joiner keeps for a call still
+	// being joined (every record it takes but a gen_ai.choice, which
+	// completes its call), with the call's key, under the Joiner's lock
+	// and before Add returns. Its arguments are valid during the call
+	// only.
+	HoldJoining(key Key, rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs)
 }
 
 // Validate reports a bound that cannot work.
@@ -64,11 +69,15 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Key identifies one call: the trace and span id its events carry.
+// Key identifies one call: the trace and span id of its span, which its
+// events carry too.
 type Key struct {
 	TraceID pcommon.TraceID
 	SpanID  pcommon.SpanID
 }
+
+// Valid reports whether the key can match anything: both ids are set.
+func (k Key) Valid() bool { return !k.TraceID.IsEmpty() && !k.SpanID.IsEmpty() }
 
 // Reason says why a group left the Joiner.
 type Reason int
@@ -142,7 +151,7 @@ type Joiner struct {
 	calls   map[Key]*call
 	order   *list.List // of *call, oldest first; all share Window, so also by deadline
 	bytes   int
-	done    recent.Set[Key] // calls that left within the last window: their records are late
+	done    RecentSet[Key] // calls that left within the last window: their records are late
 	evicted uint64
 	late    uint64
 }
@@ -168,7 +177,7 @@ func New(cfg Config) *Joiner {
 		now:   now,
 		calls: make(map[Key]*call),
 		order: list.New(),
-		done:  recent.New[Key](cfg.MaxCalls),
+		done:  NewRecentSet[Key](cfg.MaxCalls),
 	}
 }
 
@@ -212,8 +221,8 @@ func (j *Joiner) Add(rec plog.LogRecord, rl plog.ResourceLogs, sl plog.ScopeLogs
 		j.calls[key] = c
 	}
 	rec.CopyTo(c.records.AppendEmpty())
-	if kind != genai.LogChoice && j.cfg.Hold != nil {
-		j.cfg.Hold(key, rec, rl, sl)
+	if kind != genai.LogChoice && j.cfg.Holder != nil {
+		j.cfg.Holder.HoldJoining(key, rec, rl, sl)
 	}
 	size := recordSize(rec)
 	c.bytes += size
@@ -263,7 +272,7 @@ func (j *Joiner) Close() []Group {
 	for e := j.order.Front(); e != nil; e = j.order.Front() {
 		out = append(out, j.take(e.Value.(*call), ReasonClosed))
 	}
-	j.done = recent.Set[Key]{}
+	j.done = RecentSet[Key]{}
 	return out
 }
 

@@ -444,3 +444,41 @@ func BenchmarkJoinMessageEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(call)), "ns/record")
 }
+
+func TestKeyValid(t *testing.T) {
+	assert.True(t, Key{TraceID: pcommon.TraceID{1}, SpanID: pcommon.SpanID{2}}.Valid())
+	assert.False(t, Key{TraceID: pcommon.TraceID{1}}.Valid())
+	assert.False(t, Key{SpanID: pcommon.SpanID{1}}.Valid())
+}
+
+// Result records and held records go under copies of the resource and
+// scope of the call's records, schema URLs included; the logs they are
+// copied from are not touched.
+func TestNewLogsUnder(t *testing.T) {
+	in := plog.NewLogs()
+	rl := in.ResourceLogs().AppendEmpty()
+	rl.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
+	rl.Resource().Attributes().PutStr("service.name", "order-assistant")
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
+	sl.Scope().SetName("opentelemetry.util.genai")
+	sl.Scope().SetVersion("0.2b0")
+	sl.LogRecords().AppendEmpty().SetEventName("gen_ai.client.inference.operation.details")
+	before := plog.NewLogs()
+	in.CopyTo(before)
+
+	ld, records := NewLogsUnder(rl, sl)
+	records.AppendEmpty().SetEventName("gen_ai.evaluation.result")
+
+	assert.Equal(t, before, in, "the logs copied from are not touched")
+	require.Equal(t, 1, ld.ResourceLogs().Len())
+	outRL := ld.ResourceLogs().At(0)
+	assert.Equal(t, rl.Resource().Attributes().AsRaw(), outRL.Resource().Attributes().AsRaw())
+	assert.Equal(t, rl.SchemaUrl(), outRL.SchemaUrl())
+	require.Equal(t, 1, outRL.ScopeLogs().Len())
+	outSL := outRL.ScopeLogs().At(0)
+	assert.Equal(t, "opentelemetry.util.genai", outSL.Scope().Name())
+	assert.Equal(t, "0.2b0", outSL.Scope().Version())
+	assert.Equal(t, sl.SchemaUrl(), outSL.SchemaUrl())
+	require.Equal(t, 1, outSL.LogRecords().Len(), "the records go into the copy")
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -40,9 +39,9 @@ func TestRecoveredResultsWriteAsBefore(t *testing.T) {
 			require.NoError(t, err)
 			back := recoveredResult(rec)
 			assert.Equal(t, res.Label(), back.Label())
-			assert.Equal(t, resultwrite.Explanation(r, k.redact), resultwrite.Explanation(back.Result, k.redact))
+			assert.Equal(t, res.Explanation(k.redact), back.Explanation(k.redact))
 			if res.Label() == scoring.LabelError {
-				assert.Equal(t, resultwrite.ResultErrorType(r), resultwrite.ResultErrorType(back.Result))
+				assert.Equal(t, res.ErrorType(), back.ErrorType())
 			}
 			assert.Equal(t, r.Score, back.Result.Score)
 			assert.True(t, back.At.Equal(at))
@@ -61,6 +60,6 @@ func TestResultsOfTheReleaseBeforeAreRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rec.Failed)
 	back := recoveredResult(rec)
-	assert.Equal(t, "_OTHER", resultwrite.ResultErrorType(back.Result))
-	assert.Equal(t, "boom", resultwrite.Explanation(back.Result, func(s string) string { return s }))
+	assert.Equal(t, "_OTHER", back.ErrorType())
+	assert.Equal(t, "boom", back.Explanation(func(s string) string { return s }))
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -60,30 +61,30 @@ var outcomeCases = []struct {
 	{
 		name:   "untyped error",
 		result: scoring.Result{Label: scoring.LabelError, Score: 1, Err: errors.New("boom")},
-		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: otherErrorType,
+		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: "_OTHER",
 			evalconv.AttrExplanation: "boom", evalconv.AttrResponseID: "chatcmpl-1"},
 		wantFlat: map[string]any{"llm_eval.bias.label": "error", "llm_eval.bias.reason": "boom"},
 	},
 	{
 		name:   "unknown label is an error with its reason",
 		result: scoring.Result{Label: "maybe", Reason: "judge said maybe"},
-		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: otherErrorType,
+		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: "_OTHER",
 			evalconv.AttrExplanation: "judge said maybe", evalconv.AttrResponseID: "chatcmpl-1"},
 		wantFlat: map[string]any{"llm_eval.bias.label": "error", "llm_eval.bias.reason": "judge said maybe"},
 	},
 	{
 		name:   "no label at all",
 		result: scoring.Result{},
-		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: otherErrorType,
-			evalconv.AttrExplanation: missingLabelErrorMsg, evalconv.AttrResponseID: "chatcmpl-1"},
-		wantFlat: map[string]any{"llm_eval.bias.label": "error", "llm_eval.bias.reason": missingLabelErrorMsg},
+		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: "_OTHER",
+			evalconv.AttrExplanation: "scorer returned no verdict", evalconv.AttrResponseID: "chatcmpl-1"},
+		wantFlat: map[string]any{"llm_eval.bias.label": "error", "llm_eval.bias.reason": "scorer returned no verdict"},
 	},
 }
 
 func TestOutcomeAttributes(t *testing.T) {
 	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newOutcome("bias", tt.result, redactTestKey)
+			v := newOutcome(evalstore.Result{Scorer: "bias", Result: tt.result}, redactTestKey)
 			event := pcommon.NewMap()
 			v.putEventAttributes(event, "chatcmpl-1")
 			assert.Equal(t, tt.wantEvent, event.AsRaw())
@@ -100,56 +101,33 @@ func TestOutcomeMatchesSpanAnnotation(t *testing.T) {
 	for _, tt := range outcomeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			span := ptrace.NewSpan()
-			AnnotateSpan(span, "bias", tt.result, time.Unix(1, 0), "chatcmpl-1", redactTestKey)
+			AnnotateSpan(span, evalstore.Result{Scorer: "bias", Result: tt.result, At: time.Unix(1, 0)}, "chatcmpl-1", redactTestKey)
 			require.Equal(t, 1, span.Events().Len())
 
 			records := plog.NewLogRecordSlice()
-			rec := AppendResultRecord(records, Evaluated{ResponseID: "chatcmpl-1"}, "bias", tt.result, time.Unix(1, 0), redactTestKey)
+			rec := AppendResultRecord(records, Evaluated{ResponseID: "chatcmpl-1"}, evalstore.Result{Scorer: "bias", Result: tt.result, At: time.Unix(1, 0)}, redactTestKey)
 			assert.Equal(t, span.Events().At(0).Attributes().AsRaw(), rec.Attributes().AsRaw())
 
 			flat := pcommon.NewMap()
-			newOutcome("bias", tt.result, redactTestKey).putFlatAttributes(flat)
+			newOutcome(evalstore.Result{Scorer: "bias", Result: tt.result}, redactTestKey).putFlatAttributes(flat)
 			assert.Equal(t, span.Attributes().AsRaw(), flat.AsRaw())
 		})
 	}
 }
 
-func TestResultLogs(t *testing.T) {
-	in := plog.NewLogs()
-	rl := in.ResourceLogs().AppendEmpty()
-	rl.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
-	rl.Resource().Attributes().PutStr("service.name", "order-assistant")
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
-	sl.Scope().SetName("opentelemetry.util.genai")
-	sl.Scope().SetVersion("0.2b0")
-	sl.LogRecords().AppendEmpty().SetEventName("gen_ai.client.inference.operation.details")
-	before := plog.NewLogs()
-	in.CopyTo(before)
-
+func TestResultRecords(t *testing.T) {
 	of := Evaluated{
 		TraceID: pcommon.TraceID{0x5b, 0x8e, 1}, SpanID: pcommon.SpanID{0xee, 2},
 		Model: "gpt-4o-mini", ResponseID: "chatcmpl-LOGS1",
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	ld, records := NewResultLogs(rl, sl)
-	AppendResultRecord(records, of, "bias", scoring.Result{Label: scoring.LabelPass, Score: 0.2, Reason: "neutral"}, at, redactTestKey)
-	AppendResultRecord(records, of, "hallucination", scoring.Result{Label: scoring.LabelError,
-		Err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New("deadline")}}, at, redactTestKey)
-	AppendResultRecord(records, Evaluated{TraceID: of.TraceID, SpanID: of.SpanID}, "toxicity",
-		scoring.Result{Label: scoring.LabelNotScorable, Reason: "no output content"}, at, redactTestKey)
-
-	assert.Equal(t, before, in, "the evaluated logs are not touched")
-	require.Equal(t, 1, ld.ResourceLogs().Len())
-	outRL := ld.ResourceLogs().At(0)
-	assert.Equal(t, rl.Resource().Attributes().AsRaw(), outRL.Resource().Attributes().AsRaw())
-	assert.Equal(t, rl.SchemaUrl(), outRL.SchemaUrl())
-	require.Equal(t, 1, outRL.ScopeLogs().Len())
-	outSL := outRL.ScopeLogs().At(0)
-	assert.Equal(t, "opentelemetry.util.genai", outSL.Scope().Name())
-	assert.Equal(t, "0.2b0", outSL.Scope().Version())
-	assert.Equal(t, sl.SchemaUrl(), outSL.SchemaUrl())
-	require.Equal(t, 3, outSL.LogRecords().Len())
+	records := plog.NewLogRecordSlice()
+	AppendResultRecord(records, of, evalstore.Result{Scorer: "bias", At: at, Result: scoring.Result{Label: scoring.LabelPass, Score: 0.2, Reason: "neutral"}}, redactTestKey)
+	AppendResultRecord(records, of, evalstore.Result{Scorer: "hallucination", At: at, Result: scoring.Result{Label: scoring.LabelError,
+		Err: &scoring.Error{Type: scoring.ErrorJudgeTimeout, Err: errors.New("deadline")}}}, redactTestKey)
+	AppendResultRecord(records, Evaluated{TraceID: of.TraceID, SpanID: of.SpanID},
+		evalstore.Result{Scorer: "toxicity", At: at, Result: scoring.Result{Label: scoring.LabelNotScorable, Reason: "no output content"}}, redactTestKey)
+	require.Equal(t, 3, records.Len())
 
 	want := []struct {
 		severity plog.SeverityNumber
@@ -164,7 +142,7 @@ func TestResultLogs(t *testing.T) {
 			evalconv.AttrExplanation: "no output content"}},
 	}
 	for i, w := range want {
-		rec := outSL.LogRecords().At(i)
+		rec := records.At(i)
 		assert.Equal(t, evalconv.EventName, rec.EventName())
 		assert.Equal(t, of.TraceID, rec.TraceID())
 		assert.Equal(t, of.SpanID, rec.SpanID())

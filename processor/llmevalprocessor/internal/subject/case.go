@@ -3,6 +3,7 @@ package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocess
 import (
 	"slices"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -10,7 +11,7 @@ import (
 
 // caseFromGeneration builds what the scorer evaluates of one call, read
 // from a span or from log events.
-func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc Scorer) scoring.Case {
+func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evalstore.Scorer) scoring.Case {
 	c := scoring.Case{
 		Input:   gen.Input,
 		Output:  gen.Output,
@@ -36,7 +37,7 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc Score
 // ownContext is the context a scorer takes from the call itself, by its
 // context_sources: the tool results in its input (tool_messages), the
 // documents recorded on its span (trace) and its system messages (system).
-func ownContext(gen genai.Generation, sc Scorer) []string {
+func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	var out []string
 	add := func(texts []string) {
 		for _, t := range texts {

@@ -5,7 +5,7 @@
 // trajectory of the span's trace (TraceJoin), and on leaving writes the
 // results with internal/resultwrite and hands them to a sink.
 //
-// It sees a scorer's configuration only as the plain facts of Scorer and
+// It sees a scorer's configuration only as the plain facts of evalstore.Scorer and
 // the processor's telemetry and consumers only through small interfaces,
 // so it does not depend on the processor's root package.
 package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"

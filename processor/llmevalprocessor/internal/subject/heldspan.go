@@ -13,7 +13,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -42,9 +41,9 @@ type HeldSpan struct {
 }
 
 var (
-	_ evalstore.Subject[Scorer]   = (*HeldSpan)(nil)
-	_ evalstore.UpFronter[Scorer] = (*HeldSpan)(nil)
-	_ evalstore.ContextWaiter     = (*HeldSpan)(nil)
+	_ evalstore.Subject       = (*HeldSpan)(nil)
+	_ evalstore.UpFronter     = (*HeldSpan)(nil)
+	_ evalstore.ContextWaiter = (*HeldSpan)(nil)
 )
 
 // Reading is what admission reads of a generation span, and recovery
@@ -100,8 +99,12 @@ func agentNameOf(span ptrace.Span) string {
 	return ""
 }
 
+// NewPair is the subject of the span's call, the span's log events to
+// join it.
+func (h *HeldSpan) NewPair() evalstore.Pair { return pairOf(h) }
+
 // Case builds what the scorer evaluates.
-func (h *HeldSpan) Case(sc Scorer) scoring.Case {
+func (h *HeldSpan) Case(sc evalstore.Scorer) scoring.Case {
 	c := caseFromGeneration(h.Gen, h.of, sc)
 	c.Context = h.caseContext(sc) // the span's own context plus its trace's
 	if h.Agent && h.join != nil && sc.ReadsTrajectory {
@@ -119,7 +122,7 @@ func (h *HeldSpan) Leave(ctx context.Context, results []evalstore.Result) {
 		if r.Skipped {
 			continue
 		}
-		resultwrite.AnnotateSpan(span, r.Scorer, r.Result, r.At, h.of.ResponseID, h.out.Redact)
+		resultwrite.AnnotateSpan(span, r, h.of.ResponseID, h.out.Policy.Redact)
 	}
 	h.out.Sink.ForwardLater(ctx, td)
 }
@@ -127,19 +130,19 @@ func (h *HeldSpan) Leave(ctx context.Context, results []evalstore.Result) {
 // Late emits a result that finished after the span left as a child span,
 // or only counts it, as late_results says.
 func (h *HeldSpan) Late(ctx context.Context, r evalstore.Result) {
-	if !h.out.EmitsLate(r.Label()) {
+	if !h.out.Policy.EmitsLate(r.Label()) {
 		h.out.Tel.LateResultDropped(ctx, r.Scorer)
 		return
 	}
 	h.out.Tel.LateResult(ctx, r.Scorer)
-	h.out.Sink.ForwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r.Scorer, r.Result, r.At, h.out.Redact))
+	h.out.Sink.ForwardLater(ctx, resultwrite.NewLateSpan(h.lateTemplate, h.of, r, h.out.Policy.Redact))
 }
 
 // Skips says whether the scorer is left out for the span: it does not
 // apply, the span's answer is only tool calls, or it wants context and
 // there is none.
-func (h *HeldSpan) Skips(sc Scorer) bool {
-	if !sc.appliesTo(h.Agent, h.Excluded) {
+func (h *HeldSpan) Skips(sc evalstore.Scorer) bool {
+	if !sc.AppliesTo(h.Agent, h.Excluded) {
 		return true
 	}
 	if h.Missing == genai.MissingToolCalls && !sc.ReadsTrajectory {
@@ -179,7 +182,7 @@ func (h *HeldSpan) traceDocs() []string {
 // takes from the call itself, then, when it takes context from the trace,
 // the trace's documents. Only scorers that read context count in
 // context_joins.
-func (h *HeldSpan) caseContext(sc Scorer) []string {
+func (h *HeldSpan) caseContext(sc evalstore.Scorer) []string {
 	out, source := h.contextAndSource(sc)
 	if h.join != nil && sc.ReadsContext {
 		h.join.tel.ContextJoined(source)
@@ -187,7 +190,7 @@ func (h *HeldSpan) caseContext(sc Scorer) []string {
 	return out
 }
 
-func (h *HeldSpan) contextAndSource(sc Scorer) ([]string, string) {
+func (h *HeldSpan) contextAndSource(sc evalstore.Scorer) ([]string, string) {
 	own := ownContext(h.Gen, sc)
 	if h.join == nil || !sc.FromTrace {
 		if len(own) > 0 {
@@ -201,7 +204,7 @@ func (h *HeldSpan) contextAndSource(sc Scorer) ([]string, string) {
 // WaitsForContext implements evalstore.ContextWaiter: a generation waits
 // while a scorer that reads context from the trace has none of its own and
 // the trace has none for it yet; an agent span judged on its trajectory
-// also waits while its run looks unfinished (trajectory.Pending).
+// also waits while its run looks unfinished (tracecontext.Index.RunPending).
 func (h *HeldSpan) WaitsForContext() (pcommon.TraceID, bool) {
 	if h.join == nil {
 		return h.of.TraceID, false
@@ -228,9 +231,9 @@ func (h *HeldSpan) judgedOnTrajectory() bool {
 // so every such scorer of the span judges the same steps.
 func (h *HeldSpan) caseTrajectory() *scoring.Trajectory {
 	if !h.trajectoryBuilt {
-		h.trajectory, _ = trajectory.Build(h.join.Index.StepsBelow(h.of.TraceID, h.of.SpanID))
+		h.trajectory = h.join.Index.Trajectory(h.of.TraceID, h.of.SpanID)
 		if h.td.ResourceSpans().Len() > 0 { // the agent span's own tools (Mastra lists them there)
-			trajectory.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
+			tracecontext.AddTools(h.trajectory, genai.ReadToolDefinitions(h.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)))
 		}
 		h.trajectoryBuilt = true
 	}
@@ -238,16 +241,16 @@ func (h *HeldSpan) caseTrajectory() *scoring.Trajectory {
 }
 
 // trajectoryPending says whether the agent run's trace looks unfinished in
-// the index (trajectory.Pending), for the wait before dispatch.
+// the index (tracecontext.Index.RunPending), for the wait before dispatch.
 func (h *HeldSpan) trajectoryPending() bool {
-	return trajectory.Pending(h.join.Index.StepsBelow(h.of.TraceID, h.of.SpanID))
+	return h.join.Index.RunPending(h.of.TraceID, h.of.SpanID)
 }
 
 // ResultUpFront implements evalstore.UpFronter: an agent span without
 // readable content is held for its trajectory scorers alone, and every
 // other scorer finds it not scorable, as it would have without them (one
 // whose answer is only tool calls is skipped by them instead, Skips).
-func (h *HeldSpan) ResultUpFront(sc Scorer) (scoring.Result, bool) {
+func (h *HeldSpan) ResultUpFront(sc evalstore.Scorer) (scoring.Result, bool) {
 	if h.Missing == "" || sc.ReadsTrajectory {
 		return scoring.Result{}, false
 	}

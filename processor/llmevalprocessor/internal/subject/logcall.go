@@ -30,7 +30,7 @@ type LogCall struct {
 	onSpan bool
 }
 
-var _ evalstore.Subject[Scorer] = (*LogCall)(nil)
+var _ evalstore.Pairable = (*LogCall)(nil)
 
 // NewLogCall is the subject of the call g, whose records read as gen and
 // whose include/exclude left out the excluded scorers.
@@ -54,15 +54,18 @@ func CallAttributes(recs plog.LogRecordSlice) pcommon.Map {
 	return attrs
 }
 
+// NewPair is the subject of the call, its span to join it.
+func (c *LogCall) NewPair() evalstore.Pair { return pairOf(c) }
+
 // Case builds what the scorer evaluates.
-func (c *LogCall) Case(sc Scorer) scoring.Case {
+func (c *LogCall) Case(sc evalstore.Scorer) scoring.Case {
 	return caseFromGeneration(c.gen, c.of, sc)
 }
 
 // Skips says whether the scorer is left out for the call: a log call is a
 // generation.
-func (c *LogCall) Skips(sc Scorer) bool {
-	if !sc.appliesTo(false, c.excluded) {
+func (c *LogCall) Skips(sc evalstore.Scorer) bool {
+	if !sc.AppliesTo(false, c.excluded) {
 		return true
 	}
 	return sc.ContextPresent && len(ownContext(c.gen, sc)) == 0
@@ -70,12 +73,12 @@ func (c *LogCall) Skips(sc Scorer) bool {
 
 // Leave emits one result record per scorer that applies to the call.
 func (c *LogCall) Leave(ctx context.Context, results []evalstore.Result) {
-	ld, recs := resultwrite.NewResultLogs(c.group.Resource(), c.group.Scope())
+	ld, recs := logjoin.NewLogsUnder(c.group.Resource(), c.group.Scope())
 	for _, r := range results {
 		if r.Skipped {
 			continue
 		}
-		rec := resultwrite.AppendResultRecord(recs, c.of, r.Scorer, r.Result, r.At, c.out.Redact)
+		rec := resultwrite.AppendResultRecord(recs, c.of, r, c.out.Policy.Redact)
 		if c.onSpan {
 			rec.Attributes().PutBool(evalconv.AttrOnSpan, true)
 		}
@@ -89,7 +92,7 @@ func (c *LogCall) Leave(ctx context.Context, results []evalstore.Result) {
 // it, as late_results says.
 func (c *LogCall) Late(ctx context.Context, r evalstore.Result) {
 	tel := c.out.Tel
-	if !c.out.EmitsLate(r.Label()) {
+	if !c.out.Policy.EmitsLate(r.Label()) {
 		tel.LateResultDropped(ctx, r.Scorer)
 		return
 	}
@@ -101,10 +104,10 @@ func (c *LogCall) Late(ctx context.Context, r evalstore.Result) {
 // (not scorable, queue full, shut down) and counts the call unscored; with
 // record the results are counted too.
 func (c *LogCall) MarkAll(ctx context.Context, res scoring.Result, reason string, record bool) {
-	now := c.out.Now()
+	now := time.Now()
 	results := make([]evalstore.Result, 0, len(c.out.Scorers))
 	for _, sc := range c.out.Scorers {
-		if !sc.appliesTo(false, c.excluded) {
+		if !sc.AppliesTo(false, c.excluded) {
 			continue
 		}
 		r := res

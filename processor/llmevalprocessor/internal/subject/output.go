@@ -2,7 +2,6 @@ package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocess
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -37,25 +36,28 @@ type LogSink interface {
 	Emit(ctx context.Context, ld plog.Logs)
 }
 
+// Policy is what the configuration says of the results written.
+type Policy interface {
+	// Redact scrubs the judge's secrets from what is written.
+	Redact(string) string
+	// EmitsLate says whether late_results emits a late result of label.
+	EmitsLate(scoring.Label) bool
+}
+
 // SpanOut is where held spans go when they leave, and what they need for
 // it.
 type SpanOut struct {
-	Sink SpanSink
-	Tel  Telemetry
-	// Redact scrubs the judge's secrets from what is written.
-	Redact func(string) string
-	// EmitsLate says whether late_results emits a late result of label.
-	EmitsLate func(scoring.Label) bool
+	Sink   SpanSink
+	Tel    Telemetry
+	Policy Policy
 }
 
 // LogOut is where log calls' result records go, and what they need for it.
 type LogOut struct {
-	Sink      LogSink
-	Tel       Telemetry
-	Redact    func(string) string
-	EmitsLate func(scoring.Label) bool
-	Now       func() time.Time
+	Sink   LogSink
+	Tel    Telemetry
+	Policy Policy
 	// Scorers are the configured scorers, for results written without
 	// evaluating (LogCall.MarkAll).
-	Scorers []Scorer
+	Scorers []evalstore.Scorer
 }

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -20,12 +20,16 @@ type Pair struct {
 	events *LogCall  // nil until the events came
 }
 
-// NewPair is the empty subject of a call seen on both signals.
-func NewPair() evalstore.Pair[Scorer] { return &Pair{} }
+// pairOf is the subject of the call of a half that came first.
+func pairOf(half evalstore.Subject) evalstore.Pair {
+	c := &Pair{}
+	c.Join(half)
+	return c
+}
 
 // Join takes a half. A span without content of its own is judged on the
 // content of its events.
-func (c *Pair) Join(half evalstore.Subject[Scorer]) {
+func (c *Pair) Join(half evalstore.Subject) {
 	switch h := half.(type) {
 	case *HeldSpan:
 		c.span = h
@@ -42,7 +46,7 @@ func (c *Pair) Join(half evalstore.Subject[Scorer]) {
 }
 
 // Case builds what the scorer evaluates: the span's case when it came.
-func (c *Pair) Case(sc Scorer) scoring.Case {
+func (c *Pair) Case(sc evalstore.Scorer) scoring.Case {
 	if c.span != nil {
 		return c.span.Case(sc)
 	}
@@ -50,7 +54,7 @@ func (c *Pair) Case(sc Scorer) scoring.Case {
 }
 
 // Skips is the span's answer when it came, else the events'.
-func (c *Pair) Skips(sc Scorer) bool {
+func (c *Pair) Skips(sc evalstore.Scorer) bool {
 	if c.span != nil {
 		return c.span.Skips(sc)
 	}
@@ -84,7 +88,7 @@ func (c *Pair) Late(ctx context.Context, r evalstore.Result) {
 		c.span.Late(ctx, r)
 	default:
 		c.span.Late(ctx, r)
-		if c.events.out.EmitsLate(r.Label()) {
+		if c.events.out.Policy.EmitsLate(r.Label()) {
 			c.events.Leave(ctx, []evalstore.Result{r})
 		}
 	}
@@ -105,12 +109,12 @@ func (c *Pair) Record(admitted time.Time) ([]byte, error) {
 // Call is the call's key, the halves it has, and whether, with one half
 // only, it waits for the other: a span without content of its own, or log
 // events without their span.
-func (c *Pair) Call() (key pairing.Key, sides pairing.Side, waits bool) {
+func (c *Pair) Call() (key logjoin.Key, sides evalstore.Side, waits bool) {
 	switch {
 	case c.span != nil && c.events != nil:
-		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span | pairing.Events, false
+		return logjoin.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, evalstore.SideSpan | evalstore.SideEvents, false
 	case c.span != nil:
-		return pairing.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, pairing.Span, c.span.Gen.Missing != ""
+		return logjoin.Key{TraceID: c.span.of.TraceID, SpanID: c.span.of.SpanID}, evalstore.SideSpan, c.span.Gen.Missing != ""
 	}
-	return pairing.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, pairing.Events, true
+	return logjoin.Key{TraceID: c.events.of.TraceID, SpanID: c.events.of.SpanID}, evalstore.SideEvents, true
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/pairing"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -42,7 +41,11 @@ func (*sinks) RecordResult(context.Context, evalstore.Result) {}
 func (*sinks) SpanUnscored(context.Context, string)           {}
 func (*sinks) ContextJoined(string)                           {}
 
-func verdictsOnly(l scoring.Label) bool { return l != scoring.LabelError }
+// verdictsOnly writes texts as they are and emits late verdicts, not errors.
+type verdictsOnly struct{}
+
+func (verdictsOnly) Redact(s string) string         { return s }
+func (verdictsOnly) EmitsLate(l scoring.Label) bool { return l != scoring.LabelError }
 
 // heldSpan is a held generation span with gen as what admission read.
 func heldSpan(s *sinks, gen genai.Generation) *HeldSpan {
@@ -52,22 +55,21 @@ func heldSpan(s *sinks, gen genai.Generation) *HeldSpan {
 	span := ss.Spans().AppendEmpty()
 	span.SetTraceID(traceID)
 	span.SetSpanID(spanID)
-	out := &SpanOut{Sink: s, Tel: s, Redact: func(x string) string { return x }, EmitsLate: verdictsOnly}
+	out := &SpanOut{Sink: s, Tel: s, Policy: verdictsOnly{}}
 	return NewHeldSpan(out, nil, rs, ss, span, Reading{Gen: gen})
 }
 
 // logCall is the call read from one log record of the same span.
-func logCall(s *sinks, gen genai.Generation, scorers []Scorer) *LogCall {
+func logCall(s *sinks, gen genai.Generation, scorers []evalstore.Scorer) *LogCall {
 	ld := plog.NewLogs()
 	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 	g := logjoin.Group{Key: logjoin.Key{TraceID: traceID, SpanID: spanID}, Logs: ld}
-	out := &LogOut{Sink: s, Tel: s, Redact: func(x string) string { return x }, EmitsLate: verdictsOnly,
-		Now: time.Now, Scorers: scorers}
+	out := &LogOut{Sink: s, Tel: s, Policy: verdictsOnly{}, Scorers: scorers}
 	return NewLogCall(out, g, gen, nil)
 }
 
 func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
-	bias := Scorer{Name: scoring.Bias, Generation: true}
+	bias := evalstore.Scorer{Name: scoring.Bias, Generation: true}
 	answered := genai.Generation{Input: "question", Output: "answer from the events"}
 	tests := []struct {
 		name      string
@@ -80,20 +82,19 @@ func TestPairJoinsHalvesInEitherOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &sinks{}
 			span := heldSpan(s, genai.Generation{Missing: genai.MissingOutput, Model: "span-model"})
-			events := logCall(s, answered, []Scorer{bias})
-			pair := NewPair()
-			first, second := evalstore.Subject[Scorer](events), evalstore.Subject[Scorer](span)
+			events := logCall(s, answered, []evalstore.Scorer{bias})
+			first, second := evalstore.Pairable(events), evalstore.Pairable(span)
 			if tt.spanFirst {
 				first, second = second, first
 			}
-			pair.Join(first)
+			pair := first.NewPair()
 			_, _, waits := pair.Call()
 			assert.True(t, waits, "one half alone waits for the other")
 
 			pair.Join(second)
 			key, sides, waits := pair.Call()
-			assert.Equal(t, pairing.Key{TraceID: traceID, SpanID: spanID}, key)
-			assert.Equal(t, pairing.Span|pairing.Events, sides)
+			assert.Equal(t, logjoin.Key{TraceID: traceID, SpanID: spanID}, key)
+			assert.Equal(t, evalstore.SideSpan|evalstore.SideEvents, sides)
 			assert.False(t, waits)
 			c := pair.Case(bias)
 			assert.Equal(t, "answer from the events", c.Output, "a span without content is judged on its events")
@@ -113,14 +114,14 @@ func TestLogCallSkips(t *testing.T) {
 	withContext := genai.Generation{Input: "q", Output: "a", ToolResults: []string{"tool said so"}}
 	tests := []struct {
 		name  string
-		sc    Scorer
+		sc    evalstore.Scorer
 		gen   genai.Generation
 		skips bool
 	}{
-		{name: "generation scorer", sc: Scorer{Name: "a", Generation: true}, gen: withContext},
-		{name: "agent scorer", sc: Scorer{Name: "a", Agent: true}, gen: withContext, skips: true},
-		{name: "needs context, has tool results", sc: Scorer{Name: "a", Generation: true, ContextPresent: true, FromToolMessages: true}, gen: withContext},
-		{name: "needs context, takes none of its sources", sc: Scorer{Name: "a", Generation: true, ContextPresent: true, FromSystem: true}, gen: withContext, skips: true},
+		{name: "generation scorer", sc: evalstore.Scorer{Name: "a", Generation: true}, gen: withContext},
+		{name: "agent scorer", sc: evalstore.Scorer{Name: "a", Agent: true}, gen: withContext, skips: true},
+		{name: "needs context, has tool results", sc: evalstore.Scorer{Name: "a", Generation: true, ContextPresent: true, FromToolMessages: true}, gen: withContext},
+		{name: "needs context, takes none of its sources", sc: evalstore.Scorer{Name: "a", Generation: true, ContextPresent: true, FromSystem: true}, gen: withContext, skips: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

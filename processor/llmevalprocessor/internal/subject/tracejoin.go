@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
@@ -29,19 +30,19 @@ type TraceJoin struct {
 	// waiters are the scorers that read context (hallucination, a
 	// criteria scorer with the context field) and take it from the
 	// trace: only for them does a generation without context wait.
-	waiters []Scorer
+	waiters []evalstore.Scorer
 	// maxChars bounds the joined documents' total length (max_input_chars;
 	// 0: no bound beyond the index's own).
 	maxChars int
 	// trajectories are the scorers that judge agent runs' trajectories;
 	// only with one does the index keep step records.
-	trajectories []Scorer
+	trajectories []evalstore.Scorer
 	tel          Telemetry
 }
 
 // NewTraceJoin makes the join over an index of cfg. A generation's query
 // uses scope; maxChars is max_input_chars; scorers are the configured ones.
-func NewTraceJoin(cfg tracecontext.Config, scope tracecontext.Scope, maxChars int, scorers []Scorer, tel Telemetry) (*TraceJoin, error) {
+func NewTraceJoin(cfg tracecontext.Config, scope tracecontext.Scope, maxChars int, scorers []evalstore.Scorer, tel Telemetry) (*TraceJoin, error) {
 	ix, err := tracecontext.New(cfg)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (j *TraceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 // judgesTrajectory says whether a trajectory scorer applies to an agent
 // span whose per-scorer filters left out the excluded scorers.
 func (j *TraceJoin) judgesTrajectory(excluded map[string]bool) bool {
-	return j != nil && slices.ContainsFunc(j.trajectories, func(sc Scorer) bool { return sc.appliesTo(true, excluded) })
+	return j != nil && slices.ContainsFunc(j.trajectories, func(sc evalstore.Scorer) bool { return sc.AppliesTo(true, excluded) })
 }
 
 // HeldForTrajectory says why an agent span without readable content is

@@ -44,8 +44,8 @@
 // the trace (a tool span's result is held once when its step and its
 // document read the same text), the record dropped whole
 // and counted when its trace reached MaxTraceBytes. StepsBelow returns the
-// steps of one agent span's run in start order, for internal/trajectory to
-// assemble. Without such a scorer no step is read or kept.
+// steps of one agent span's run in start order, and Trajectory assembles
+// them into the run's scoring.Trajectory (trajectory.go). Without such a scorer no step is read or kept.
 //
 // Bounds: the number of traces, the bytes held (texts plus an estimate of
 // the bookkeeping), a per-document and per-trace byte cap, and a TTL since

@@ -1,4 +1,4 @@
-package recent
+package logjoin
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestSet(t *testing.T) {
+func TestRecentSet(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	s := New[int](3)
+	s := NewRecentSet[int](3)
 	for i := range 3 {
 		s.Add(i, t0.Add(time.Duration(i+1)*time.Second))
 	}
@@ -29,7 +29,7 @@ func TestSet(t *testing.T) {
 	s.Forget(t0.Add(10 * time.Second))
 	assert.Zero(t, s.Len())
 
-	var zero Set[int]
+	var zero RecentSet[int]
 	zero.Add(1, t0)
 	assert.False(t, zero.Has(1), "the zero value remembers nothing")
 }

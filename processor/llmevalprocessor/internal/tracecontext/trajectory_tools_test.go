@@ -1,4 +1,4 @@
-package trajectory
+package tracecontext
 
 import (
 	"fmt"
@@ -19,30 +19,30 @@ func withTools(st genai.Step, tools ...genai.ToolDef) genai.Step {
 // TestBuildTools checks that a trajectory carries the tools its model
 // calls were offered, each name once in first-seen order, and those of
 // the agent span added after; a nested agent's tools are not the run's.
-func TestBuildTools(t *testing.T) {
+func TestBuildTrajectoryTools(t *testing.T) {
 	lookup := genai.ToolDef{Name: "lookup", Description: "Finds an order."}
 	cancel := genai.ToolDef{Name: "cancel"}
 	records := []genai.Step{
 		withTools(gen("", call("c1", "lookup", "{}")), lookup, cancel),
-		tool("c1", "lookup", "found"),
+		toolRun("c1", "lookup", "found"),
 		withTools(gen("done"), cancel, lookup, genai.ToolDef{Name: "email"}),
 		{Kind: genai.StepAgent, Name: "billing", Result: "ok"},
 	}
-	tr, _ := Build(records, 0)
+	tr, _ := buildTrajectory(records, 0)
 	assert.Equal(t, []scoring.ToolDefinition{{Name: "lookup", Description: "Finds an order."}, {Name: "cancel"}, {Name: "email"}}, tr.Tools)
 
 	AddTools(tr, []genai.ToolDef{{Name: "email", Description: "other"}, {Name: "refund"}, {}})
 	assert.Equal(t, []string{"lookup", "cancel", "email", "refund"}, toolNames(tr))
 
 	var many []genai.ToolDef
-	for i := range MaxTools + 10 {
+	for i := range MaxTrajectoryTools + 10 {
 		many = append(many, genai.ToolDef{Name: fmt.Sprint("t", i)})
 	}
 	AddTools(tr, many)
-	assert.Len(t, tr.Tools, MaxTools)
+	assert.Len(t, tr.Tools, MaxTrajectoryTools)
 
 	AddTools(nil, many) // no trajectory: nothing to add to
-	none, _ := Build([]genai.Step{gen("hi")}, 0)
+	none, _ := buildTrajectory([]genai.Step{gen("hi")}, 0)
 	assert.Nil(t, none.Tools, "no tools recorded: unknown, not empty")
 }
 

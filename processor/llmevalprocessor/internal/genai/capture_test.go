@@ -1,11 +1,9 @@
-package capture
+package genai
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // Each library's hint names the setting that library reads.
@@ -25,7 +23,7 @@ func TestContentCaptureHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scope, func(t *testing.T) {
-			assert.Contains(t, Hint(tt.scope), tt.want)
+			assert.Contains(t, CaptureHint(tt.scope), tt.want)
 		})
 	}
 }
@@ -35,15 +33,15 @@ func TestContentCaptureHint(t *testing.T) {
 func TestContentless(t *testing.T) {
 	tests := []struct {
 		name string
-		gen  genai.Generation
+		gen  Generation
 		want bool
 	}{
-		{name: "nothing", gen: genai.Generation{Missing: genai.MissingOutput}, want: true},
-		{name: "tool call names only", gen: genai.Generation{Missing: genai.MissingOutput, Conversation: "assistant: lookup_order()", ToolResults: []string{""}}, want: true},
-		{name: "empty answer to a question", gen: genai.Generation{Missing: genai.MissingOutput, Input: "Where is my order?"}},
-		{name: "system prompt", gen: genai.Generation{Missing: genai.MissingOutput, SystemInstructions: []string{"Be brief."}}},
-		{name: "tool result", gen: genai.Generation{Missing: genai.MissingOutput, ToolResults: []string{"shipped"}}},
-		{name: "redacted", gen: genai.Generation{Missing: genai.MissingRedacted}},
+		{name: "nothing", gen: Generation{Missing: MissingOutput}, want: true},
+		{name: "tool call names only", gen: Generation{Missing: MissingOutput, Conversation: "assistant: lookup_order()", ToolResults: []string{""}}, want: true},
+		{name: "empty answer to a question", gen: Generation{Missing: MissingOutput, Input: "Where is my order?"}},
+		{name: "system prompt", gen: Generation{Missing: MissingOutput, SystemInstructions: []string{"Be brief."}}},
+		{name: "tool result", gen: Generation{Missing: MissingOutput, ToolResults: []string{"shipped"}}},
+		{name: "redacted", gen: Generation{Missing: MissingRedacted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

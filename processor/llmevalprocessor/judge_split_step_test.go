@@ -1,4 +1,4 @@
-package sysprompt
+package llmevalprocessor
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 
 // scriptedSplitter answers each prompt from a table.
 type scriptedSplitter struct {
-	answers map[string]answer
+	answers map[string]splitAnswer
 	mu      sync.Mutex
 	asked   []string
 }
 
-type answer struct {
+type splitAnswer struct {
 	split scoring.InstructionSplit
 	err   error
 }
@@ -30,22 +30,22 @@ func (s *scriptedSplitter) Split(_ context.Context, prompt string) (scoring.Inst
 	return a.split, a.err
 }
 
-// recordingScorer keeps the case it was given.
-type recordingScorer struct{ got scoring.Case }
+// splitCaseRecorder keeps the case it was given.
+type splitCaseRecorder struct{ got scoring.Case }
 
-func (*recordingScorer) Name() string { return scoring.PromptAlignment }
+func (*splitCaseRecorder) Name() string { return scoring.PromptAlignment }
 
-func (r *recordingScorer) Score(_ context.Context, c scoring.Case) scoring.Result {
+func (r *splitCaseRecorder) Score(_ context.Context, c scoring.Case) scoring.Result {
 	r.got = c
 	return scoring.Result{Scorer: scoring.PromptAlignment, Label: scoring.LabelPass, Score: 1,
 		Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 500}}
 }
 
-func called(instructions ...string) answer {
-	return answer{split: scoring.InstructionSplit{Instructions: instructions, Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 800}}}
+func splitCalled(instructions ...string) splitAnswer {
+	return splitAnswer{split: scoring.InstructionSplit{Instructions: instructions, Usage: scoring.Usage{LLMCalls: 1, PromptTokens: 800}}}
 }
 
-func TestWrap(t *testing.T) {
+func TestSplitStep(t *testing.T) {
 	const (
 		rules = "Answer in French. Be brief. Cite the catalogue."
 		other = "Never quote prices. Be brief."
@@ -55,70 +55,70 @@ func TestWrap(t *testing.T) {
 	tests := []struct {
 		name         string
 		instructions []string
-		answers      map[string]answer
+		answers      map[string]splitAnswer
 		want         []string
-		wantOutcomes []Outcome
+		wantOutcomes []splitOutcome
 		wantCalls    int // LLM calls in the result: the scorer's one plus the splits'
 		wantTrunc    bool
 	}{
 		{
 			name:         "a prompt becomes its instructions",
 			instructions: []string{rules},
-			answers:      map[string]answer{rules: called("Answer in French.", "Be brief.", "Cite the catalogue.")},
+			answers:      map[string]splitAnswer{rules: splitCalled("Answer in French.", "Be brief.", "Cite the catalogue.")},
 			want:         []string{"Answer in French.", "Be brief.", "Cite the catalogue."},
-			wantOutcomes: []Outcome{{Split: true, Called: true}},
+			wantOutcomes: []splitOutcome{{Split: true, Called: true}},
 			wantCalls:    2,
 		},
 		{
 			name:         "two prompts, repeats kept once, blank texts skipped",
 			instructions: []string{rules, "  ", other},
-			answers: map[string]answer{
-				rules: called("Answer in French.", "Be brief.", "Cite the catalogue."),
-				other: called("Never quote prices.", "Be brief."),
+			answers: map[string]splitAnswer{
+				rules: splitCalled("Answer in French.", "Be brief.", "Cite the catalogue."),
+				other: splitCalled("Never quote prices.", "Be brief."),
 			},
 			want:         []string{"Answer in French.", "Be brief.", "Cite the catalogue.", "Never quote prices."},
-			wantOutcomes: []Outcome{{Split: true, Called: true}, {Split: true, Called: true}},
+			wantOutcomes: []splitOutcome{{Split: true, Called: true}, {Split: true, Called: true}},
 			wantCalls:    3,
 		},
 		{
 			name:         "a failed split keeps the prompt whole",
 			instructions: []string{rules},
-			answers:      map[string]answer{rules: {split: scoring.InstructionSplit{Usage: scoring.Usage{LLMCalls: 2}}, err: parseErr}},
+			answers:      map[string]splitAnswer{rules: {split: scoring.InstructionSplit{Usage: scoring.Usage{LLMCalls: 2}}, err: parseErr}},
 			want:         []string{rules},
-			wantOutcomes: []Outcome{{Fallback: string(scoring.ErrorJudgeParse), Called: true}},
+			wantOutcomes: []splitOutcome{{Fallback: string(scoring.ErrorJudgeParse), Called: true}},
 			wantCalls:    3,
 		},
 		{
 			name:         "an untyped error is judge_unavailable",
 			instructions: []string{rules},
-			answers:      map[string]answer{rules: {err: errors.New("boom")}},
+			answers:      map[string]splitAnswer{rules: {err: errors.New("boom")}},
 			want:         []string{rules},
-			wantOutcomes: []Outcome{{Fallback: string(scoring.ErrorJudgeUnavailable), Called: true}},
+			wantOutcomes: []splitOutcome{{Fallback: string(scoring.ErrorJudgeUnavailable), Called: true}},
 			wantCalls:    1,
 		},
 		{
 			name:         "no instructions keeps the prompt whole",
 			instructions: []string{role},
-			answers:      map[string]answer{role: called()},
+			answers:      map[string]splitAnswer{role: splitCalled()},
 			want:         []string{role},
-			wantOutcomes: []Outcome{{Fallback: NoInstructions, Called: true}},
+			wantOutcomes: []splitOutcome{{Fallback: noInstructions, Called: true}},
 			wantCalls:    2,
 		},
 		{
 			name:         "a cached split costs nothing",
 			instructions: []string{rules},
-			answers:      map[string]answer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."}, Cached: true}}},
+			answers:      map[string]splitAnswer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."}, Cached: true}}},
 			want:         []string{"Be brief."},
-			wantOutcomes: []Outcome{{Split: true}},
+			wantOutcomes: []splitOutcome{{Split: true}},
 			wantCalls:    1,
 		},
 		{
 			name:         "a cut prompt and dropped instructions are reported",
 			instructions: []string{rules},
-			answers: map[string]answer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."},
+			answers: map[string]splitAnswer{rules: {split: scoring.InstructionSplit{Instructions: []string{"Be brief."},
 				Truncated: true, Dropped: 3, Usage: scoring.Usage{LLMCalls: 1}}}},
 			want:         []string{"Be brief."},
-			wantOutcomes: []Outcome{{Split: true, Called: true, Truncated: true, Dropped: 3}},
+			wantOutcomes: []splitOutcome{{Split: true, Called: true, Truncated: true, Dropped: 3}},
 			wantCalls:    2,
 			wantTrunc:    true,
 		},
@@ -126,9 +126,9 @@ func TestWrap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := &scriptedSplitter{answers: tt.answers}
-			next := &recordingScorer{}
-			var outcomes []Outcome
-			s := Wrap(next, sp, func(_ context.Context, o Outcome) { outcomes = append(outcomes, o) })
+			next := &splitCaseRecorder{}
+			var outcomes []splitOutcome
+			s := splitInstructionsOf(next, sp, func(_ context.Context, o splitOutcome) { outcomes = append(outcomes, o) })
 			c := scoring.Case{Output: "Bonjour.", Instructions: slices.Clone(tt.instructions)}
 			r := s.Score(t.Context(), c)
 			if !slices.Equal(next.got.Instructions, tt.want) {
@@ -150,10 +150,10 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-func TestWrapWithoutInstructionsDoesNotSplit(t *testing.T) {
+func TestSplitStepWithoutInstructionsDoesNotSplit(t *testing.T) {
 	sp := &scriptedSplitter{}
-	next := &recordingScorer{}
-	r := Wrap(next, sp, nil).Score(t.Context(), scoring.Case{Output: "Bonjour."})
+	next := &splitCaseRecorder{}
+	r := splitInstructionsOf(next, sp, nil).Score(t.Context(), scoring.Case{Output: "Bonjour."})
 	if len(sp.asked) != 0 || r.Usage.LLMCalls != 1 {
 		t.Fatalf("asked %q, usage %+v", sp.asked, r.Usage)
 	}

@@ -1,17 +1,4 @@
-// Package sysprompt lets a scorer judge a system prompt's instructions one
-// by one. Read from a span, a system prompt is one text holding several
-// rules; given to prompt alignment as one instruction, the answer can only
-// follow it or break it as a whole. Wrap puts a step in front of the
-// scorer that splits each instruction text of the case with a
-// scoring.Splitter (the judge, through a guard.SplitCache) and hands the
-// scorer the separate instructions. A text whose split fails, or that has
-// no instruction in it, is kept whole, as without the step.
-//
-// The step runs inside the scorer's Score, so in the processor's
-// evaluation workers under the evaluation's deadline, and never changes
-// the case it was given: data still flows one way, from the span to the
-// case to the scorer.
-package sysprompt // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/sysprompt"
+package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
 	"context"
@@ -21,16 +8,31 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// NoInstructions is the fallback reason of a text in which the split found
-// no instruction.
-const NoInstructions = "no_instructions"
+// The instruction split lets a scorer judge a system prompt's
+// instructions one by one. Read from a span, a system prompt is one text
+// holding several rules; given to prompt alignment as one instruction, the
+// answer can only follow it or break it as a whole. splitInstructionsOf
+// puts a step in front of the scorer that splits each instruction text of
+// the case with a scoring.Splitter (the judge, through a guard.SplitCache)
+// and hands the scorer the separate instructions. A text whose split fails, or that has
+// no instruction in it, is kept whole, as without the step.
+//
+// The step runs inside the scorer's Score, so in the processor's
+// evaluation workers under the evaluation's deadline, and never changes
+// the case it was given: data still flows one way, from the span to the
+// case to the scorer.
 
-// Outcome is what the step did with one instruction text of a case.
-type Outcome struct {
+// noInstructions is the fallback reason of a text in which the split found
+// no instruction.
+const noInstructions = "no_instructions"
+
+// splitOutcome is what the split step did with one instruction text of a
+// case.
+type splitOutcome struct {
 	// Split is set when the text was replaced by its instructions.
 	Split bool
 	// Fallback says why the text was kept whole: a scoring error type, or
-	// NoInstructions. Empty when Split.
+	// noInstructions. Empty when Split.
 	Fallback string
 	// Called is set when the splitter asked the judge (or tried to); unset
 	// when a cache answered.
@@ -41,14 +43,14 @@ type Outcome struct {
 	Dropped   int
 }
 
-// Wrap returns next with the instructions of every case split by sp
-// before next scores it. observe, when not nil, is called once per
-// non-blank instruction text. The split calls' usage is added to the
+// splitInstructionsOf returns next with the instructions of every case
+// split by sp before next scores it. observe, when not nil, is called once
+// per non-blank instruction text. The split calls' usage is added to the
 // result's; a split answered by a cache adds none. A split that read a
 // cut text marks the result Truncated.
-func Wrap(next scoring.Scorer, sp scoring.Splitter, observe func(context.Context, Outcome)) scoring.Scorer {
+func splitInstructionsOf(next scoring.Scorer, sp scoring.Splitter, observe func(context.Context, splitOutcome)) scoring.Scorer {
 	if observe == nil {
-		observe = func(context.Context, Outcome) {}
+		observe = func(context.Context, splitOutcome) {}
 	}
 	return &splitting{next: next, splitter: sp, observe: observe}
 }
@@ -56,7 +58,7 @@ func Wrap(next scoring.Scorer, sp scoring.Splitter, observe func(context.Context
 type splitting struct {
 	next     scoring.Scorer
 	splitter scoring.Splitter
-	observe  func(context.Context, Outcome)
+	observe  func(context.Context, splitOutcome)
 }
 
 func (s *splitting) Name() string { return s.next.Name() }
@@ -82,13 +84,13 @@ func (s *splitting) Score(ctx context.Context, c scoring.Case) scoring.Result {
 		split, err := s.splitter.Split(ctx, text)
 		usage.Add(split.Usage)
 		truncated = truncated || split.Truncated
-		o := Outcome{Called: !split.Cached, Truncated: split.Truncated, Dropped: split.Dropped}
+		o := splitOutcome{Called: !split.Cached, Truncated: split.Truncated, Dropped: split.Dropped}
 		switch {
 		case err != nil:
-			o.Fallback = errorType(err)
+			o.Fallback = splitErrorType(err)
 			add(text)
 		case len(split.Instructions) == 0:
-			o.Fallback = NoInstructions
+			o.Fallback = noInstructions
 			add(text)
 		default:
 			o.Split = true
@@ -105,8 +107,8 @@ func (s *splitting) Score(ctx context.Context, c scoring.Case) scoring.Result {
 	return r
 }
 
-// errorType is the scoring error type of a failed split.
-func errorType(err error) string {
+// splitErrorType is the scoring error type of a failed split.
+func splitErrorType(err error) string {
 	if se, ok := errors.AsType[*scoring.Error](err); ok {
 		return string(se.Type)
 	}

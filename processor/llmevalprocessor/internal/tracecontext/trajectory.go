@@ -1,6 +1,7 @@
-// Package trajectory turns the step records of one agent run, as the
-// trace context index returns them (tracecontext.Index.StepsBelow), into
-// the scoring.Trajectory the task_completion and tool_use scorers and the
+package tracecontext
+
+// This file turns the step records of one agent run (StepsBelow) into the
+// scoring.Trajectory the task_completion and tool_use scorers and the
 // checks scorer's trajectory rules judge, and says whether a run still
 // looks unfinished.
 //
@@ -10,28 +11,29 @@
 // tool spans) and otherwise from the tool result the next model call got
 // in its input, so no execution is counted twice. A nested agent becomes
 // one tool step named after it.
-package trajectory // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/trajectory"
 
 import (
 	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// MaxSteps bounds an assembled trajectory: a longer run keeps its first and
-// last MaxSteps/2 steps with one omitted step between them, which tells
+// MaxTrajectorySteps bounds an assembled trajectory: a longer run keeps its first and
+// last MaxTrajectorySteps/2 steps with one omitted step between them, which tells
 // the scorers how many they do not see. The scorers cut further
 // (scoring.DefaultMaxTrajectorySteps) for the judge; the checks scorer's
 // trajectory rules see these.
-const MaxSteps = 500
+const MaxTrajectorySteps = 500
 
-// Build assembles the trajectory of a run from its ordered step records;
+// buildTrajectory assembles the trajectory of a run from its ordered step records;
 // dropped is the number of step records its trace could not keep, added as
 // an omitted step at the end (spans arrive as they end, so what a full
 // trace drops is its latest work). It returns nil when there is no step at
 // all, and whether it cut anything.
-func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
+func buildTrajectory(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 	executed, callOf, toolSpans := spanExecuted(records)
 	var steps []scoring.Step
 	names := map[string]string{} // call id -> tool name, from the calls seen so far
@@ -69,11 +71,11 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 		}
 	}
 	cut := false
-	if len(steps) > MaxSteps {
-		half := MaxSteps / 2
-		bounded := make([]scoring.Step, 0, MaxSteps+1)
+	if len(steps) > MaxTrajectorySteps {
+		half := MaxTrajectorySteps / 2
+		bounded := make([]scoring.Step, 0, MaxTrajectorySteps+1)
 		bounded = append(bounded, steps[:half]...)
-		bounded = append(bounded, scoring.Step{Kind: scoring.StepOmitted, Count: len(steps) - MaxSteps})
+		bounded = append(bounded, scoring.Step{Kind: scoring.StepOmitted, Count: len(steps) - MaxTrajectorySteps})
 		steps = append(bounded, steps[len(steps)-half:]...)
 		cut = true
 	}
@@ -93,12 +95,12 @@ func Build(records []genai.Step, dropped int) (*scoring.Trajectory, bool) {
 	return t, cut
 }
 
-// MaxTools bounds the tools of an assembled trajectory; the tool_use
+// MaxTrajectoryTools bounds the tools of an assembled trajectory; the tool_use
 // scorer shows the judge at most as many.
-const MaxTools = 64
+const MaxTrajectoryTools = 64
 
 // AddTools adds to t's tools those of defs it does not name yet, in
-// order, up to MaxTools: the tools the run's model calls were offered, and
+// order, up to MaxTrajectoryTools: the tools the run's model calls were offered, and
 // the tools its agent span lists (Mastra records them there). Tools of a
 // nested agent are its own and never added. A nil t stays nil.
 func AddTools(t *scoring.Trajectory, defs []genai.ToolDef) {
@@ -106,7 +108,7 @@ func AddTools(t *scoring.Trajectory, defs []genai.ToolDef) {
 		return
 	}
 	for _, d := range defs {
-		if len(t.Tools) == MaxTools {
+		if len(t.Tools) == MaxTrajectoryTools {
 			return
 		}
 		if d.Name == "" || slices.ContainsFunc(t.Tools, func(have scoring.ToolDefinition) bool { return have.Name == d.Name }) {
@@ -190,7 +192,7 @@ func fromInput(res genai.ToolResult, executed map[string]bool, toolSpans bool) b
 	return !toolSpans
 }
 
-// Pending reports whether a run looks unfinished, so that its scorers wait
+// runPending reports whether a run looks unfinished, so that its scorers wait
 // for more of its trace (trace_context.context_wait). A run ends with the
 // model call that answers, after every tool call it asked for was
 // executed; so it is pending while its last step is not a model call, or
@@ -201,10 +203,10 @@ func fromInput(res genai.ToolResult, executed map[string]bool, toolSpans bool) b
 // step limit) only waits longer.
 //
 // dropped is the number of step records the run's trace could not keep
-// (as for Build). A trace that dropped one is full: the rest of the run
+// (as for buildTrajectory). A trace that dropped one is full: the rest of the run
 // would be dropped too, so it never looks finished, and waiting for it
 // gains nothing. Such a run is not pending.
-func Pending(records []genai.Step, dropped int) bool {
+func runPending(records []genai.Step, dropped int) bool {
 	if dropped > 0 {
 		return false
 	}
@@ -249,4 +251,18 @@ func Pending(records []genai.Step, dropped int) bool {
 		}
 	}
 	return false
+}
+
+// Trajectory is the trajectory of the run below the agent span of the
+// trace, assembled from the steps the index holds; nil when it has none.
+func (ix *Index) Trajectory(traceID pcommon.TraceID, agent pcommon.SpanID) *scoring.Trajectory {
+	t, _ := buildTrajectory(ix.StepsBelow(traceID, agent))
+	return t
+}
+
+// RunPending reports whether the run below the agent span of the trace
+// looks unfinished in the index (runPending), for the wait before
+// dispatch.
+func (ix *Index) RunPending(traceID pcommon.TraceID, agent pcommon.SpanID) bool {
+	return runPending(ix.StepsBelow(traceID, agent))
 }

@@ -1,21 +1,24 @@
-package llmevalprocessor
+package tracecontext
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
+
+// fixtureConfig is the index the processor builds by default.
+var fixtureConfig = Config{MaxTraces: 10_000, MaxBytes: 64 << 20, TTL: 2 * time.Minute, MaxDocumentBytes: 32 << 10, MaxTraceBytes: 4 << 20}
 
 func loadTraceContextBatch(t *testing.T, name string) ptrace.Traces {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(otlpTestdata, "tracecontext", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "otlp", "tracecontext", name))
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)
@@ -25,11 +28,11 @@ func loadTraceContextBatch(t *testing.T, name string) ptrace.Traces {
 // indexBatch feeds a batch to the index the way the processor is meant to:
 // add the GenAI spans, then link the batch. It returns the generation and
 // agent spans seen and whether the batch brought new context.
-func indexBatch(ix *tracecontext.Index, td ptrace.Traces) (gens, agents []ptrace.Span, gained bool) {
+func indexBatch(ix *Index, td ptrace.Traces) (gens, agents []ptrace.Span, gained bool) {
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				s := tracecontext.Span{
+				s := Span{
 					TraceID: span.TraceID(), SpanID: span.SpanID(), ParentID: span.ParentSpanID(),
 					Start: span.StartTimestamp(), End: span.EndTimestamp(),
 				}
@@ -54,7 +57,7 @@ func indexBatch(ix *tracecontext.Index, td ptrace.Traces) (gens, agents []ptrace
 	return gens, agents, gained
 }
 
-// TestTraceContextFixtures checks the part-B fixtures: in both orders the
+// TestTraceContextFixtures checks the trace context fixtures: in both orders the
 // generation's case gets its siblings' documents, and the agent span reads
 // as the user's request and final answer with all the trace's context.
 func TestTraceContextFixtures(t *testing.T) {
@@ -89,7 +92,7 @@ func TestTraceContextFixtures(t *testing.T) {
 				name = shape.name + "/context_before"
 			}
 			t.Run(name, func(t *testing.T) {
-				ix, err := tracecontext.New(defaultTraceContextConfig().indexConfig())
+				ix, err := New(fixtureConfig)
 				require.NoError(t, err)
 				order := []string{shape.generation, shape.context}
 				if contextFirst {
@@ -108,7 +111,7 @@ func TestTraceContextFixtures(t *testing.T) {
 				read := genai.Read(gen)
 				assert.Empty(t, read.Context(), "the generation span itself carries no context")
 				assert.Equal(t, shape.question, read.Input)
-				got := ix.ContextFor(gen.TraceID(), gen.SpanID(), gen.ParentSpanID(), gen.EndTimestamp(), tracecontext.ScopeSiblings)
+				got := ix.ContextFor(gen.TraceID(), gen.SpanID(), gen.ParentSpanID(), gen.EndTimestamp(), ScopeSiblings)
 				assert.Equal(t, shape.want, got)
 
 				agent := agents[0]
@@ -116,7 +119,7 @@ func TestTraceContextFixtures(t *testing.T) {
 				assert.Equal(t, shape.question, ar.Input)
 				assert.Equal(t, shape.answer, ar.Output)
 				assert.Empty(t, ar.Missing)
-				assert.Equal(t, shape.want, ix.ContextFor(agent.TraceID(), agent.SpanID(), agent.ParentSpanID(), agent.EndTimestamp(), tracecontext.ScopeSubtree))
+				assert.Equal(t, shape.want, ix.ContextFor(agent.TraceID(), agent.SpanID(), agent.ParentSpanID(), agent.EndTimestamp(), ScopeSubtree))
 			})
 		}
 	}

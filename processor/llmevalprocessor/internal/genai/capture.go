@@ -1,17 +1,14 @@
-// Package capture tells when an instrumentation library sent a generation
-// without its message content (content capture off), how to turn it on for
-// that library, and warns of it once per service and library.
-package capture // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/capture"
+package genai
+
+// This file tells when an instrumentation library sent a generation
+// without its message content (content capture off), and how to turn it
+// on for that library.
 
 import (
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
-
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // hint is how to turn message content capture on for the
@@ -44,9 +41,9 @@ const pythonHint = "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true 
 // genericHint is for libraries not in hints.
 const genericHint = "turn on the instrumentation's message content capture (OpenTelemetry GenAI instrumentations: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
 
-// Hint says how to turn content capture on for the library
+// CaptureHint says how to turn content capture on for the library
 // whose instrumentation scope is named scope.
-func Hint(scope string) string {
+func CaptureHint(scope string) string {
 	for _, h := range hints {
 		if scope == h.name || strings.ContainsAny(h.name[len(h.name)-1:], "/-.") && strings.HasPrefix(scope, h.name) {
 			return h.how
@@ -59,8 +56,8 @@ func Hint(scope string) string {
 // message text at all, as an instrumentation with content capture off
 // sends it: no question, no system prompt, no tool result (an empty
 // answer still has its question). Tool call names and ids may remain.
-func Contentless(gen genai.Generation) bool {
-	if gen.Missing != genai.MissingOutput || gen.Output != "" || gen.Input != "" || len(gen.SystemInstructions) > 0 {
+func Contentless(gen Generation) bool {
+	if gen.Missing != MissingOutput || gen.Output != "" || gen.Input != "" || len(gen.SystemInstructions) > 0 {
 		return false
 	}
 	for _, r := range gen.ToolResults {
@@ -71,16 +68,23 @@ func Contentless(gen genai.Generation) bool {
 	return true
 }
 
+// CaptureLikelyOffReason is the not_scorable reason of a generation sent
+// without any message text (Contentless) by the library whose scope is
+// named scope: why it is missing, and how to turn capture on.
+func CaptureLikelyOffReason(missing, scope string) string {
+	return missing + ": content capture is likely off; to turn it on, " + CaptureHint(scope)
+}
+
 // NoEventsReason is the not_scorable reason of a span whose GenAI log
 // events did not come.
 func NoEventsReason(scope string) string {
-	return "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait: content capture is likely off; to turn it on, " + Hint(scope)
+	return "no content on the span, and no GenAI log events of the call arrived within log_events.cross_signal_wait: content capture is likely off; to turn it on, " + CaptureHint(scope)
 }
 
-// OffReason is the not_scorable reason of a span of a service
+// CaptureOffReason is the not_scorable reason of a span of a service
 // known to send no GenAI log events.
-func OffReason(scope string) string {
-	return "content capture is off: this service's spans carry no content and its GenAI log events stopped coming (log_events.content_capture_off_after in a row); to turn it on, " + Hint(scope)
+func CaptureOffReason(scope string) string {
+	return "content capture is off: this service's spans carry no content and its GenAI log events stopped coming (log_events.content_capture_off_after in a row); to turn it on, " + CaptureHint(scope)
 }
 
 // ServiceName is the resource's service.name.
@@ -90,13 +94,6 @@ func ServiceName(res pcommon.Resource) string {
 	}
 	return ""
 }
-
-// What came without content, in the warning (Warnings.Warn).
-const (
-	WarnSpans         = "generation spans arrive without message content"
-	WarnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
-	WarnEvents        = "GenAI log events arrive without message content"
-)
 
 // SpanBytes estimates the memory a held span takes: its strings and a
 // fixed cost per value.
@@ -114,35 +111,4 @@ func attrBytes(m pcommon.Map) int {
 		n += 16 + len(k) + len(v.AsString())
 	}
 	return n
-}
-
-// maxWarned bounds the (service, library) pairs remembered as
-// warned; beyond it nothing more is logged.
-const maxWarned = 1024
-
-// Warnings logs, once per service and library, that generation
-// spans or log events arrive without content, with how to turn it on.
-type Warnings struct {
-	Logger *zap.Logger
-	mu     sync.Mutex
-	warned map[[2]string]bool
-}
-
-// Warn logs the warning for the service and library unless it was logged.
-// what says what came without content (WarnSpans, WarnSpansNoEvents,
-// WarnEvents).
-func (w *Warnings) Warn(service, library, what string) {
-	w.mu.Lock()
-	key := [2]string{service, library}
-	if w.warned[key] || len(w.warned) >= maxWarned {
-		w.mu.Unlock()
-		return
-	}
-	if w.warned == nil {
-		w.warned = make(map[[2]string]bool)
-	}
-	w.warned[key] = true
-	w.mu.Unlock()
-	w.Logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+Hint(library)+" (logged once per service and library)",
-		zap.String("service", service), zap.String("library", library))
 }

@@ -1,4 +1,4 @@
-package forward
+package resultwrite
 
 import (
 	"context"
@@ -29,6 +29,21 @@ func records(n int) plog.Logs {
 	return ld
 }
 
+// counter records what the senders count and log.
+type counter struct {
+	t       *testing.T
+	boom    error
+	counted int
+	failed  []string
+}
+
+func (c *counter) Outgoing(_ context.Context, n int) { c.counted += n }
+
+func (c *counter) ForwardFailed(msg string, err error) {
+	assert.ErrorIs(c.t, err, c.boom)
+	c.failed = append(c.failed, msg)
+}
+
 func TestForwardCountsAndLogsFailures(t *testing.T) {
 	boom := errors.New("downstream refused")
 	tests := []struct {
@@ -41,23 +56,17 @@ func TestForwardCountsAndLogsFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var counted int
-			var failed []string
-			count := func(_ context.Context, n int) { counted += n }
-			fail := func(msg string, err error) {
-				assert.ErrorIs(t, err, boom)
-				failed = append(failed, msg)
-			}
+			c := &counter{t: t, boom: boom}
 			traceSink, logSink := new(consumertest.TracesSink), new(consumertest.LogsSink)
-			s := &Spans{Next: traceSink, Count: count, Failed: fail}
-			l := &Logs{Next: logSink, Count: count, Failed: fail}
+			s := &Spans{Next: traceSink, Tel: c}
+			l := &Logs{Next: logSink, Tel: c}
 			if tt.failing {
 				s.Next, l.Next = consumertest.NewErr(boom), consumertest.NewErr(boom)
 			}
 			s.ForwardLater(context.Background(), spans(2))
 			l.Emit(context.Background(), records(3))
-			assert.Equal(t, 5, counted, "what was handed on is counted, delivered or not")
-			assert.Equal(t, tt.wantFailed, failed)
+			assert.Equal(t, 5, c.counted, "what was handed on is counted, delivered or not")
+			assert.Equal(t, tt.wantFailed, c.failed)
 			if !tt.failing {
 				assert.Equal(t, 2, traceSink.SpanCount())
 				assert.Equal(t, 3, logSink.LogRecordCount())

@@ -1,4 +1,4 @@
-package trajectory
+package tracecontext
 
 import (
 	"fmt"
@@ -15,21 +15,17 @@ func call(id, name, args string) genai.ToolCall {
 	return genai.ToolCall{ID: id, Name: name, Arguments: args}
 }
 
-func gen(output string, calls ...genai.ToolCall) genai.Step {
-	return genai.Step{Kind: genai.StepGeneration, Output: output, ToolCalls: calls}
-}
-
 // withResults is a generation whose input carries tool results.
 func withResults(st genai.Step, results ...genai.ToolResult) genai.Step {
 	st.ToolResults = results
 	return st
 }
 
-func tool(id, name, result string) genai.Step {
+func toolRun(id, name, result string) genai.Step {
 	return genai.Step{Kind: genai.StepTool, CallID: id, Name: name, Result: result}
 }
 
-func TestBuild(t *testing.T) {
+func TestBuildTrajectory(t *testing.T) {
 	tests := []struct {
 		name    string
 		records []genai.Step
@@ -39,7 +35,7 @@ func TestBuild(t *testing.T) {
 			name: "tool spans win over the results repeated in the next input",
 			records: []genai.Step{
 				gen("", call("c1", "search", `{"q":"x"}`)),
-				tool("c1", "search", "found"),
+				toolRun("c1", "search", "found"),
 				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Name: "search", Result: "found"}),
 			},
 			want: []scoring.Step{
@@ -67,7 +63,7 @@ func TestBuild(t *testing.T) {
 			name: "a tool span without a call id executes the earliest call of its tool",
 			records: []genai.Step{
 				gen("", call("c1", "search", `{}`), call("c2", "search", `{"page":2}`)),
-				tool("", "search", "one"),
+				toolRun("", "search", "one"),
 				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Result: "one"}, genai.ToolResult{CallID: "c2", Result: "two"}),
 			},
 			want: []scoring.Step{
@@ -81,8 +77,8 @@ func TestBuild(t *testing.T) {
 			name: "a tool span without a call id, named unlike its call, executes the call whose input result it returned",
 			records: []genai.Step{
 				gen("", call("c1", "search", `{"q":"x"}`), call("c2", "lookup", `{}`)),
-				tool("", "search_docs", "found"),
-				tool("", "lookup", "page"),
+				toolRun("", "search_docs", "found"),
+				toolRun("", "lookup", "page"),
 				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Name: "search", Result: "found"}, genai.ToolResult{CallID: "c2", Result: "page"}),
 			},
 			want: []scoring.Step{
@@ -96,7 +92,7 @@ func TestBuild(t *testing.T) {
 			name: "a tool span named unlike any call and with another result is an execution of its own",
 			records: []genai.Step{
 				gen("", call("c1", "search", `{}`)),
-				tool("", "audit_log", "written"),
+				toolRun("", "audit_log", "written"),
 				withResults(gen("answer"), genai.ToolResult{CallID: "c1", Name: "search", Result: "found"}),
 			},
 			want: []scoring.Step{
@@ -137,7 +133,7 @@ func TestBuild(t *testing.T) {
 			name: "a failed model call is a generation step with its error",
 			records: []genai.Step{
 				gen("", call("c1", "search", `{}`)),
-				tool("c1", "search", "found"),
+				toolRun("c1", "search", "found"),
 				{Kind: genai.StepGeneration, Error: "429 Rate limit reached"},
 				gen("answer"),
 			},
@@ -151,7 +147,7 @@ func TestBuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, cut := Build(tt.records, 0)
+			got, cut := buildTrajectory(tt.records, 0)
 			require.NotNil(t, got)
 			assert.Equal(t, tt.want, got.Steps)
 			assert.False(t, cut)
@@ -160,8 +156,8 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-func TestBuildNothing(t *testing.T) {
-	got, cut := Build(nil, 0)
+func TestBuildTrajectoryNothing(t *testing.T) {
+	got, cut := buildTrajectory(nil, 0)
 	assert.Nil(t, got, "no steps, no trajectory: the scorers say why")
 	assert.False(t, cut)
 }
@@ -169,32 +165,32 @@ func TestBuildNothing(t *testing.T) {
 // TestBuildBoundsLongRuns: a run of 5,000 steps keeps its first and last
 // 250 with one omitted step of 4,500 between; steps a full trace dropped
 // are an omitted step at the end.
-func TestBuildBoundsLongRuns(t *testing.T) {
+func TestBuildTrajectoryBoundsLongRuns(t *testing.T) {
 	var records []genai.Step
 	for i := range 2500 {
 		id := fmt.Sprint("c", i)
-		records = append(records, gen("", call(id, "poll", `{}`)), tool(id, "poll", fmt.Sprint("result ", i)))
+		records = append(records, gen("", call(id, "poll", `{}`)), toolRun(id, "poll", fmt.Sprint("result ", i)))
 	}
-	got, cut := Build(records, 0)
+	got, cut := buildTrajectory(records, 0)
 	require.True(t, cut)
-	require.Len(t, got.Steps, MaxSteps+1)
-	assert.Equal(t, scoring.Step{Kind: scoring.StepOmitted, Count: 4500}, got.Steps[MaxSteps/2])
+	require.Len(t, got.Steps, MaxTrajectorySteps+1)
+	assert.Equal(t, scoring.Step{Kind: scoring.StepOmitted, Count: 4500}, got.Steps[MaxTrajectorySteps/2])
 	assert.Equal(t, "c0", got.Steps[0].ToolCalls[0].ID)
-	assert.Equal(t, "result 2499", got.Steps[MaxSteps].Result)
+	assert.Equal(t, "result 2499", got.Steps[MaxTrajectorySteps].Result)
 	assert.Equal(t, 5000, got.StepCount())
 	require.NoError(t, got.Validate())
 
-	got, cut = Build(records[:4], 7)
+	got, cut = buildTrajectory(records[:4], 7)
 	require.True(t, cut)
 	assert.Equal(t, scoring.Step{Kind: scoring.StepOmitted, Count: 7}, got.Steps[4])
 	assert.Equal(t, 11, got.StepCount())
 
-	got, _ = Build(nil, 3)
+	got, _ = buildTrajectory(nil, 3)
 	require.NotNil(t, got)
 	assert.Equal(t, []scoring.Step{{Kind: scoring.StepOmitted, Count: 3}}, got.Steps)
 }
 
-func TestPending(t *testing.T) {
+func TestRunPending(t *testing.T) {
 	tests := []struct {
 		name    string
 		records []genai.Step
@@ -204,11 +200,11 @@ func TestPending(t *testing.T) {
 		{"no step yet", nil, 0, true},
 		{"only a model call that answered", []genai.Step{gen("hi")}, 0, false},
 		{"a tool call without an execution", []genai.Step{gen("", call("c1", "search", ""))}, 0, true},
-		{"the call's tool span arrived, not the answer", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x")}, 0, true},
-		{"executed and answered", []genai.Step{gen("", call("c1", "search", "")), tool("c1", "search", "x"), gen("done")}, 0, false},
+		{"the call's tool span arrived, not the answer", []genai.Step{gen("", call("c1", "search", "")), toolRun("c1", "search", "x")}, 0, true},
+		{"executed and answered", []genai.Step{gen("", call("c1", "search", "")), toolRun("c1", "search", "x"), gen("done")}, 0, false},
 		{"executed per the next input", []genai.Step{gen("", call("c1", "search", "")), withResults(gen("done"), genai.ToolResult{CallID: "c1"})}, 0, false},
-		{"a tool span without id answers a call by name", []genai.Step{gen("", call("c1", "search", "")), tool("", "search", "x"), gen("done")}, 0, false},
-		{"two calls of one tool, one execution", []genai.Step{gen("", call("", "search", ""), call("", "search", "")), tool("", "search", "x"), gen("done")}, 0, true},
+		{"a tool span without id answers a call by name", []genai.Step{gen("", call("c1", "search", "")), toolRun("", "search", "x"), gen("done")}, 0, false},
+		{"two calls of one tool, one execution", []genai.Step{gen("", call("", "search", ""), call("", "search", "")), toolRun("", "search", "x"), gen("done")}, 0, true},
 		{"only a nested agent so far", []genai.Step{{Kind: genai.StepAgent, Name: "billing"}}, 0, true},
 		{"the agent-as-tool call answered", []genai.Step{gen("", call("c1", "billing", "")), {Kind: genai.StepAgent, Name: "billing"}, gen("done")}, 0, false},
 		{"a full trace dropped the rest of the run", []genai.Step{gen("", call("c1", "search", ""))}, 1, false},
@@ -216,7 +212,7 @@ func TestPending(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Pending(tt.records, tt.dropped))
+			assert.Equal(t, tt.want, runPending(tt.records, tt.dropped))
 		})
 	}
 }
