@@ -53,10 +53,6 @@ var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "reply")
 // scale, here without a call.
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
-	if len(pipeline.NumberTurns(turns)) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	window := e.Options().ConversationWindow
 	targets := Windows(Exchanges(turns), window)
 	if len(targets) == 0 {

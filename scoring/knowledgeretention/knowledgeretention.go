@@ -103,10 +103,6 @@ var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "reply")
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
 	msgs := pipeline.NumberTurns(turns)
-	if len(msgs) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	if !replyAfterUser(msgs) {
 		e.ScoreAll()
 		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because no reply of the assistant follows a message of the user, so there is nothing it could have forgotten.")

@@ -53,10 +53,6 @@ var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "message")
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
 	msgs := pipeline.NumberTurns(turns)
-	if len(msgs) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	role := systemPrompt(e.Case.Instructions)
 	if role == "" {
 		e.NotScorable("The conversation has no system prompt, so there is no role to judge the assistant's messages against.")
