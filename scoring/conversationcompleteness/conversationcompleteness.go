@@ -96,10 +96,6 @@ var steps = pipeline.ExtractThenJudge{
 // call, since only the user's messages carry intentions.
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
-	if len(pipeline.NumberTurns(turns)) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	if !pipeline.HasRole(turns, scoring.RoleUser) {
 		e.ScoreAll()
 		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because the conversation has no user message, so the user asked for nothing that could be left unsatisfied.")

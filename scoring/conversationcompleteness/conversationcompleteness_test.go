@@ -37,39 +37,28 @@ func replies(verdicts ...string) map[string][]string {
 // unrounded ratio; ours is rounded to two decimals, as every scorer's.
 func TestFormula(t *testing.T) {
 	tests := []struct {
-		name      string
-		verdicts  []string
-		opts      scoring.Options
-		deepeval  float64 // deepeval's score for these verdicts, worked by hand
-		wantScore float64
-		wantLabel scoring.Label
-		wantCalls int
+		name     string
+		verdicts []string
+		opts     scoring.Options
+		want     testkit.Worked // deepeval's score by hand, and ours
 	}{
-		{"two of three satisfied", []string{"yes", "no", "yes"}, scoring.Options{}, 2.0 / 3, 0.67, scoring.LabelPass, 3},
-		{"one of four satisfied", []string{"no", "yes", "no", "no"}, scoring.Options{}, 0.25, 0.25, scoring.LabelFail, 3},
-		{"half passes the default threshold", []string{"yes", "no"}, scoring.Options{}, 0.5, 0.5, scoring.LabelPass, 3},
-		{"all satisfied", []string{"yes", "yes"}, scoring.Options{}, 1, 1, scoring.LabelPass, 3},
-		{"none satisfied", []string{"no"}, scoring.Options{}, 0, 0, scoring.LabelFail, 3},
-		{"no intention found scores 1", nil, scoring.Options{}, 1, 1, scoring.LabelPass, 1},
-		{"strict mode below 1 is 0", []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, 0, 0, scoring.LabelFail, 3},
-		{"strict mode at 1", []string{"yes", "yes"}, scoring.Options{StrictMode: true}, 1, 1, scoring.LabelPass, 3},
-		{"scale 10", []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, 2.0 / 3, 6.67, scoring.LabelPass, 3},
-		{"threshold 0.7", []string{"yes", "no", "yes"}, scoring.Options{Threshold: testkit.Ptr(0.7)}, 2.0 / 3, 0.67, scoring.LabelFail, 3},
+		{"two of three satisfied", []string{"yes", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: 2.0 / 3, Score: 0.67, Label: scoring.LabelPass, Calls: 3}},
+		{"one of four satisfied", []string{"no", "yes", "no", "no"}, scoring.Options{}, testkit.Worked{Reference: 0.25, Score: 0.25, Label: scoring.LabelFail, Calls: 3}},
+		{"half passes the default threshold", []string{"yes", "no"}, scoring.Options{}, testkit.Worked{Reference: 0.5, Score: 0.5, Label: scoring.LabelPass, Calls: 3}},
+		{"all satisfied", []string{"yes", "yes"}, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 3}},
+		{"none satisfied", []string{"no"}, scoring.Options{}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 3}},
+		{"no intention found scores 1", nil, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 1}},
+		{"strict mode below 1 is 0", []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 3}},
+		{"strict mode at 1", []string{"yes", "yes"}, scoring.Options{StrictMode: true}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 3}},
+		{"scale 10", []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, testkit.Worked{Reference: 2.0 / 3, Score: 6.67, Label: scoring.LabelPass, Calls: 3}},
+		{"threshold 0.7", []string{"yes", "no", "yes"}, scoring.Options{Threshold: testkit.Ptr(0.7)}, testkit.Worked{Reference: 2.0 / 3, Score: 0.67, Label: scoring.LabelFail, Calls: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(replies(tt.verdicts...))
 			res := testkit.Scorer(t, New, j, tt.opts).Score(context.Background(), scoring.Case{Turns: testkit.Chat(6)})
-			require.NoError(t, res.Err)
-			scale := tt.opts.Scale
-			if scale == 0 {
-				scale = 1
-			}
-			assert.InDelta(t, tt.deepeval*scale, tt.wantScore, 0.005, "the worked case disagrees with deepeval's arithmetic")
-			assert.Equal(t, tt.wantScore, res.Score)
-			assert.Equal(t, tt.wantLabel, res.Label)
-			assert.Equal(t, tt.wantCalls, res.Usage.LLMCalls)
-			assert.Equal(t, "judge reason" == res.Reason, tt.wantCalls == 3, "reason %q", res.Reason)
+			testkit.CheckWorked(t, res, tt.opts, tt.want)
+			assert.Equal(t, "judge reason" == res.Reason, tt.want.Calls == 3, "reason %q", res.Reason)
 		})
 	}
 }

@@ -7,7 +7,6 @@
 package conversationrelevancy
 
 import (
-	"cmp"
 	"embed"
 	"fmt"
 	"strconv"
@@ -20,33 +19,15 @@ import (
 // scorer's reply.
 const SchemaVerdicts = "conversation_relevancy_verdicts"
 
-// Verdicts is the analyze result: one verdict per exchange.
-type Verdicts struct {
-	// Window is the window size used, in exchanges.
-	Window    int       `json:"window"`
-	Verdicts  []Verdict `json:"verdicts"`
-	Reordered bool      `json:"reordered,omitempty"`
-}
-
-// Verdict judges the reply numbered Turn, which ends an exchange, against
-// the messages From to Turn: "yes" when it is relevant to them.
-type Verdict struct {
-	Turn    int    `json:"turn"`
-	From    int    `json:"window_from"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
-}
+// Verdicts is the analyze result: the window size in exchanges, and one
+// verdict per exchange on its last reply, judged against the messages
+// From to Turn: "yes" when it is relevant to them.
+type Verdicts = pipeline.TurnVerdicts
 
 //go:embed *.tmpl
 var templates embed.FS
 
-var verdictsPrompt = &pipeline.Prompt{
-	Schema: pipeline.ItemsSchema(SchemaVerdicts, "verdicts",
-		pipeline.Property{Name: "turn", Integer: true},
-		pipeline.Property{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}}),
-	User: verdictsMessage,
-	Demo: demoVerdicts,
-}
+var verdictsPrompt = &pipeline.Prompt{Schema: pipeline.TurnVerdictsSchema(SchemaVerdicts), User: verdictsMessage, Demo: demoVerdicts}
 
 // Definition is the conversation relevancy scorer.
 var Definition = pipeline.Definition{
@@ -62,7 +43,7 @@ func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
 	return pipeline.New(Definition, judge, opts)
 }
 
-var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: "reply"}
+var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "reply")
 
 // run is the conversation_relevancy pipeline: cut the conversation into
 // exchanges (Exchanges), and in one call judge the last reply of each
@@ -72,10 +53,6 @@ var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "ve
 // scale, here without a call.
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
-	if len(pipeline.NumberTurns(turns)) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	window := e.Options().ConversationWindow
 	targets := Windows(Exchanges(turns), window)
 	if len(targets) == 0 {
@@ -87,30 +64,10 @@ func run(e *pipeline.Evaluation) {
 	if !ok {
 		return
 	}
-	result := Verdicts{Window: window, Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
-	forJudge := make([]any, len(verdicts))
-	var off []string
-	for i, v := range verdicts {
-		r := Verdict{Turn: v.Number, From: targets[i].From, Verdict: v.Verdict, Reason: v.Reason}
-		result.Verdicts[i] = r
-		forJudge[i] = r
-		if !pipeline.IsYes(v.Verdict) {
-			off = append(off, cmp.Or(v.Reason, "reply "+strconv.Itoa(v.Number)))
-		}
-	}
-	e.Result.Steps.Analyze = result
-	n := len(verdicts)
-	relevant := n - len(off)
-	e.ScoreRatio(relevant, n)
-	e.Reason(forJudge, func() string {
-		s := fmt.Sprintf("The score is %s because %d of the assistant's %d %s %s relevant to the conversation before %s",
-			pipeline.FormatScore(e.Result.Score), relevant, n, pipeline.Plural(n, "reply", "replies"), pipeline.Plural(relevant, "is", "are"),
-			pipeline.Plural(n, "it", "them"))
-		if len(off) > 0 {
-			s += "; off the point: " + pipeline.JoinReasons(off)
-		}
-		return s + pipeline.OmittedNote(turns) + "."
-	})
+	e.ScoreTurns(Verdicts{Window: window, Reordered: reordered}, targets, verdicts, func(score string, yes, n int) string {
+		return fmt.Sprintf("The score is %s because %d of the assistant's %d %s %s relevant to the conversation before %s",
+			score, yes, n, pipeline.Plural(n, "reply", "replies"), pipeline.Plural(yes, "is", "are"), pipeline.Plural(n, "it", "them"))
+	}, "off the point")
 }
 
 // Exchange is a run of messages that ends with the assistant's reply to

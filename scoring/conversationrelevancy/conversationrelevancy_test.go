@@ -96,37 +96,26 @@ func replies(judged []int, verdicts ...string) map[string][]string {
 // 1 without an exchange, 0 in strict mode below 1.
 func TestFormula(t *testing.T) {
 	tests := []struct {
-		name      string
-		conv      string
-		judged    []int
-		verdicts  []string
-		opts      scoring.Options
-		deepeval  float64
-		wantScore float64
-		wantLabel scoring.Label
-		wantCalls int
+		name     string
+		conv     string
+		judged   []int
+		verdicts []string
+		opts     scoring.Options
+		want     testkit.Worked // deepeval's score by hand, and ours
 	}{
-		{"one of three off the point", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, 2.0 / 3, 0.67, scoring.LabelPass, 2},
-		{"a greeting first: two exchanges", "auaua", []int{3, 5}, []string{"no", "yes"}, scoring.Options{}, 0.5, 0.5, scoring.LabelPass, 2},
-		{"two of five relevant", "uauauauaua", []int{2, 4, 6, 8, 10}, []string{"no", "yes", "no", "no", "yes"}, scoring.Options{}, 0.4, 0.4, scoring.LabelFail, 2},
-		{"only the last reply of a run is judged", "uuaaua", []int{4, 6}, []string{"yes", "yes"}, scoring.Options{}, 1, 1, scoring.LabelPass, 2},
-		{"no exchange scores 1", "uuu", nil, nil, scoring.Options{}, 1, 1, scoring.LabelPass, 0},
-		{"strict mode below 1 is 0", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, 0, 0, scoring.LabelFail, 2},
-		{"scale 10", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, 2.0 / 3, 6.67, scoring.LabelPass, 2},
+		{"one of three off the point", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: 2.0 / 3, Score: 0.67, Label: scoring.LabelPass, Calls: 2}},
+		{"a greeting first: two exchanges", "auaua", []int{3, 5}, []string{"no", "yes"}, scoring.Options{}, testkit.Worked{Reference: 0.5, Score: 0.5, Label: scoring.LabelPass, Calls: 2}},
+		{"two of five relevant", "uauauauaua", []int{2, 4, 6, 8, 10}, []string{"no", "yes", "no", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: 0.4, Score: 0.4, Label: scoring.LabelFail, Calls: 2}},
+		{"only the last reply of a run is judged", "uuaaua", []int{4, 6}, []string{"yes", "yes"}, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 2}},
+		{"no exchange scores 1", "uuu", nil, nil, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 0}},
+		{"strict mode below 1 is 0", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 2}},
+		{"scale 10", "uauaua", []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, testkit.Worked{Reference: 2.0 / 3, Score: 6.67, Label: scoring.LabelPass, Calls: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(replies(tt.judged, tt.verdicts...))
 			res := testkit.Scorer(t, New, j, tt.opts).Score(context.Background(), scoring.Case{Turns: roles(tt.conv)})
-			require.NoError(t, res.Err)
-			scale := tt.opts.Scale
-			if scale == 0 {
-				scale = 1
-			}
-			assert.InDelta(t, tt.deepeval*scale, tt.wantScore, 0.005, "the worked case disagrees with deepeval's arithmetic")
-			assert.Equal(t, tt.wantScore, res.Score)
-			assert.Equal(t, tt.wantLabel, res.Label)
-			assert.Equal(t, tt.wantCalls, res.Usage.LLMCalls)
+			testkit.CheckWorked(t, res, tt.opts, tt.want)
 		})
 	}
 }
@@ -137,7 +126,7 @@ func TestWindowInPrompt(t *testing.T) {
 	require.NoError(t, res.Err)
 	user := j.Requests()[0].Messages[1].Content
 	assert.Contains(t, user, "<<<REPLIES\n{\"turn\":2,\"window_from\":1}\n{\"turn\":4,\"window_from\":1}\n{\"turn\":6,\"window_from\":3}\nREPLIES>>>")
-	assert.Equal(t, Verdicts{Window: 2, Verdicts: []Verdict{
+	assert.Equal(t, Verdicts{Window: 2, Verdicts: []pipeline.TurnVerdict{
 		{Turn: 2, From: 1, Verdict: "yes", Reason: "reason 2"},
 		{Turn: 4, From: 1, Verdict: "yes", Reason: "reason 4"},
 		{Turn: 6, From: 3, Verdict: "no", Reason: "reason 6"},

@@ -7,7 +7,6 @@
 package knowledgeretention
 
 import (
-	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -44,20 +43,9 @@ type Fact struct {
 }
 
 // Verdicts is the analyze result: one verdict per assistant reply that
-// follows a fact.
-type Verdicts struct {
-	Verdicts  []Verdict `json:"verdicts"`
-	Reordered bool      `json:"reordered,omitempty"`
-}
-
-// Verdict judges the assistant reply numbered Turn: "yes" when it keeps
-// every fact the user told before it, "no" when it forgets or contradicts
-// one.
-type Verdict struct {
-	Turn    int    `json:"turn"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
-}
+// follows a fact, "yes" when it keeps every fact the user told before it,
+// "no" when it forgets or contradicts one.
+type Verdicts = pipeline.TurnVerdicts
 
 //go:embed *.tmpl
 var templates embed.FS
@@ -86,13 +74,7 @@ var schemaFacts = &scoring.Schema{Name: SchemaFacts, Schema: json.RawMessage(`{
 
 var (
 	factsPrompt    = &pipeline.Prompt{Schema: schemaFacts, User: factsMessage, Demo: demoFacts}
-	verdictsPrompt = &pipeline.Prompt{
-		Schema: pipeline.ItemsSchema(SchemaVerdicts, "verdicts",
-			pipeline.Property{Name: "turn", Integer: true},
-			pipeline.Property{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}}),
-		User: verdictsMessage,
-		Demo: demoVerdicts,
-	}
+	verdictsPrompt = &pipeline.Prompt{Schema: pipeline.TurnVerdictsSchema(SchemaVerdicts), User: verdictsMessage, Demo: demoVerdicts}
 )
 
 // Definition is the knowledge retention scorer.
@@ -110,7 +92,7 @@ func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
 	return pipeline.New(Definition, judge, opts)
 }
 
-var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: "reply"}
+var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "reply")
 
 // run is the knowledge_retention pipeline. One call lists the facts the
 // user stated in each message; one call judges every assistant reply that
@@ -121,10 +103,6 @@ var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "ve
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
 	msgs := pipeline.NumberTurns(turns)
-	if len(msgs) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	if !replyAfterUser(msgs) {
 		e.ScoreAll()
 		e.SetReason("The score is " + pipeline.FormatScore(e.Result.Score) + " because no reply of the assistant follows a message of the user, so there is nothing it could have forgotten.")
@@ -158,32 +136,14 @@ func run(e *pipeline.Evaluation) {
 	if !ok {
 		return
 	}
-	result := Verdicts{Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
-	forJudge := make([]any, len(verdicts))
-	var lapses []string
-	for i, v := range verdicts {
-		r := Verdict{Turn: v.Number, Verdict: v.Verdict, Reason: v.Reason}
-		result.Verdicts[i] = r
-		forJudge[i] = r
-		if !pipeline.IsYes(v.Verdict) {
-			lapses = append(lapses, cmp.Or(v.Reason, "reply "+strconv.Itoa(v.Number)))
-		}
+	dropped := ""
+	if facts.Dropped > 0 {
+		dropped = fmt.Sprintf(" (only the first %d facts were kept; %d more were left out)", MaxFacts, facts.Dropped)
 	}
-	e.Result.Steps.Analyze = result
-	n := len(verdicts)
-	kept := n - len(lapses)
-	e.ScoreRatio(kept, n)
-	e.Reason(forJudge, func() string {
-		s := fmt.Sprintf("The score is %s because %d of the %d %s that follow facts the user told %s them",
-			pipeline.FormatScore(e.Result.Score), kept, n, pipeline.Plural(n, "reply", "replies"), pipeline.Plural(kept, "keeps", "keep"))
-		if len(lapses) > 0 {
-			s += "; forgotten or contradicted: " + pipeline.JoinReasons(lapses)
-		}
-		if facts.Dropped > 0 {
-			s += fmt.Sprintf(" (only the first %d facts were kept; %d more were left out)", MaxFacts, facts.Dropped)
-		}
-		return s + pipeline.OmittedNote(turns) + "."
-	})
+	e.ScoreTurns(Verdicts{Reordered: reordered}, targets, verdicts, func(score string, yes, n int) string {
+		return fmt.Sprintf("The score is %s because %d of the %d %s that follow facts the user told %s them%s",
+			score, yes, n, pipeline.Plural(n, "reply", "replies"), pipeline.Plural(yes, "keeps", "keep"), dropped)
+	}, "forgotten or contradicted")
 }
 
 // replyAfterUser reports whether a reply of the assistant follows a

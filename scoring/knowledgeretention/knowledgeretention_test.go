@@ -10,6 +10,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/internal/testkit"
+	"github.com/llm-eval/llm_eval/scoring/pipeline"
 )
 
 // replies scripts the judge: a fact from each user message numbered in
@@ -44,32 +45,21 @@ func TestFormula(t *testing.T) {
 		judged    []int // the replies deepeval judges for these facts
 		verdicts  []string
 		opts      scoring.Options
-		deepeval  float64
-		wantScore float64
-		wantLabel scoring.Label
-		wantCalls int
+		want      testkit.Worked // deepeval's score by hand, and ours
 	}{
-		{"facts first: every reply judged, one forgets", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, 2.0 / 3, 0.67, scoring.LabelPass, 3},
-		{"facts in message 3: replies 4 and 6", testkit.Chat(6), []int{3}, []int{4, 6}, []string{"yes", "no"}, scoring.Options{}, 0.5, 0.5, scoring.LabelPass, 3},
-		{"facts in the last user message: only the last reply", testkit.Chat(6), []int{5}, []int{6}, []string{"no"}, scoring.Options{}, 0, 0, scoring.LabelFail, 3},
-		{"ten messages, facts in 1 and 7", testkit.Chat(10), []int{1, 7}, []int{2, 4, 6, 8, 10}, []string{"yes", "yes", "no", "yes", "no"}, scoring.Options{}, 0.6, 0.6, scoring.LabelPass, 3},
-		{"no fact: nothing judged, 1", testkit.Chat(6), nil, nil, nil, scoring.Options{}, 1, 1, scoring.LabelPass, 1},
-		{"strict mode below 1 is 0", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, 0, 0, scoring.LabelFail, 3},
-		{"scale 10", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, 2.0 / 3, 6.67, scoring.LabelPass, 3},
+		{"facts first: every reply judged, one forgets", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: 2.0 / 3, Score: 0.67, Label: scoring.LabelPass, Calls: 3}},
+		{"facts in message 3: replies 4 and 6", testkit.Chat(6), []int{3}, []int{4, 6}, []string{"yes", "no"}, scoring.Options{}, testkit.Worked{Reference: 0.5, Score: 0.5, Label: scoring.LabelPass, Calls: 3}},
+		{"facts in the last user message: only the last reply", testkit.Chat(6), []int{5}, []int{6}, []string{"no"}, scoring.Options{}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 3}},
+		{"ten messages, facts in 1 and 7", testkit.Chat(10), []int{1, 7}, []int{2, 4, 6, 8, 10}, []string{"yes", "yes", "no", "yes", "no"}, scoring.Options{}, testkit.Worked{Reference: 0.6, Score: 0.6, Label: scoring.LabelPass, Calls: 3}},
+		{"no fact: nothing judged, 1", testkit.Chat(6), nil, nil, nil, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 1}},
+		{"strict mode below 1 is 0", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 3}},
+		{"scale 10", testkit.Chat(6), []int{1}, []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 10}, testkit.Worked{Reference: 2.0 / 3, Score: 6.67, Label: scoring.LabelPass, Calls: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(replies(tt.factTurns, tt.judged, tt.verdicts...))
 			res := testkit.Scorer(t, New, j, tt.opts).Score(context.Background(), scoring.Case{Turns: tt.turns})
-			require.NoError(t, res.Err)
-			scale := tt.opts.Scale
-			if scale == 0 {
-				scale = 1
-			}
-			assert.InDelta(t, tt.deepeval*scale, tt.wantScore, 0.005, "the worked case disagrees with deepeval's arithmetic")
-			assert.Equal(t, tt.wantScore, res.Score)
-			assert.Equal(t, tt.wantLabel, res.Label)
-			assert.Equal(t, tt.wantCalls, res.Usage.LLMCalls)
+			testkit.CheckWorked(t, res, tt.opts, tt.want)
 			if tt.judged != nil {
 				got := res.Steps.Analyze.(Verdicts).Verdicts
 				require.Len(t, got, len(tt.judged))
@@ -162,7 +152,7 @@ func TestBadVerdicts(t *testing.T) {
 	j.Set(SchemaVerdicts, testkit.ReplyOf(`{"verdicts": [{"turn": 4, "verdict": "no", "reason": "b"}, {"turn": 2, "verdict": "yes", "reason": "a"}]}`, "stop"))
 	res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), scoring.Case{Turns: testkit.Chat(4)})
 	require.NoError(t, res.Err)
-	assert.Equal(t, Verdicts{Verdicts: []Verdict{{Turn: 2, Verdict: "yes", Reason: "a"}, {Turn: 4, Verdict: "no", Reason: "b"}}, Reordered: true}, res.Steps.Analyze)
+	assert.Equal(t, Verdicts{Verdicts: []pipeline.TurnVerdict{{Turn: 2, Verdict: "yes", Reason: "a"}, {Turn: 4, Verdict: "no", Reason: "b"}}, Reordered: true}, res.Steps.Analyze)
 }
 
 func TestLongConversationIsBoundedAndSaid(t *testing.T) {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -306,4 +307,69 @@ func OmittedNote(turns []scoring.Turn) string {
 		return fmt.Sprintf(" (%d of the conversation's %d messages were left out to keep it bounded)", n, scoring.TurnCount(turns))
 	}
 	return ""
+}
+
+// TurnVerdictsSchema is the schema of a reply that judges messages of a
+// conversation by number: a "verdicts" list of {turn, verdict, reason},
+// verdict "yes" or "no".
+func TurnVerdictsSchema(name string) *scoring.Schema {
+	return ItemsSchema(name, "verdicts",
+		Property{Name: "turn", Integer: true},
+		Property{Name: "verdict", Enum: []string{VerdictYes, VerdictNo}})
+}
+
+// TurnVerdictSpec is how a reply of TurnVerdictsSchema is read; unit
+// names what a verdict judges (reply, message) in its problems.
+func TurnVerdictSpec(schema *scoring.Schema, unit string) VerdictSpec {
+	return VerdictSpec{Schema: schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: unit}
+}
+
+// TurnVerdict is the verdict on one message of a conversation: Turn is
+// its number, From the first message of the window it was judged against
+// when it had one.
+type TurnVerdict struct {
+	Turn    int    `json:"turn"`
+	From    int    `json:"window_from,omitempty"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// TurnVerdicts is the analyze result of a scorer that judges messages of
+// a conversation.
+type TurnVerdicts struct {
+	// Window is conversation_relevancy's window, in exchanges.
+	Window    int           `json:"window,omitempty"`
+	Verdicts  []TurnVerdict `json:"verdicts"`
+	Reordered bool          `json:"reordered,omitempty"`
+}
+
+// ScoreTurns ends the evaluation of a scorer that judged the messages
+// targets with verdicts (in their order, as JudgeTurns returns them): it
+// keeps them as the analyze result, scores "yes" / verdicts (ScoreRatio)
+// and runs the reason step. The summary reason is what(score, yes, n),
+// then failed and the reasons of the other verdicts, then a note of the
+// messages the judge did not see.
+func (e *Evaluation) ScoreTurns(result TurnVerdicts, targets []TurnTarget, verdicts []Judged, what func(score string, yes, n int) string, failed string) {
+	result.Verdicts = make([]TurnVerdict, len(verdicts))
+	forJudge := make([]any, len(verdicts))
+	var others []string
+	for i, v := range verdicts {
+		r := TurnVerdict{Turn: v.Number, From: targets[i].From, Verdict: v.Verdict, Reason: v.Reason}
+		result.Verdicts[i] = r
+		forJudge[i] = r
+		if !IsYes(v.Verdict) {
+			others = append(others, cmp.Or(v.Reason, fmt.Sprintf("message %d", v.Number)))
+		}
+	}
+	e.Result.Steps.Analyze = result
+	n := len(verdicts)
+	yes := n - len(others)
+	e.ScoreRatio(yes, n)
+	e.Reason(forJudge, func() string {
+		s := what(FormatScore(e.Result.Score), yes, n)
+		if len(others) > 0 {
+			s += "; " + failed + ": " + JoinReasons(others)
+		}
+		return s + OmittedNote(e.Case.Turns) + "."
+	})
 }

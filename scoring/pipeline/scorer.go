@@ -34,7 +34,8 @@ type Definition struct {
 	// Conversation is set for a scorer that judges a whole conversation
 	// (Case.Conversation). It sees the conversation prepared in
 	// Case.Turns, bounded to MaxTurns, and never Input or Output apart
-	// from it.
+	// from it; a conversation without a message is not scorable before
+	// Run is called.
 	Conversation bool
 	// History is set for a scorer of one turn that reads the conversation
 	// before Input (Case.Turns), bounded to HistoryTurns; the others never
@@ -155,6 +156,12 @@ func (s *scorer) Score(ctx context.Context, c scoring.Case) scoring.Result {
 	}
 	if err := s.prepare(c, e); err != nil {
 		e.Fail(&scoring.Error{Type: scoring.ErrorInvalidCase, Err: err})
+		return e.Result
+	}
+	if s.def.Conversation && len(NumberTurns(e.Case.Turns)) == 0 {
+		// deepeval refuses a conversation without turns; here it is a
+		// case with nothing to judge.
+		e.NotScorable("The conversation has no message to judge.")
 		return e.Result
 	}
 	s.def.Run(e)

@@ -6,7 +6,6 @@
 package roleadherence
 
 import (
-	"cmp"
 	"embed"
 	"fmt"
 	"strconv"
@@ -20,30 +19,13 @@ import (
 const SchemaVerdicts = "role_adherence_verdicts"
 
 // Verdicts is the analyze result: one verdict per message of the
-// assistant.
-type Verdicts struct {
-	Verdicts  []Verdict `json:"verdicts"`
-	Reordered bool      `json:"reordered,omitempty"`
-}
-
-// Verdict judges the assistant's message numbered Turn: "yes" when it
-// stays in role, "no" when it breaks it.
-type Verdict struct {
-	Turn    int    `json:"turn"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
-}
+// assistant, "yes" when it stays in role, "no" when it breaks it.
+type Verdicts = pipeline.TurnVerdicts
 
 //go:embed *.tmpl
 var templates embed.FS
 
-var verdictsPrompt = &pipeline.Prompt{
-	Schema: pipeline.ItemsSchema(SchemaVerdicts, "verdicts",
-		pipeline.Property{Name: "turn", Integer: true},
-		pipeline.Property{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}}),
-	User: verdictsMessage,
-	Demo: demoVerdicts,
-}
+var verdictsPrompt = &pipeline.Prompt{Schema: pipeline.TurnVerdictsSchema(SchemaVerdicts), User: verdictsMessage, Demo: demoVerdicts}
 
 // Definition is the role adherence scorer.
 var Definition = pipeline.Definition{
@@ -59,7 +41,7 @@ func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
 	return pipeline.New(Definition, judge, opts)
 }
 
-var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "verdicts", Keys: []string{"verdict", "result"}, Unit: "message"}
+var verdictSpec = pipeline.TurnVerdictSpec(verdictsPrompt.Schema, "message")
 
 // run is the role_adherence pipeline: one call judges every message of
 // the assistant against the role its system prompt (the case's
@@ -71,10 +53,6 @@ var verdictSpec = pipeline.VerdictSpec{Schema: verdictsPrompt.Schema, Field: "ve
 func run(e *pipeline.Evaluation) {
 	turns := e.Case.Turns
 	msgs := pipeline.NumberTurns(turns)
-	if len(msgs) == 0 {
-		e.NotScorable("The conversation has no message to judge.")
-		return
-	}
 	role := systemPrompt(e.Case.Instructions)
 	if role == "" {
 		e.NotScorable("The conversation has no system prompt, so there is no role to judge the assistant's messages against.")
@@ -95,29 +73,10 @@ func run(e *pipeline.Evaluation) {
 	if !ok {
 		return
 	}
-	result := Verdicts{Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
-	forJudge := make([]any, len(verdicts))
-	var breaks []string
-	for i, v := range verdicts {
-		r := Verdict{Turn: v.Number, Verdict: v.Verdict, Reason: v.Reason}
-		result.Verdicts[i] = r
-		forJudge[i] = r
-		if !pipeline.IsYes(v.Verdict) {
-			breaks = append(breaks, cmp.Or(v.Reason, "message "+strconv.Itoa(v.Number)))
-		}
-	}
-	e.Result.Steps.Analyze = result
-	n := len(verdicts)
-	kept := n - len(breaks)
-	e.ScoreRatio(kept, n)
-	e.Reason(forJudge, func() string {
-		s := fmt.Sprintf("The score is %s because %d of the assistant's %d %s %s in the role its system prompt gives it",
-			pipeline.FormatScore(e.Result.Score), kept, n, pipeline.Plural(n, "message", "messages"), pipeline.Plural(kept, "stays", "stay"))
-		if len(breaks) > 0 {
-			s += "; out of role: " + pipeline.JoinReasons(breaks)
-		}
-		return s + pipeline.OmittedNote(turns) + "."
-	})
+	e.ScoreTurns(Verdicts{Reordered: reordered}, targets, verdicts, func(score string, yes, n int) string {
+		return fmt.Sprintf("The score is %s because %d of the assistant's %d %s %s in the role its system prompt gives it",
+			score, yes, n, pipeline.Plural(n, "message", "messages"), pipeline.Plural(yes, "stays", "stay"))
+	}, "out of role")
 }
 
 // systemPrompt joins the non-blank instructions into the system prompt

@@ -36,38 +36,27 @@ var pirate = []string{"You are Captain Flint, a pirate. Always talk like a pirat
 // of "no" verdicts.
 func TestFormula(t *testing.T) {
 	tests := []struct {
-		name      string
-		turns     []scoring.Turn
-		judged    []int
-		verdicts  []string
-		opts      scoring.Options
-		deepeval  float64 // (A − min(out, A)) / A
-		wantScore float64
-		wantLabel scoring.Label
-		wantCalls int
+		name     string
+		turns    []scoring.Turn
+		judged   []int
+		verdicts []string
+		opts     scoring.Options
+		want     testkit.Worked // deepeval's score by hand, and ours
 	}{
-		{"one of three out of role", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, (3.0 - 1) / 3, 0.67, scoring.LabelPass, 2},
-		{"two of five out of role", testkit.Chat(10), []int{2, 4, 6, 8, 10}, []string{"yes", "no", "yes", "no", "yes"}, scoring.Options{}, (5.0 - 2) / 5, 0.6, scoring.LabelPass, 2},
-		{"all out of role", testkit.Chat(8), []int{2, 4, 6, 8}, []string{"no", "no", "no", "no"}, scoring.Options{}, 0, 0, scoring.LabelFail, 2},
-		{"all in role", testkit.Chat(4), []int{2, 4}, []string{"yes", "yes"}, scoring.Options{}, 1, 1, scoring.LabelPass, 2},
-		{"no assistant message scores 1", testkit.Chat(1), nil, nil, scoring.Options{}, 1, 1, scoring.LabelPass, 0},
-		{"no assistant message at scale 10", testkit.Chat(1), nil, nil, scoring.Options{Scale: 10}, 1, 10, scoring.LabelPass, 0},
-		{"strict mode below 1 is 0", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, 0, 0, scoring.LabelFail, 2},
-		{"scale 5", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 5}, (3.0 - 1) / 3, 3.33, scoring.LabelPass, 2},
+		{"one of three out of role", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: (3.0 - 1) / 3, Score: 0.67, Label: scoring.LabelPass, Calls: 2}},
+		{"two of five out of role", testkit.Chat(10), []int{2, 4, 6, 8, 10}, []string{"yes", "no", "yes", "no", "yes"}, scoring.Options{}, testkit.Worked{Reference: (5.0 - 2) / 5, Score: 0.6, Label: scoring.LabelPass, Calls: 2}},
+		{"all out of role", testkit.Chat(8), []int{2, 4, 6, 8}, []string{"no", "no", "no", "no"}, scoring.Options{}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 2}},
+		{"all in role", testkit.Chat(4), []int{2, 4}, []string{"yes", "yes"}, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 2}},
+		{"no assistant message scores 1", testkit.Chat(1), nil, nil, scoring.Options{}, testkit.Worked{Reference: 1, Score: 1, Label: scoring.LabelPass, Calls: 0}},
+		{"no assistant message at scale 10", testkit.Chat(1), nil, nil, scoring.Options{Scale: 10}, testkit.Worked{Reference: 1, Score: 10, Label: scoring.LabelPass, Calls: 0}},
+		{"strict mode below 1 is 0", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{StrictMode: true}, testkit.Worked{Reference: 0, Score: 0, Label: scoring.LabelFail, Calls: 2}},
+		{"scale 5", testkit.Chat(6), []int{2, 4, 6}, []string{"yes", "no", "yes"}, scoring.Options{Scale: 5}, testkit.Worked{Reference: (3.0 - 1) / 3, Score: 3.33, Label: scoring.LabelPass, Calls: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := testkit.NewJudge(replies(tt.judged, tt.verdicts...))
 			res := testkit.Scorer(t, New, j, tt.opts).Score(context.Background(), scoring.Case{Turns: tt.turns, Instructions: pirate})
-			require.NoError(t, res.Err)
-			scale := tt.opts.Scale
-			if scale == 0 {
-				scale = 1
-			}
-			assert.InDelta(t, tt.deepeval*scale, tt.wantScore, 0.005, "the worked case disagrees with deepeval's arithmetic")
-			assert.Equal(t, tt.wantScore, res.Score)
-			assert.Equal(t, tt.wantLabel, res.Label)
-			assert.Equal(t, tt.wantCalls, res.Usage.LLMCalls)
+			testkit.CheckWorked(t, res, tt.opts, tt.want)
 		})
 	}
 }

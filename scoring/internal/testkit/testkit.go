@@ -319,3 +319,36 @@ func Talk(contents ...string) []scoring.Turn {
 	}
 	return out
 }
+
+// Worked is the outcome of a worked case of a scorer's arithmetic:
+// Reference is the reference implementation's score at scale 1, worked by
+// hand from its algorithm; Score, Label and Calls are ours.
+type Worked struct {
+	Reference float64
+	Score     float64
+	Label     scoring.Label
+	Calls     int
+}
+
+// CheckWorked checks that res scored without error, that w's score is the
+// reference's at opts' scale up to our rounding to two decimals, and that
+// res has w's score, label and judge calls.
+func CheckWorked(t testing.TB, res scoring.Result, opts scoring.Options, w Worked) {
+	t.Helper()
+	if res.Err != nil {
+		t.Fatalf("unexpected error %v", res.Err)
+	}
+	scale := opts.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	if d := w.Reference*scale - w.Score; d > 0.005 || d < -0.005 {
+		t.Errorf("the worked case disagrees with the reference: %v at scale %v is not %v rounded", w.Reference, scale, w.Score)
+	}
+	if res.Score != w.Score || res.Label != w.Label {
+		t.Errorf("got %v %s, want %v %s (reason %q)", res.Score, res.Label, w.Score, w.Label, res.Reason)
+	}
+	if res.Usage.LLMCalls != w.Calls {
+		t.Errorf("judge calls %d, want %d", res.Usage.LLMCalls, w.Calls)
+	}
+}
