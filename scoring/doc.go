@@ -36,7 +36,8 @@
 //   - pipeline: what the LLM-judged scorers are made of (case preparation,
 //     judge calls and re-asks, reply reading, prompts, arithmetic).
 //   - openai: the Judge of an OpenAI-compatible endpoint; guard: circuit
-//     breaker, rate limiter and caches in front of it; redact: redaction
+//     breaker, rate limiter, money budget, fallback judge and caches in
+//     front of it; redact: redaction
 //     of evaluated text; scoringtest: a fake judge for tests and the
 //     labelled offline demo.
 //

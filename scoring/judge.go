@@ -44,6 +44,9 @@ type Response struct {
 	// Retries counts the attempts that failed and were retried before this
 	// reply (structured-output fallbacks are not counted).
 	Retries int
+	// Model is the model that answered, as the judge names it (openai's
+	// Judge: its configured model); "" when the judge does not say.
+	Model string
 }
 
 // Step names set on Request.Step.

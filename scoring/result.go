@@ -32,6 +32,16 @@ type Result struct {
 	// Options.MaxInputChars, or its trajectory was bounded. A cut field the
 	// scorer does not send (bias never sends the input) does not set it.
 	Truncated bool `json:"truncated,omitempty"`
+	// JudgeModel is the model that answered the evaluation's judge calls,
+	// as the judge names it (Response.Model); models of several judges (a
+	// fallback judge mid-evaluation) are joined by commas. Empty when no
+	// call was answered, or the judge does not name its model.
+	JudgeModel string `json:"judge_model,omitempty"`
+	// PromptVersion identifies the scorer's prompts: a hash of its step
+	// templates and reply schemas, so that a score change after a prompt
+	// change can be told from a change in the application. Empty for a
+	// scorer that sends no prompt (checks).
+	PromptVersion string `json:"prompt_version,omitempty"`
 	// Err is set when Label is LabelError; it is an *Error.
 	Err error `json:"-"`
 	// ReasonErr is set when the reason step failed after the score was
@@ -101,8 +111,10 @@ const (
 	ErrorJudgeTruncated   ErrorType = "judge_truncated"    // reply cut at max tokens
 	ErrorCircuitOpen      ErrorType = "judge_circuit_open" // endpoint failing, call not made
 	ErrorBudgetExceeded   ErrorType = "judge_budget_exceeded"
-	ErrorCanceled         ErrorType = "canceled"
-	ErrorInvalidCase      ErrorType = "invalid_case"
+	// ErrorBudgetExhausted: the money budget of the period is spent, call not made.
+	ErrorBudgetExhausted ErrorType = "budget_exhausted"
+	ErrorCanceled        ErrorType = "canceled"
+	ErrorInvalidCase     ErrorType = "invalid_case"
 )
 
 // Error is a typed evaluation failure.

@@ -177,6 +177,11 @@ func (a *aggregator) add(res *resultResource, ev evaluation, now pcommon.Timesta
 	if ev.hasAgent {
 		a.scratch.PutStr(evalconv.AttrAgentName, ev.agent)
 	}
+	// The judge model, so that a score change after a judge change shows
+	// as a new series rather than as a change of the application.
+	if jm, ok := stringAttr(ev.attrs, evalconv.AttrJudgeModel); ok && jm != "" {
+		a.scratch.PutStr(evalconv.AttrJudgeModel, jm)
+	}
 	key := seriesKey{resource: res.hash, attrs: a.hasher.hash(a.scratch)}
 
 	s, ok := a.series[key]

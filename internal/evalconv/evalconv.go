@@ -61,6 +61,14 @@ const (
 	AttrConversationMessages = FlatPrefix + "conversation.messages"
 	// AttrConversationOmitted is how many of them the judge did not see.
 	AttrConversationOmitted = FlatPrefix + "conversation.omitted"
+	// AttrJudgeModel names the model that judged a result (the evaluator),
+	// as judge.model names it; models of a primary and a fallback judge
+	// that both answered are joined by commas. gen_ai.request.model on a
+	// result record names the evaluated model, not this one.
+	AttrJudgeModel = FlatPrefix + "judge.model"
+	// AttrPromptVersion identifies the scorer's prompts (a hash of its step
+	// templates and reply schemas) a result was judged with.
+	AttrPromptVersion = FlatPrefix + "prompt.version"
 )
 
 // FlatScore, FlatLabel and FlatReason are the flat attribute keys of one

@@ -166,6 +166,21 @@ type JudgeConfig struct {
 	MaxTokens int `mapstructure:"max_tokens"`
 	// Seed is passed to endpoints that support reproducible sampling.
 	Seed *int `mapstructure:"seed"`
+	// The provider settings (config_provider.go): Azure OpenAI's
+	// deployment and API version, and request fields some endpoints need.
+	Azure              *AzureConfig   `mapstructure:"azure"`
+	OmitTemperature    bool           `mapstructure:"omit_temperature"`
+	ReasoningEffort    string         `mapstructure:"reasoning_effort"`
+	ChatTemplateKwargs map[string]any `mapstructure:"chat_template_kwargs"`
+	ExtraBody          map[string]any `mapstructure:"extra_body"`
+	// Prices and Budget put the judge's spend in money (config_spend.go):
+	// prices per million tokens by model, for the judge_cost metric, and
+	// a cap per hour or day.
+	Prices map[string]PriceConfig `mapstructure:"prices"`
+	Budget *BudgetConfig          `mapstructure:"budget"`
+	// Fallback holds the judge keys of a second judge, used while this
+	// one's circuit is open; unset keys are this judge's (config_judges.go).
+	Fallback map[string]any `mapstructure:"fallback"`
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -249,7 +264,14 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return conf.Unmarshal(cfg)
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	hideRawSecrets(cfg.Judge.Fallback)
+	for _, sc := range cfg.Scorers {
+		hideRawSecrets(sc.Judge)
+	}
+	return nil
 }
 
 // Validate checks the top-level keys and what spans several sections. The
@@ -280,6 +302,7 @@ func (cfg *Config) Validate() error {
 	if len(cfg.Scorers) == 0 {
 		errs = append(errs, errors.New("scorers: at least one scorer must be configured"))
 	}
+	errs = append(errs, cfg.validateJudges()...)
 	seen := make(map[string]bool, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
 		if seen[sc.Name] && sc.Name != "" {
@@ -307,9 +330,11 @@ func (jc *JudgeConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
 		}
 	}
-	if strings.TrimSpace(jc.Model) == "" {
+	if strings.TrimSpace(jc.model()) == "" {
 		errs = append(errs, errors.New("model: must be set"))
 	}
+	errs = append(errs, jc.validateProvider()...)
+	errs = append(errs, jc.validateSpend()...)
 	switch jc.StructuredOutputs {
 	case "", structuredOutputsAuto, structuredOutputsJSONSchema, structuredOutputsJSONObject, structuredOutputsOff:
 	default:

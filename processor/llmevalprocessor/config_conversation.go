@@ -120,6 +120,26 @@ func (sc *ScorerConfig) validateConversationTargets() error {
 		return fmt.Errorf("targets: %s judges whole conversations, so its targets must be [conversation], got %v", sc.scorerType(), sc.Targets)
 	case !conv && sc.hasTarget(targetConversation):
 		return errors.New("targets: only the conversation scorers (" + joinNames(conversationScorerNames()) + ") target conversation")
+	case conv && (len(sc.Include) > 0 || len(sc.Exclude) > 0):
+		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
 	}
 	return nil
+}
+
+// conversationsLeftOut are the conversation scorers whose sampling leaves
+// out the conversation id: their sample is decided by the id with the
+// processor's hash, as a span scorer's is by the trace id.
+func (s scorerSelection) conversationsLeftOut(scorers []ScorerConfig, id string) map[string]bool {
+	var out map[string]bool
+	for _, sc := range scorers {
+		sm, ok := s.samplers[sc.Name]
+		if !ok || !sc.conversationScorer() || sm.sampledID(id) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[sc.Name] = true
+	}
+	return out
 }

@@ -45,6 +45,14 @@ type ScorerConfig struct {
 	ReasonMode string `mapstructure:"reason_mode"`
 	// Instructions are the rules prompt_alignment checks.
 	Instructions []string `mapstructure:"instructions"`
+	// Sampling, when set, scores only this share of the traces with this
+	// scorer, decided by trace id as sampling.percentage is. It sits beside
+	// name in both forms.
+	Sampling *SamplingConfig `mapstructure:"sampling"`
+	// Judge holds judge keys that override the shared judge's for this
+	// scorer: its own endpoint, model, key, limits and fallback
+	// (config_judges.go). It sits beside name in both forms.
+	Judge map[string]any `mapstructure:"judge"`
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`

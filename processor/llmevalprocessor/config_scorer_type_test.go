@@ -45,6 +45,21 @@ func TestTypedScorersDecodeAsFlat(t *testing.T) {
 		assert.Equal(t, flat.Scorers[i], sc, "entry %d", i)
 	}
 	assert.Equal(t, []string{targetAgent}, typed.Scorers[4].Targets, "a trajectory scorer targets agents, typed or not")
+
+	// sampling and judge sit beside type and resolve as in the flat form.
+	assert.Equal(t, 25.0, typed.Scorers[0].Sampling.Percentage)
+	flatJudges, flatByScorer, err := flat.judges()
+	require.NoError(t, err)
+	typedJudges, typedByScorer, err := typed.judges()
+	require.NoError(t, err)
+	assert.Equal(t, flatByScorer, typedByScorer)
+	assert.Equal(t, []string{"scorers[bias].judge", "judge", "judge", "judge", "judge", "scorers[tone].judge", "judge"}, typedByScorer)
+	require.Len(t, typedJudges, len(flatJudges))
+	for i := range typedJudges {
+		assert.Equal(t, flatJudges[i].name, typedJudges[i].name)
+		assert.Equal(t, flatJudges[i].cfg.model(), typedJudges[i].cfg.model(), typedJudges[i].name)
+		assert.Equal(t, flatJudges[i].fallback, typedJudges[i].fallback, typedJudges[i].name)
+	}
 }
 
 func TestTypedScorerMistakes(t *testing.T) {
@@ -60,6 +75,10 @@ func TestTypedScorerMistakes(t *testing.T) {
 		{"section_of_a_kind_without_settings", "scorers::0::toxicity: a toxicity scorer takes no section of its own"},
 		{"name_of_another_builtin", `scorers::0: name: "toxicity" is the name of the built-in scorer toxicity; give this scorer of type bias another name`},
 		{"typed_criteria_missing", "scorers::0: criteria: must be set in the criteria section of a scorer of type criteria"},
+		{"judge_in_section", "scorers::0::criteria::judge: unknown key; the criteria section takes"},
+		{"sampling_in_section", "scorers::0::prompt_alignment::sampling: unknown key; the prompt_alignment section takes"},
+		{"typed_judge_typo", "scorers::0::judge: modle"},
+		{"typed_sampling_out_of_range", "scorers::0::sampling"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -391,6 +391,32 @@ func TestConversationConfig(t *testing.T) {
 	sc = defaultScorerConfig(scoring.Bias)
 	sc.Targets = []string{targetConversation}
 	assert.ErrorContains(t, sc.Validate(), "targets: only the conversation scorers")
+	sc = defaultScorerConfig(scoring.KnowledgeRetention)
+	sc.Targets = []string{targetConversation}
+	sc.Include = []AttributeMatchConfig{{Resource: map[string]ValueMatchConfig{"service.name": {Equals: "shop"}}}}
+	assert.ErrorContains(t, sc.Validate(), "include: a conversation scorer judges no single span")
+}
+
+// A conversation scorer's sampling decides by the conversation id, as a
+// span scorer's does by the trace id.
+func TestConversationScorerSampling(t *testing.T) {
+	cfg := conversationConfig()
+	never := defaultScorerConfig(scoring.RoleAdherence)
+	never.Targets = []string{targetConversation}
+	never.Sampling = &SamplingConfig{Percentage: 0}
+	cfg.Scorers = append(cfg.Scorers, never)
+	comp, role := caseKeepingScorer(scoring.ConversationCompleteness), caseKeepingScorer(scoring.RoleAdherence)
+	h := newHarness(t, cfg, fixedScorer(scoring.Bias, 0.1, scoring.LabelPass), comp.fakeScorer, role.fakeScorer)
+	td, _ := turnBatch(turn{service: "shop", id: "s", in: "q", out: "a"})
+	h.consume(td)
+	h.waitSpans(1)
+	endConversations(h)
+	h.waitSpans(2)
+	assert.Len(t, comp.seen(), 1)
+	assert.Empty(t, role.seen(), "outside its sample: no call")
+	events := evaluationEvents(conversationSpans(h)[[2]string{"shop", "s"}][0].span)
+	assert.Contains(t, events, scoring.ConversationCompleteness)
+	assert.NotContains(t, events, scoring.RoleAdherence, "and no result or marker")
 }
 
 func TestConversationScorerTargetsConversationsByDefault(t *testing.T) {

@@ -25,9 +25,12 @@ import (
 // one.
 type conversations struct {
 	keeper *conversation.Keeper
-	ids    *genai.ConversationIDReader
-	tel    *telemetry
-	store  *evalStore
+	// leftOut are the conversation scorers whose sampling leaves out a
+	// conversation id.
+	leftOut func(id string) map[string]bool
+	ids     *genai.ConversationIDReader
+	tel     *telemetry
+	store   *evalStore
 	// out is where result spans go: the traces instance's. Set when that
 	// instance is created, read when a conversation ends.
 	out atomic.Pointer[subject.SpanOut]
@@ -36,7 +39,7 @@ type conversations struct {
 // newConversations makes the conversation part of cfg, or nil when no
 // scorer targets conversations; journal keeps the open conversations in
 // storage (nil: memory only).
-func newConversations(cfg *Config, tel *telemetry, store *evalStore, sampler traceSampler, journal conversation.Journal) (*conversations, error) {
+func newConversations(cfg *Config, tel *telemetry, store *evalStore, sampler traceSampler, sel scorerSelection, journal conversation.Journal) (*conversations, error) {
 	targeted := false
 	for _, sc := range cfg.Scorers {
 		targeted = targeted || sc.hasTarget(targetConversation)
@@ -44,7 +47,8 @@ func newConversations(cfg *Config, tel *telemetry, store *evalStore, sampler tra
 	if !targeted {
 		return nil, nil
 	}
-	cs := &conversations{ids: genai.NewConversationIDReader(cfg.Conversation.IDAttributes), tel: tel, store: store}
+	cs := &conversations{ids: genai.NewConversationIDReader(cfg.Conversation.IDAttributes), tel: tel, store: store,
+		leftOut: func(id string) map[string]bool { return sel.conversationsLeftOut(cfg.Scorers, id) }}
 	cc := cfg.Conversation
 	cs.keeper = conversation.New(conversation.Config{
 		IdleTimeout:          cc.IdleTimeout,
@@ -83,7 +87,7 @@ func (cs *conversations) ended(e conversation.Ended) bool {
 	}
 	ctx := context.Background()
 	res := cs.store.Admit(ctx, func() evalstore.Subject {
-		return subject.NewConversation(out, metadata.ScopeName, e)
+		return subject.NewConversation(out, metadata.ScopeName, e, cs.leftOut(e.Key.ID))
 	})
 	if res != evalstore.Admitted {
 		if res == evalstore.RejectedFull {
@@ -215,7 +219,8 @@ func (ev *evaluator) recoverConversations() {
 		return
 	}
 	for _, rec := range ended {
-		ev.store.Recover(subject.NewConversation(cs.out.Load(), metadata.ScopeName, rec.Item.Conversation), persistence.ForStore(rec))
+		conv := rec.Item.Conversation
+		ev.store.Recover(subject.NewConversation(cs.out.Load(), metadata.ScopeName, conv, cs.leftOut(conv.Key.ID)), persistence.ForStore(rec))
 	}
 	if n := cs.keeper.Restore(open); n > 0 {
 		ev.tel.logger.Info("open conversations recovered from storage; each ends conversation.idle_timeout after its last turn arrived",

@@ -58,7 +58,7 @@ type evaluator struct {
 	join        *subject.TraceJoin     // the trace context index and join
 	scorers     []evalstore.Scorer     // what the subjects see of cfg.Scorers
 	filter      spanFilter             // include, exclude
-	scorerSel   scorerFilters          // scorers[].include, exclude
+	scorerSel   scorerSelection        // scorers[].include, exclude, sampling
 	agents      bool                   // a scorer targets agent spans
 	generations bool                   // a scorer targets generation spans
 	secrets     *redact.SecretScrubber // the judge's secrets, scrubbed from output
@@ -89,7 +89,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		set:        set.TelemetrySettings,
 		buildJudge: build,
 		sampler:    newTraceSampler(cfg.Sampling.Percentage),
-		secrets:    redact.NewSecretScrubber(cfg.Judge.secrets()...),
+		secrets:    redact.NewSecretScrubber(cfg.judgeSecrets()...),
 		signals:    map[pipeline.Signal]bool{},
 	}
 	scorers := make([]string, len(cfg.Scorers))
@@ -97,7 +97,13 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		scorers[i] = sc.Name
 	}
 	judge := judgeFacts{endpoint: cfg.Judge.ClientConfig.Endpoint,
-		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval}
+		openDuration: cfg.Judge.CircuitBreaker.OpenDuration, authRetry: cfg.Judge.CircuitBreaker.AuthRetryInterval,
+		endpoints: map[string]string{}}
+	if judges, _, err := cfg.judges(); err == nil {
+		for _, nj := range judges {
+			judge.endpoints[nj.name] = nj.cfg.ClientConfig.Endpoint
+		}
+	}
 	tel, err := newTelemetry(set, judge, scorers, subject.JoinSources(), ev.secrets, ev.observeHeld, ev.observeQueue)
 	if err != nil {
 		return nil, err
@@ -113,7 +119,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	if ev.filter, err = cfg.SpanFilterConfig.compile(); err != nil {
 		return nil, fmt.Errorf("llm_eval: %w", err)
 	}
-	if ev.scorerSel, err = compileScorerFilters(cfg.Scorers); err != nil {
+	if ev.scorerSel, err = compileScorerSelection(cfg.Scorers); err != nil {
 		return nil, fmt.Errorf("llm_eval: scorers: %w", err)
 	}
 	for _, sc := range cfg.Scorers {
@@ -133,7 +139,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
 		journal = ev.storage
 	}
-	if ev.convs, err = newConversations(cfg, tel, ev.store, ev.sampler, journal); err != nil {
+	if ev.convs, err = newConversations(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
 		return nil, err
 	}
 	return ev, nil
@@ -217,6 +223,8 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	js, err := ev.buildJudge(ctx, ev.cfg, host, ev.set, judgeHooks{
 		onRetry:        func() { ev.tel.judgeRetry(context.Background()) },
 		onBreakerState: ev.tel.circuitChanged,
+		onFallback:     ev.tel.judgeFallback,
+		onCost:         ev.tel.judgeCost,
 		onSplit:        ev.tel.instructionSplit,
 	})
 	if err != nil {
@@ -225,15 +233,11 @@ func (ev *evaluator) startStore(ctx context.Context, host component.Host) error 
 	if len(js.scorers) != len(ev.cfg.Scorers) {
 		return fmt.Errorf("llm_eval: built %d scorers for %d configured", len(js.scorers), len(ev.cfg.Scorers))
 	}
-	var circuit circuitStater
-	if js.breaker != nil {
-		circuit = js.breaker
-	}
 	var cache cacheStater
 	if js.cache != nil {
 		cache = js.cache
 	}
-	if err := ev.tel.observeJudge(circuit, cache); err != nil {
+	if err := ev.tel.observeJudge(js.breakers, cache); err != nil {
 		return err
 	}
 	if js.splits != nil {
@@ -424,23 +428,4 @@ func newEvalStore(cfg *Config, tel *telemetry) *evalStore {
 // eventWaits bounds the store's area of spans waiting for their events.
 func eventWaits(c LogEventsConfig) evalstore.EventWaits {
 	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
-}
-
-// compileScorerFilters compiles the include/exclude of each scorer that has one.
-func compileScorerFilters(scorers []ScorerConfig) (scorerFilters, error) {
-	var out scorerFilters
-	for _, sc := range scorers {
-		f, err := sc.SpanFilterConfig.compile()
-		if err != nil {
-			return nil, err
-		}
-		if f.empty() {
-			continue
-		}
-		if out == nil {
-			out = scorerFilters{}
-		}
-		out[sc.Name] = f
-	}
-	return out, nil
 }

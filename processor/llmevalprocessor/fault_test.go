@@ -309,7 +309,7 @@ func TestCircuitBreakerStopsCallingAFailingJudge(t *testing.T) {
 		assert.Equal(t, string(scoring.ErrorJudgeUnavailable), errorTypeOf(r.send("Women are bad engineers.")))
 	}
 	require.Len(t, judge.Calls(), 2)
-	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Value: 2}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Attributes: sharedJudge, Value: 2}}, ignoreTime)
 
 	// Open: spans pass, the judge gets nothing.
 	for range 3 {
@@ -325,11 +325,11 @@ func TestCircuitBreakerStopsCallingAFailingJudge(t *testing.T) {
 	assert.Empty(t, errorTypeOf(ev))
 	assert.Equal(t, "fail", labelOf(ev))
 	assert.Greater(t, len(judge.Calls()), 2)
-	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Value: 0}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Attributes: sharedJudge, Value: 0}}, ignoreTime)
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, r.tel, []metricdata.DataPoint[int64]{
-		{Attributes: attribute.NewSet(attribute.String("state", "open")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("state", "half_open")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("state", "closed")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "open")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "half_open")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "closed")), Value: 1},
 	}, ignoreTime)
 	assertKeyNeverLogged(t, r.logs)
 }
@@ -350,7 +350,7 @@ func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	require.Len(t, errs, 1, "one error line")
 	assert.Equal(t, "judge rejected the API key (401): evaluation suspended for 10m0s; spans go on with judge_auth error results instead of scores", errs[0].Message)
 	assert.Equal(t, judge.URL, errs[0].ContextMap()["endpoint"])
-	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Value: 3}}, ignoreTime)
+	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Attributes: sharedJudge, Value: 3}}, ignoreTime)
 
 	// Suspended: no calls until auth_retry_interval has passed, still one error line.
 	r.clock.Advance(cfg.Judge.CircuitBreaker.AuthRetryInterval - time.Second)
@@ -369,9 +369,9 @@ func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	require.Greater(t, len(calls), 1)
 	assert.Equal(t, bias.SchemaOpinions, calls[1].Step, "the probe is the next evaluation's first call")
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, r.tel, []metricdata.DataPoint[int64]{
-		{Attributes: attribute.NewSet(attribute.String("state", "suspended")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("state", "half_open")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("state", "closed")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "suspended")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "half_open")), Value: 1},
+		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "closed")), Value: 1},
 	}, ignoreTime)
 	assertKeyNeverLogged(t, r.logs)
 }
@@ -521,18 +521,27 @@ func TestRedactionKeepsPersonalDataFromTheJudge(t *testing.T) {
 	}
 }
 
+// sharedJudge is the judge attribute of the shared judge's circuit metrics.
+var sharedJudge = attribute.NewSet(attribute.String("judge", "judge"))
+
 // sumOf is the sum of the int64 sum metric name's data points whose
 // attributes hold every key-value pair of match (nil matches all); 0 when
 // nothing was recorded.
 func sumOf(t *testing.T, tel *componenttest.Telemetry, name string, match ...attribute.KeyValue) int64 {
 	t.Helper()
+	return pointsSum[int64](t, tel, name, match...)
+}
+
+// pointsSum is sumOf for a sum metric of values N.
+func pointsSum[N int64 | float64](t *testing.T, tel *componenttest.Telemetry, name string, match ...attribute.KeyValue) N {
+	t.Helper()
 	m, err := tel.GetMetric(name)
 	if err != nil {
 		return 0 // never recorded
 	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%s is an int64 sum", name)
-	var total int64
+	sum, ok := m.Data.(metricdata.Sum[N])
+	require.True(t, ok, "%s is a sum of %T", name, N(0))
+	var total N
 	for _, dp := range sum.DataPoints {
 		all := true
 		for _, kv := range match {

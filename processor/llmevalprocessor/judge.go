@@ -11,7 +11,6 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
-	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
@@ -19,8 +18,14 @@ import (
 // overrides that tests use to keep time short.
 type judgeHooks struct {
 	onRetry func()
-	// onBreakerState is called once per circuit breaker transition.
-	onBreakerState func(from, to guard.BreakerState, cause error)
+	// onBreakerState is called once per circuit breaker transition of the
+	// judge named judge.
+	onBreakerState func(judge string, from, to guard.BreakerState, cause error)
+	// onFallback is called once per call the fallback of judge takes.
+	onFallback func(judge string)
+	// onCost is called with the cost of each answered call that has a
+	// price, by scorer and judge model.
+	onCost func(ctx context.Context, scorer, model string, cost float64)
 	// onSplit is called once per system instruction text split for a scorer.
 	onSplit func(context.Context, splitOutcome)
 
@@ -32,8 +37,10 @@ type judgeHooks struct {
 // which telemetry observes.
 type judgeSet struct {
 	scorers []scoring.Scorer
-	breaker *guard.Breaker // nil when the scorers have no judge (tests)
-	cache   *guard.Cache   // nil when cache.enabled is false
+	// breakers are the circuit breakers of every judge, the shared one
+	// first; none when the scorers have no judge (tests).
+	breakers []namedBreaker
+	cache    *guard.Cache // nil when cache.enabled is false
 	// splits is the instruction split cache, nil when no scorer splits
 	// system instructions (judge.go).
 	splits *guard.SplitCache
@@ -47,7 +54,7 @@ type judgeSet struct {
 //
 // Composition, outermost first:
 //
-//	cache (per scorer) -> scorer (redaction, max_input_chars) -> breaker -> limiter -> OpenAI judge (retries)
+//	cache (per scorer) -> scorer (redaction, max_input_chars) -> budget -> breaker -> limiter -> OpenAI judge (retries)
 //
 // A scorer that judges the span's system instructions first splits them
 // (split_instructions), through the same breaker and limiter:
@@ -57,48 +64,37 @@ type judgeSet struct {
 // The breaker sits outside the limiter so that an open circuit fails at
 // once instead of first waiting for rate budget; the cache sits outside
 // everything so that a hit costs no call, no budget and no breaker slot.
+// The money budget (judge.budget) sits outside the breaker, so that a call
+// it refuses tells the breaker nothing about the endpoint.
 func newJudge(ctx context.Context, cfg *Config, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (judgeSet, error) {
-	clientCfg := judgeClientConfig(cfg.Judge)
-	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), judgeClientTelemetry(set))
-	if err != nil {
-		return judgeSet{}, fmt.Errorf("judge HTTP client: %w", err)
-	}
-	mode, err := openai.ParseStructuredOutputs(cfg.Judge.StructuredOutputs)
+	judges, scorerJudge, err := cfg.judges()
 	if err != nil {
 		return judgeSet{}, err
 	}
-	oc := openai.Config{
-		BaseURL:           cfg.Judge.ClientConfig.Endpoint,
-		APIKey:            string(cfg.Judge.APIKey),
-		Model:             cfg.Judge.Model,
-		HTTPClient:        client, // carries headers, TLS, proxy and timeout
-		MaxTokens:         cfg.Judge.MaxTokens,
-		Seed:              cfg.Judge.Seed,
-		StructuredOutputs: mode,
-		Retry:             cfg.Judge.Retry.policy(),
-		Secrets:           cfg.Judge.secrets(), // headers are set by client, not by the judge
+	stacks := make(map[string]*judgeStack, len(judges))
+	fallbackOf := make(map[string]string, len(judges))
+	var js judgeSet
+	for _, nj := range judges {
+		st, err := buildJudgeStack(ctx, nj, host, set, hooks)
+		if err != nil {
+			return judgeSet{}, err
+		}
+		stacks[nj.name], fallbackOf[nj.name] = st, nj.fallback
+		js.breakers = append(js.breakers, namedBreaker{judge: nj.name, breaker: st.breaker})
 	}
-	if hooks.onRetry != nil {
-		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
+	// judgeOf is what a scorer asks: its judge's stack, metered for
+	// judge_cost under the scorer's name, and the fallback's behind it.
+	judgeOf := func(scorer, name string) scoring.Judge {
+		j := stacks[name].metered(scorer, hooks.onCost)
+		if fb := fallbackOf[name]; fb != "" {
+			j = guard.NewFallback(j, stacks[fb].metered(scorer, hooks.onCost), func() {
+				if hooks.onFallback != nil {
+					hooks.onFallback(name)
+				}
+			})
+		}
+		return j
 	}
-	openAI, err := openai.NewJudge(oc)
-	if err != nil {
-		return judgeSet{}, err
-	}
-	limiter := guard.NewLimiter(openAI, guard.LimiterConfig{
-		RequestsPerMinute: cfg.Judge.RequestsPerMinute,
-		TokensPerMinute:   cfg.Judge.TokensPerMinute,
-	})
-	cb := cfg.Judge.CircuitBreaker
-	breaker := guard.NewBreaker(limiter, guard.BreakerConfig{
-		FailureThreshold:  cb.FailureThreshold,
-		OpenDuration:      cb.OpenDuration,
-		AuthRetryInterval: cb.AuthRetryInterval,
-		OnStateChange:     hooks.onBreakerState,
-		Now:               hooks.now,
-	})
-
-	js := judgeSet{breaker: breaker}
 	if cfg.Cache.Enabled {
 		js.cache, err = guard.NewCache(guard.CacheConfig{Size: cfg.Cache.Size, TTL: cfg.Cache.TTL})
 		if err != nil {
@@ -114,10 +110,10 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		}
 		redact = r.Redact
 	}
-	builder := scorers.NewBuilder(breaker)
 	js.scorers = make([]scoring.Scorer, 0, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
-		s, err := builder.Build(scorerSpec(cfg, sc, redact))
+		judge := judgeOf(sc.Name, scorerJudge[i])
+		s, err := scorers.NewBuilder(judge).Build(scorerSpec(cfg, sc, redact))
 		if err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
@@ -126,11 +122,11 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 			js.scorers = append(js.scorers, s)
 			continue
 		}
-		if s, err = js.splitInstructions(cfg, sc, s, breaker, redact, hooks.onSplit); err != nil {
+		if s, err = js.splitInstructions(cfg, sc, s, judge, redact, hooks.onSplit); err != nil {
 			return judgeSet{}, fmt.Errorf("scorers[%d]: %w", i, err)
 		}
 		if js.cache != nil {
-			s = js.cache.Wrap(s, cfg.Judge.Model, scorerFingerprint(cfg, sc))
+			s = js.cache.Wrap(s, stacks[scorerJudge[i]].model, scorerFingerprint(cfg, sc))
 			if !scorerReadsContext(sc) {
 				s = contextFree{s}
 			}

@@ -159,12 +159,12 @@ func (p *logsProcessor) evaluate(ctx context.Context, groups []logjoin.Group) {
 	p.countLate(ctx)
 	for _, g := range groups {
 		var excluded map[string]bool
-		if !p.core.filter.empty() || len(p.core.scorerSel) > 0 {
+		if !p.core.filter.empty() || !p.core.scorerSel.empty() {
 			res, attrs := g.Resource().Resource().Attributes(), subject.CallAttributes(g.Records())
 			if !p.core.filter.empty() && !p.core.filter.matches(res, attrs) {
 				continue // not a candidate: its records have passed already
 			}
-			excluded = p.core.scorerSel.excluded(res, attrs)
+			excluded = p.core.scorerSel.excluded(res, attrs, g.Key.TraceID)
 		}
 		p.core.tel.tb.ProcessorLlmEvalLogCalls.Add(ctx, 1, p.reasonAttrs[g.Reason])
 		gen := genai.ReadLogs(g.Records())
@@ -247,7 +247,7 @@ func (p *logsProcessor) recoveredCall(ld plog.Logs) *subject.LogCall {
 	first := recs.At(0)
 	g := logjoin.Group{Key: logjoin.Key{TraceID: first.TraceID(), SpanID: first.SpanID()}, Logs: ld}
 	gen := genai.ReadLogs(recs)
-	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.excluded(rl.Resource().Attributes(), subject.CallAttributes(recs)))
+	return subject.NewLogCall(p.out, g, gen, p.core.scorerSel.excluded(rl.Resource().Attributes(), subject.CallAttributes(recs), first.TraceID()))
 }
 
 // joinerConfig is the joiner's configuration for these settings.

@@ -241,7 +241,7 @@ type generationAt struct {
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
 func (p *llmEvalProcessor) reading(rs ptrace.ResourceSpans, span ptrace.Span, gen genai.Generation, agent bool) subject.Reading {
-	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes())}
+	r := subject.Reading{Gen: gen, Agent: agent, Excluded: p.scorerSel.excluded(rs.Resource().Attributes(), span.Attributes(), span.TraceID())}
 	r.Missing = p.join.HeldForTrajectory(agent, &r.Gen, r.Excluded)
 	return r
 }

@@ -245,22 +245,69 @@ func allMatch(values []valueMatch, attrs pcommon.Map) bool {
 	return true
 }
 
-// scorerFilters holds the compiled include/exclude of each scorer that
-// has one, by scorer name.
-type scorerFilters map[string]spanFilter
+// scorerSelection is what leaves a scorer out of an item: its include and
+// exclude (scorers[].include, exclude) and its own sampling
+// (scorers[].sampling.percentage).
+type scorerSelection struct {
+	// filters are the compiled include/exclude of each scorer that has
+	// one, by scorer name.
+	filters map[string]spanFilter
+	// samplers are those of the scorers that sample fewer traces than
+	// every trace, by scorer name.
+	samplers map[string]traceSampler
+}
 
-// excluded lists the scorers whose filter an item does not pass, or nil;
-// res and attrs are as for spanFilter.matches.
-func (fs scorerFilters) excluded(res, attrs pcommon.Map) map[string]bool {
-	var out map[string]bool
-	for name, f := range fs {
-		if f.matches(res, attrs) {
+// compileScorerSelection compiles the include/exclude and the sampling of
+// each scorer that has one.
+func compileScorerSelection(scorers []ScorerConfig) (scorerSelection, error) {
+	var out scorerSelection
+	for _, sc := range scorers {
+		if p := sc.Sampling; p != nil && p.Percentage < 100 {
+			if out.samplers == nil {
+				out.samplers = map[string]traceSampler{}
+			}
+			out.samplers[sc.Name] = newTraceSampler(p.Percentage)
+		}
+		f, err := sc.SpanFilterConfig.compile()
+		if err != nil {
+			return scorerSelection{}, err
+		}
+		if f.empty() {
 			continue
 		}
+		if out.filters == nil {
+			out.filters = map[string]spanFilter{}
+		}
+		out.filters[sc.Name] = f
+	}
+	return out, nil
+}
+
+// empty reports a selection that never leaves a scorer out.
+func (s scorerSelection) empty() bool { return len(s.filters) == 0 && len(s.samplers) == 0 }
+
+// excluded lists the scorers that do not score an item of trace, or nil;
+// res and attrs are as for spanFilter.matches. A scorer's sample is
+// decided by the trace id with the processor's own hash, so a trace is in
+// a scorer's sample on every replica, and a scorer with a smaller
+// percentage samples a subset of the traces one with a larger samples.
+func (s scorerSelection) excluded(res, attrs pcommon.Map, trace pcommon.TraceID) map[string]bool {
+	var out map[string]bool
+	leaveOut := func(name string) {
 		if out == nil {
 			out = map[string]bool{}
 		}
 		out[name] = true
+	}
+	for name, f := range s.filters {
+		if !f.matches(res, attrs) {
+			leaveOut(name)
+		}
+	}
+	for name, sm := range s.samplers {
+		if !sm.sampled(trace) {
+			leaveOut(name)
+		}
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func startupFields(cfg *Config, signals []pipeline.Signal) []zap.Field {
 	slices.Sort(names)
 	return []zap.Field{
 		zap.String("judge_host", judgeHost(cfg.Judge.ClientConfig.Endpoint)),
-		zap.String("judge_model", cfg.Judge.Model),
+		zap.String("judge_model", cfg.Judge.model()),
 		zap.Strings("scorers", scorers),
 		zap.Float64("sampling_percentage", cfg.Sampling.Percentage),
 		zap.String("storage", storage),

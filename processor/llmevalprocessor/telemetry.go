@@ -38,7 +38,6 @@ type telemetry struct {
 	scorerAttrs  map[string]metric.MeasurementOption
 	tokenAttrs   map[string][2]metric.MeasurementOption // prompt, completion
 	reasonAttrs  map[string]metric.MeasurementOption
-	stateAttrs   map[guard.BreakerState]metric.MeasurementOption
 	join         joinAttrs
 
 	seenMu sync.Mutex
@@ -52,6 +51,9 @@ type judgeFacts struct {
 	endpoint     string        // as configured; the telemetry scrubs its secrets
 	openDuration time.Duration // circuit_breaker.open_duration
 	authRetry    time.Duration // circuit_breaker.auth_retry_interval
+	// endpoints are the other judges' endpoints by judge name, as
+	// configured; the telemetry scrubs their secrets.
+	endpoints map[string]string
 }
 
 // newTelemetry records the metrics of a processor whose scorers are named
@@ -82,7 +84,6 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources
 		scorerAttrs:  map[string]metric.MeasurementOption{},
 		tokenAttrs:   map[string][2]metric.MeasurementOption{},
 		reasonAttrs:  map[string]metric.MeasurementOption{},
-		stateAttrs:   map[guard.BreakerState]metric.MeasurementOption{},
 		seen:         map[string]bool{},
 		join:         newJoinAttrs(joinSources),
 	}
@@ -101,9 +102,6 @@ func newTelemetry(set processor.Settings, judge judgeFacts, scorers, joinSources
 	for _, r := range []string{reasonQueueFull, reasonMaxWait, reasonShutdown, reasonNotScorable, reasonError, reasonRestarted} {
 		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", r)))
 	}
-	for _, st := range []guard.BreakerState{guard.BreakerClosed, guard.BreakerHalfOpen, guard.BreakerOpen, guard.BreakerSuspended} {
-		t.stateAttrs[st] = metric.WithAttributeSet(attribute.NewSet(attribute.String("state", string(st))))
-	}
 	return t, nil
 }
 
@@ -120,22 +118,19 @@ func circuitStateValue(s guard.BreakerState) int64 {
 	return 0
 }
 
-// circuitStater is the circuit breaker as telemetry sees it.
-type circuitStater interface {
-	State() guard.BreakerState
-}
-
 // cacheStater is the result cache as telemetry sees it.
 type cacheStater interface {
 	Stats() guard.CacheStats
 }
 
-// observeJudge registers the observers of the circuit breaker and of the
-// result cache; either may be nil (no breaker, cache off).
-func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error {
-	if circuit != nil {
+// observeJudge registers the observers of every judge's circuit breaker,
+// by judge, and of the result cache (nil when off).
+func (t *telemetry) observeJudge(breakers []namedBreaker, cache cacheStater) error {
+	if len(breakers) > 0 {
 		if err := t.tb.RegisterProcessorLlmEvalJudgeCircuitStateCallback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(circuitStateValue(circuit.State()))
+			for _, b := range breakers {
+				o.Observe(circuitStateValue(b.breaker.State()), metric.WithAttributes(attribute.String("judge", b.judge)))
+			}
 			return nil
 		}); err != nil {
 			return err
@@ -157,16 +152,13 @@ func (t *telemetry) observeJudge(circuit circuitStater, cache cacheStater) error
 	})
 }
 
-// circuitChanged counts a breaker transition and logs it in one line,
-// with the endpoint and never the key.
-func (t *telemetry) circuitChanged(_, to guard.BreakerState, cause error) {
+// circuitChanged counts a transition of judge's breaker and logs it in
+// one line, with the judge's name and endpoint and never the key.
+func (t *telemetry) circuitChanged(judge string, _, to guard.BreakerState, cause error) {
 	ctx := context.Background()
-	opt, ok := t.stateAttrs[to]
-	if !ok {
-		opt = metric.WithAttributes(attribute.String("state", string(to)))
-	}
-	t.tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(ctx, 1, opt)
-	fields := []zap.Field{zap.String("endpoint", t.endpoint)}
+	t.tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(ctx, 1, metric.WithAttributes(
+		attribute.String("judge", judge), attribute.String("state", string(to))))
+	fields := []zap.Field{zap.String("judge", judge), zap.String("endpoint", t.judgeEndpoint(judge))}
 	if cause != nil {
 		fields = append(fields, zap.String("error", t.secrets.Scrub(cause.Error())))
 	}
@@ -294,6 +286,25 @@ func (t *telemetry) RecordResult(ctx context.Context, r evalstore.Result) {
 			t.tb.ProcessorLlmEvalJudgeTokens.Add(ctx, int64(u.CompletionTokens), tok[1])
 		}
 	}
+}
+
+// judgeCost counts the cost of one judge call of scorer, answered by model.
+func (t *telemetry) judgeCost(ctx context.Context, scorer, model string, cost float64) {
+	t.tb.ProcessorLlmEvalJudgeCost.Add(ctx, cost, metric.WithAttributes(
+		attribute.String("scorer", scorer), attribute.String("judge_model", model)))
+}
+
+// judgeFallback counts one call handed to judge's fallback.
+func (t *telemetry) judgeFallback(judge string) {
+	t.tb.ProcessorLlmEvalJudgeFallbacks.Add(context.Background(), 1, metric.WithAttributes(attribute.String("judge", judge)))
+}
+
+// judgeEndpoint is the endpoint of judge as logs may show it.
+func (t *telemetry) judgeEndpoint(judge string) string {
+	if ep, ok := t.judge.endpoints[judge]; ok {
+		return redact.ScrubURL(ep)
+	}
+	return t.endpoint
 }
 
 // judgeRetry counts one retried judge call.

@@ -5,6 +5,10 @@
 //     keeps failing or refused the credentials;
 //   - Limiter wraps a scoring.Judge and keeps calls under requests and
 //     tokens per minute;
+//   - Budget wraps a scoring.Judge and stops calling it once a period's
+//     money is spent, without ever passing the amount;
+//   - Fallback sends calls to a second judge while the first one's
+//     circuit is open;
 //   - Cache wraps a scoring.Scorer and answers a case it has scored
 //     before without a judge call;
 //   - SplitCache wraps a scoring.Splitter and answers a system prompt it

@@ -21,7 +21,8 @@ const zeroTemperature = math.SmallestNonzeroFloat32
 // chatRequest builds the go-openai request for req in mode and says
 // whether it carries a response_format.
 func (j *Judge) chatRequest(req scoring.Request, mode StructuredOutputs) (goopenai.ChatCompletionRequest, bool) {
-	creq := goopenai.ChatCompletionRequest{Model: j.cfg.Model, Seed: j.cfg.Seed}
+	creq := goopenai.ChatCompletionRequest{Model: j.wireModel, Seed: j.cfg.Seed,
+		ReasoningEffort: j.cfg.ReasoningEffort, ChatTemplateKwargs: j.cfg.ChatTemplateKwargs}
 	if j.sendTemperature {
 		creq.Temperature = zeroTemperature
 	}
@@ -81,8 +82,10 @@ func withSchemaInstruction(msgs []scoring.Message, s *scoring.Schema) []scoring.
 }
 
 // response is the judge's answer in a chat completion: the first choice,
-// its refusal when a model refuses instead of answering.
-func response(cr goopenai.ChatCompletionResponse) scoring.Response {
+// its refusal when a model refuses instead of answering. Model is the
+// configured model, the name results, metrics and prices use (the reply's
+// own "model" may be a dated snapshot name).
+func (j *Judge) response(cr goopenai.ChatCompletionResponse) scoring.Response {
 	c := cr.Choices[0]
 	content := c.Message.Content
 	if content == "" && c.Message.Refusal != "" {
@@ -93,5 +96,6 @@ func response(cr goopenai.ChatCompletionResponse) scoring.Response {
 		FinishReason:     string(c.FinishReason),
 		PromptTokens:     cr.Usage.PromptTokens,
 		CompletionTokens: cr.Usage.CompletionTokens,
+		Model:            j.cfg.Model,
 	}
 }

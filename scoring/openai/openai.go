@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -24,8 +27,10 @@ type StructuredOutputs string
 // Structured output modes.
 const (
 	// StructuredOutputsAuto starts with json_schema and falls back to
-	// json_object, then to off, when the endpoint refuses a mode. The
-	// refusal is remembered for the judge's lifetime.
+	// json_object, then to off, when the endpoint refuses a mode, or
+	// accepts it and answers with something else than a JSON object (an
+	// endpoint that ignores response_format). The fallback is remembered
+	// for the judge's lifetime.
 	StructuredOutputsAuto StructuredOutputs = "auto"
 	// StructuredOutputsJSONSchema sends response_format json_schema, strict.
 	StructuredOutputsJSONSchema StructuredOutputs = "json_schema"
@@ -53,6 +58,10 @@ const (
 	DefaultAzureAPIVersion  = "2024-10-21" // first GA version with json_schema
 	DefaultMaxResponseBytes = 1 << 20
 )
+
+// AzureV1 is the AzureAPIVersion of Azure OpenAI's v1 API, which takes no
+// api-version query and the deployment name as the model.
+const AzureV1 = "v1"
 
 // Config configures a judge on an OpenAI-compatible chat completions
 // endpoint: OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, llama.cpp server.
@@ -91,10 +100,31 @@ type Config struct {
 	Retry RetryPolicy
 	// OnRetry, if set, is called before each retry's wait, e.g. to count retries.
 	OnRetry func(retry int, err error, wait time.Duration)
-	// Azure selects Azure OpenAI: deployment in the path, api-version query.
+	// ReasoningEffort is sent as reasoning_effort when set: OpenAI's and
+	// Azure's reasoning models take minimal, low, medium or high; Ollama's
+	// thinking models take "none" to stop thinking; Bedrock's gpt-oss
+	// models take low, medium or high.
+	ReasoningEffort string
+	// ChatTemplateKwargs is sent as chat_template_kwargs when set: vLLM and
+	// SGLang hand it to the model's chat template, e.g.
+	// {"enable_thinking": false} for Qwen3.
+	ChatTemplateKwargs map[string]any
+	// ExtraBody holds fields added to the top level of every request body,
+	// for endpoint parameters that have no setting of their own (Anthropic's
+	// "thinking", LiteLLM's "metadata", vLLM's "top_k"). A field the judge
+	// sets itself is refused by NewJudge (see CheckExtraBody).
+	ExtraBody map[string]any
+	// Azure selects Azure OpenAI. With AzureAPIVersion "v1" requests go to
+	// {BaseURL}/openai/v1/chat/completions with the deployment as the
+	// model; with a dated version, to the classic
+	// {BaseURL}/openai/deployments/{deployment}/chat/completions?api-version=.
+	// Either way the API key goes in the api-key header.
 	Azure bool
-	// AzureAPIVersion is the api-version query value (default DefaultAzureAPIVersion).
+	// AzureAPIVersion is "v1" or the dated api-version query value
+	// (default DefaultAzureAPIVersion).
 	AzureAPIVersion string
+	// AzureDeployment is the deployment name (default: Model).
+	AzureDeployment string
 	// MaxResponseBytes caps a reply body (default 1 MiB). A larger reply
 	// is a judge_parse_error and is not retried.
 	MaxResponseBytes int64
@@ -111,8 +141,11 @@ type Config struct {
 // status and the endpoint's own error message, never from the SDK's error
 // text, which can quote the whole reply body.
 type Judge struct {
-	client          *goopenai.Client
-	cfg             Config
+	client *goopenai.Client
+	cfg    Config
+	// wireModel is the model the body names: the deployment on Azure's v1
+	// API, else Model.
+	wireModel       string
 	scrub           *redact.SecretScrubber
 	reasoning       bool
 	sendTemperature bool
@@ -156,21 +189,44 @@ func NewJudge(cfg Config) (*Judge, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
+	extra, err := encodeExtraBody(cfg.ExtraBody)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsFunc(cfg.ReasoningEffort, unicode.IsSpace) {
+		return nil, fmt.Errorf("judge reasoning effort %q: must be one word", cfg.ReasoningEffort)
+	}
+	if _, err := json.Marshal(cfg.ChatTemplateKwargs); err != nil {
+		return nil, fmt.Errorf("judge chat_template_kwargs: %w", err)
+	}
+	wireModel := cfg.Model
 	// go-openai appends its path to BaseURL as a string, so the base URL's
 	// query goes on through the doer instead.
 	sdkBase := *u
 	sdkBase.RawQuery, sdkBase.ForceQuery = "", false
 	sdk := goopenai.DefaultConfig(cfg.APIKey)
 	sdk.BaseURL = sdkBase.String()
+	d := &doer{client: cfg.HTTPClient, headers: cfg.Headers, query: u.RawQuery, limit: cfg.MaxResponseBytes, extraBody: extra}
 	if cfg.Azure {
-		sdk.APIType = goopenai.APITypeAzure
-		sdk.APIVersion = cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion)
-		// The configured model is the deployment name, used as given.
-		sdk.AzureModelMapperFunc = url.PathEscape
+		deployment := cmp.Or(cfg.AzureDeployment, cfg.Model)
+		if strings.TrimSpace(cfg.AzureAPIVersion) == AzureV1 {
+			// The v1 API is OpenAI's own shape under /openai/v1, keyed by
+			// the api-key header.
+			if !strings.HasSuffix(sdkBase.Path, "/openai/v1") {
+				sdkBase.Path += "/openai/v1"
+			}
+			sdk.BaseURL = sdkBase.String()
+			wireModel = deployment
+			d.apiKeyHeader = true
+		} else {
+			sdk.APIType = goopenai.APITypeAzure
+			sdk.APIVersion = cmp.Or(cfg.AzureAPIVersion, DefaultAzureAPIVersion)
+			sdk.AzureModelMapperFunc = func(string) string { return url.PathEscape(deployment) }
+		}
 	}
-	sdk.HTTPClient = &doer{client: cfg.HTTPClient, headers: cfg.Headers, query: u.RawQuery, limit: cfg.MaxResponseBytes}
+	sdk.HTTPClient = d
 
-	j := &Judge{client: goopenai.NewClientWithConfig(sdk), cfg: cfg, scrub: scrub, reasoning: isReasoningModel(cfg.Model)}
+	j := &Judge{client: goopenai.NewClientWithConfig(sdk), cfg: cfg, wireModel: wireModel, scrub: scrub, reasoning: isReasoningModel(wireModel) || isReasoningModel(cfg.Model)}
 	j.sendTemperature = !j.reasoning && !cfg.OmitTemperature
 	start := StructuredOutputsJSONSchema
 	if mode != StructuredOutputsAuto {
@@ -202,15 +258,23 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 		idx := j.mode.Load()
 		creq, withFormat := j.chatRequest(req, modeOrder[idx])
 		var out scoring.Response
-		sent := false
+		sent, ignored := false, false
 		n, f := j.cfg.Retry.run(ctx, j.cfg.OnRetry, func(actx context.Context) *attemptFailure {
-			r, f := j.attempt(ctx, actx, creq, withFormat)
-			out = r
+			r, ign, f := j.attempt(ctx, actx, creq, withFormat)
+			out, ignored = r, ign
 			sent = sent || f == nil || !f.notSent
 			return f
 		})
 		retries += n
 		if f == nil {
+			if ignored && j.cfg.StructuredOutputs == StructuredOutputsAuto && int(idx) < len(modeOrder)-1 {
+				// The endpoint took response_format without an error and
+				// did not follow it (Anthropic's compatible endpoint does
+				// so): later calls step down to a mode that spells the
+				// schema out. This reply goes back as it is; the scorer
+				// reads what it can and re-asks.
+				j.mode.CompareAndSwap(idx, idx+1)
+			}
 			out.Retries = retries
 			return out, nil
 		}
@@ -227,24 +291,37 @@ func (j *Judge) Complete(ctx context.Context, req scoring.Request) (scoring.Resp
 	}
 }
 
-// attempt makes one call. callerCtx tells the caller's deadline apart
+// attempt makes one call and says whether the reply ignored the
+// response_format it carried. callerCtx tells the caller's deadline apart
 // from the attempt's own.
-func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompletionRequest, withFormat bool) (scoring.Response, *attemptFailure) {
+func (j *Judge) attempt(callerCtx, actx context.Context, creq goopenai.ChatCompletionRequest, withFormat bool) (scoring.Response, bool, *attemptFailure) {
 	ex := &exchange{}
 	cr, err := j.client.CreateChatCompletion(withExchange(actx, ex), creq)
 	switch {
 	case ex.tooLarge:
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
+		return scoring.Response{}, false, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeParse, Status: ex.status,
 			Err: fmt.Errorf("judge reply exceeds %d bytes", j.cfg.MaxResponseBytes)}}
 	case err == nil && (ex.status < 200 || ex.status > 299):
 		// A status go-openai does not treat as a failure (1xx, 3xx).
-		return scoring.Response{}, j.statusFailure(ex, "", creq, withFormat)
+		return scoring.Response{}, false, j.statusFailure(ex, "", creq, withFormat)
 	case err != nil:
-		return scoring.Response{}, j.failure(callerCtx, actx, ex, err, creq, withFormat)
+		return scoring.Response{}, false, j.failure(callerCtx, actx, ex, err, creq, withFormat)
 	case len(cr.Choices) == 0:
-		return scoring.Response{}, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
+		return scoring.Response{}, false, &attemptFailure{err: &scoring.Error{Type: scoring.ErrorJudgeUnavailable, Status: ex.status, Err: errors.New("judge reply has no choices")}}
 	}
-	return response(cr), nil
+	return j.response(cr), withFormat && formatIgnored(cr.Choices[0]), nil
+}
+
+// formatIgnored reports whether a finished reply to a request with a
+// response_format is not the JSON object the format asks for. An endpoint
+// that enforces json_schema or json_object answers with nothing else; a
+// refusal or a reply cut at the token limit says nothing about the format.
+func formatIgnored(c goopenai.ChatCompletionChoice) bool {
+	if c.Message.Refusal != "" || (c.FinishReason != goopenai.FinishReasonStop && c.FinishReason != "") {
+		return false
+	}
+	content := bytes.TrimSpace([]byte(c.Message.Content))
+	return len(content) == 0 || content[0] != '{' || !json.Valid(content)
 }
 
 // failure types an error of go-openai's CreateChatCompletion by what the

@@ -525,7 +525,7 @@ func TestLengthFinishAndUsageReturned(t *testing.T) {
 	j, _ := newTestJudge(t, srv.URL, nil)
 	resp, err := j.Complete(context.Background(), opinionsRequest())
 	require.NoError(t, err, "a reply cut at max tokens is returned, not an error")
-	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30}, resp)
+	assert.Equal(t, scoring.Response{Content: `{"opinions":["cut`, FinishReason: "length", PromptTokens: 120, CompletionTokens: 30, Model: "judge-model"}, resp)
 }
 
 func TestNewJudgeValidates(t *testing.T) {
@@ -688,4 +688,48 @@ func TestErrorCarriesStatusAndRetryAfter(t *testing.T) {
 			assert.Equal(t, tt.retryAfter, e.RetryAfter)
 		})
 	}
+}
+
+// TestAutoStepsDownWhenTheFormatIsIgnored: an endpoint that takes
+// response_format without an error but answers with something else than a
+// JSON object makes auto step down one mode per such reply; a refusal, a
+// reply cut at the token limit and a fixed mode change nothing.
+func TestAutoStepsDownWhenTheFormatIsIgnored(t *testing.T) {
+	prose := scoringtest.Content("Here are the opinions:\n```json\n{\"opinions\":[]}\n```")
+	tests := []struct {
+		name  string
+		mode  StructuredOutputs
+		reply scoringtest.Reply
+		want  StructuredOutputs
+	}{
+		{"prose around JSON", StructuredOutputsAuto, prose, StructuredOutputsJSONObject},
+		{"prose only", StructuredOutputsAuto, scoringtest.Content("The text holds no opinion."), StructuredOutputsJSONObject},
+		{"a JSON object", StructuredOutputsAuto, scoringtest.JSON(`{"opinions":[]}`), StructuredOutputsJSONSchema},
+		{"a refusal", StructuredOutputsAuto, scoringtest.Status(200, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`), StructuredOutputsJSONSchema},
+		{"cut at the token limit", StructuredOutputsAuto, scoringtest.Content(`{"opinions":["cut`).WithFinishReason("length"), StructuredOutputsJSONSchema},
+		{"fixed json_schema", StructuredOutputsJSONSchema, prose, StructuredOutputsJSONSchema},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scoringtest.New(t)
+			srv.Script(scoringtest.AnyStep, tt.reply)
+			j, _ := newTestJudge(t, srv.URL, func(c *Config) { c.StructuredOutputs = tt.mode })
+			resp, err := j.Complete(context.Background(), opinionsRequest())
+			require.NoError(t, err, "the reply itself is returned")
+			assert.NotEmpty(t, resp.Content)
+			assert.Equal(t, tt.want, j.StructuredOutputs())
+			assert.Len(t, srv.Calls(), 1, "no call is repeated")
+		})
+	}
+	t.Run("down to off", func(t *testing.T) {
+		srv := scoringtest.New(t)
+		srv.Script(scoringtest.AnyStep, prose, prose, prose)
+		j, _ := newTestJudge(t, srv.URL, nil)
+		for range 3 {
+			_, err := j.Complete(context.Background(), opinionsRequest())
+			require.NoError(t, err)
+		}
+		assert.Equal(t, []string{"json_schema", "json_object", "off"}, formats(srv.Calls()))
+		assert.Equal(t, StructuredOutputsOff, j.StructuredOutputs())
+	})
 }

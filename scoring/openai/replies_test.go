@@ -71,6 +71,7 @@ func TestRepliesAsEndpointsWriteThem(t *testing.T) {
 			resp, err := j.Complete(context.Background(), opinionsRequest())
 			if w.err == "" {
 				require.NoError(t, err)
+				w.resp.Model = "judge-model" // the configured model, whatever the reply names
 				assert.Equal(t, w.resp, resp)
 				return
 			}

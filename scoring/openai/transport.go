@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 )
 
@@ -66,6 +67,11 @@ type doer struct {
 	headers map[string]string
 	query   string // raw query of the configured base URL
 	limit   int64  // bytes of reply body read at most
+	// extraBody is spliced into every body (encodeExtraBody), nil for none.
+	extraBody []byte
+	// apiKeyHeader moves go-openai's bearer token to the api-key header,
+	// as Azure's v1 API takes an API key.
+	apiKeyHeader bool
 }
 
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
@@ -77,6 +83,12 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if v, ok := req.Header["Api-Key"]; ok && len(v) == 1 && v[0] == "" {
 		req.Header.Del("Api-Key")
 	}
+	if d.apiKeyHeader {
+		if key, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+			req.Header.Del("Authorization")
+			req.Header.Set("Api-Key", key)
+		}
+	}
 	for k, v := range d.headers {
 		req.Header.Set(k, v)
 	}
@@ -87,7 +99,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 			req.URL.RawQuery += "&" + d.query
 		}
 	}
-	if err := zeroTemperatureOnWire(req); err != nil {
+	if err := rewriteBody(req, d.extraBody); err != nil {
 		return nil, err
 	}
 	ex.sent = true
@@ -111,9 +123,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// zeroTemperatureOnWire replaces go-openai's stand-in for temperature 0 in
-// the request body by an exact 0.
-func zeroTemperatureOnWire(req *http.Request) error {
+// rewriteBody replaces go-openai's stand-in for temperature 0 in the
+// request body by an exact 0 and adds the extra body fields.
+func rewriteBody(req *http.Request, extra []byte) error {
 	if req.Body == nil {
 		return nil
 	}
@@ -122,7 +134,7 @@ func zeroTemperatureOnWire(req *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body = bytes.Replace(body, goOpenAIZeroTemperature, wireZeroTemperature, 1)
+	body = withExtraBody(bytes.Replace(body, goOpenAIZeroTemperature, wireZeroTemperature, 1), extra)
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }

@@ -62,7 +62,7 @@ func (e *Evaluation) Ask(step string, p *Prompt, d PromptData, parse func(reply 
 
 // exchange is the evaluation's conversation with its judge.
 func (e *Evaluation) exchange() Exchange {
-	return Exchange{Judge: e.s.judge, Now: e.s.now, Usage: &e.Result.Usage}
+	return Exchange{Judge: e.s.judge, Now: e.s.now, Usage: &e.Result.Usage, Model: &e.Result.JudgeModel}
 }
 
 // KeepPrompt records a step's prompt when the scorer is verbose.
@@ -251,6 +251,8 @@ type Exchange struct {
 	// Now is the clock that times the calls.
 	Now   func() time.Time
 	Usage *scoring.Usage
+	// Model, when set, collects the models that answered (Result.JudgeModel).
+	Model *string
 }
 
 // Ask renders p with d and runs one judge step with it: it sends the
@@ -334,7 +336,21 @@ func (x Exchange) call(ctx context.Context, step string, schema *scoring.Schema,
 	if err != nil {
 		return resp, judgeError(ctx, step, err)
 	}
+	if x.Model != nil {
+		addModel(x.Model, resp.Model)
+	}
 	return resp, nil
+}
+
+// addModel adds model to the comma-separated models in *models, once.
+func addModel(models *string, model string) {
+	switch {
+	case model == "" || slices.Contains(strings.Split(*models, ","), model):
+	case *models == "":
+		*models = model
+	default:
+		*models += "," + model
+	}
 }
 
 // safeComplete calls the judge, turning a panic in it into an error.

@@ -1,11 +1,15 @@
 package pipeline
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +116,8 @@ type Prompts struct {
 	// again; the keys are bounded by the steps, scorers and scales
 	// configured.
 	system sync.Map // systemKey -> string
+	// version is the set's PromptVersion, computed once.
+	version string
 }
 
 // systemKey is everything a system template reads apart from Criterion.
@@ -137,7 +143,41 @@ func NewPrompts(fsys fs.FS, funcs template.FuncMap, prompts ...*Prompt) *Prompts
 		p.set = set
 		set.byName[p.Schema.Name] = p
 	}
+	set.version = promptsVersion(t, prompts)
 	return set
+}
+
+// Version identifies the set's prompts: the first 12 hex digits of a
+// SHA-256 over every template the set's system prompts can include (its
+// own and the shared ones, by name, as parsed), every reply schema (by
+// name, compacted) and scoring.PromptVersion, which is raised by hand
+// when the Go code that writes the user messages changes what they say.
+// It is the same in every process that runs the same prompts, and changes
+// with any of them.
+func (s *Prompts) Version() string { return s.version }
+
+func promptsVersion(t *template.Template, prompts []*Prompt) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "prompt_version=%s\n", scoring.PromptVersion)
+	tmpls := t.Templates()
+	slices.SortFunc(tmpls, func(a, b *template.Template) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, tm := range tmpls {
+		if tm.Tree == nil || tm.Tree.Root == nil {
+			continue
+		}
+		fmt.Fprintf(h, "template %s\n%s\n", tm.Name(), tm.Tree.Root.String())
+	}
+	sorted := slices.Clone(prompts)
+	slices.SortFunc(sorted, func(a, b *Prompt) int { return strings.Compare(a.Schema.Name, b.Schema.Name) })
+	for _, p := range sorted {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, p.Schema.Schema); err != nil {
+			compact.Reset()
+			compact.Write(p.Schema.Schema)
+		}
+		fmt.Fprintf(h, "schema %s\n%s\n", p.Schema.Name, compact.Bytes())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // Lookup returns the prompt named name, nil when the set has none.

@@ -150,6 +150,9 @@ func (s *scorer) Score(ctx context.Context, c scoring.Case) scoring.Result {
 		ctx = context.Background()
 	}
 	e := &Evaluation{s: s, ctx: ctx, Result: scoring.Result{Scorer: s.def.Name}}
+	if s.def.Prompts != nil {
+		e.Result.PromptVersion = s.def.Prompts.Version()
+	}
 	if err := ctx.Err(); err != nil {
 		e.Fail(judgeError(ctx, "", err))
 		return e.Result

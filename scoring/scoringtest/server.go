@@ -39,6 +39,8 @@ type Server struct {
 	handler func(Call) Reply
 	latency time.Duration
 	calls   []Call
+	// ignoreFormat: see IgnoreResponseFormat.
+	ignoreFormat bool
 }
 
 // NewServer starts a fake judge. Close it when done.
@@ -102,6 +104,20 @@ func (s *Server) Handle(h func(Call) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handler = h
+}
+
+// IgnoreResponseFormat makes the server answer as endpoints that take
+// response_format without enforcing it (Anthropic's OpenAI-compatible
+// endpoint ignores it and reports no error). The step is then found in
+// the prompt text alone, as a model that never saw response_format would
+// have to, and default replies come the way an unconstrained model tends
+// to write them: a sentence of prose, then the JSON in a code fence. A
+// prompt that names no schema gets a prose answer without JSON. Calls
+// still record the request as sent.
+func (s *Server) IgnoreResponseFormat() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignoreFormat = true
 }
 
 // SetLatency delays every reply by d before its headers are written.
@@ -229,12 +245,34 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "request body is not a chat completion request: "+err.Error())
 		return
 	}
-	call.Step = stepOf(call.Request)
+	s.mu.Lock()
+	ignoreFormat := s.ignoreFormat
+	s.mu.Unlock()
+	seen := call.Request
+	if ignoreFormat {
+		seen.ResponseFormat = nil
+	}
+	call.Step = stepOf(seen)
 	reply, latency := s.next(call)
 	if reply.kind == kindNone {
 		reply = DefaultReply(call)
+		if ignoreFormat {
+			reply = unconstrained(call, reply)
+		}
 	}
 	s.write(w, r, call, reply, latency)
+}
+
+// unconstrained rewrites a default reply as a model writes it when nothing
+// enforces the format: prose around fenced JSON, or prose alone when the
+// prompt never said what to answer.
+func unconstrained(c Call, r Reply) Reply {
+	if c.Step == "" {
+		r.content = "I have read the material. It looks consistent to me, and I see nothing to flag."
+		return r
+	}
+	r.content = "Here is my evaluation.\n\n```json\n" + r.content + "\n```\n\nLet me know if you need more detail."
+	return r
 }
 
 func (s *Server) record(c Call) {

@@ -52,6 +52,8 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalJudgeCallsRefused           metric.Int64Counter
 	ProcessorLlmEvalJudgeCircuitState           metric.Int64ObservableGauge
 	ProcessorLlmEvalJudgeCircuitTransitions     metric.Int64Counter
+	ProcessorLlmEvalJudgeCost                   metric.Float64Counter
+	ProcessorLlmEvalJudgeFallbacks              metric.Int64Counter
 	ProcessorLlmEvalJudgeLatency                metric.Float64Histogram
 	ProcessorLlmEvalJudgeRetries                metric.Int64Counter
 	ProcessorLlmEvalJudgeTokens                 metric.Int64Counter
@@ -465,14 +467,26 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCircuitState, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_llm_eval_judge_circuit_state",
-		metric.WithDescription("State of the judge circuit breaker (0 closed, 1 half-open, 2 open, 3 suspended after the judge rejected the API key). [Development]"),
+		metric.WithDescription("State of each judge's circuit breaker (0 closed, 1 half-open, 2 open, 3 suspended after the judge rejected the API key), by judge. [Development]"),
 		metric.WithUnit("{state}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeCircuitTransitions, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_judge_circuit_transitions",
-		metric.WithDescription("Transitions of the judge circuit breaker, by the state entered. [Development]"),
+		metric.WithDescription("Transitions of a judge's circuit breaker, by judge and the state entered. [Development]"),
 		metric.WithUnit("{transitions}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeCost, err = builder.meter.Float64Counter(
+		"otelcol_processor_llm_eval_judge_cost",
+		metric.WithDescription("Money spent on judge tokens, at judge.prices (per million prompt and completion tokens) in their currency, by scorer and judge model. Counted only for a judge model with a price. [Development]"),
+		metric.WithUnit("{currency}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalJudgeFallbacks, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_judge_fallbacks",
+		metric.WithDescription("Judge calls handed to a judge's fallback (judge.fallback) because its circuit was open, by the judge whose circuit was open. [Development]"),
+		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalJudgeLatency, err = builder.meter.Float64Histogram(

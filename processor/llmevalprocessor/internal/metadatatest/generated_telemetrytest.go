@@ -366,7 +366,7 @@ func AssertEqualProcessorLlmEvalJudgeCallsRefused(t *testing.T, tt *componenttes
 func AssertEqualProcessorLlmEvalJudgeCircuitState(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_circuit_state",
-		Description: "State of the judge circuit breaker (0 closed, 1 half-open, 2 open, 3 suspended after the judge rejected the API key). [Development]",
+		Description: "State of each judge's circuit breaker (0 closed, 1 half-open, 2 open, 3 suspended after the judge rejected the API key), by judge. [Development]",
 		Unit:        "{state}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -380,7 +380,7 @@ func AssertEqualProcessorLlmEvalJudgeCircuitState(t *testing.T, tt *componenttes
 func AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_judge_circuit_transitions",
-		Description: "Transitions of the judge circuit breaker, by the state entered. [Development]",
+		Description: "Transitions of a judge's circuit breaker, by judge and the state entered. [Development]",
 		Unit:        "{transitions}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -389,6 +389,38 @@ func AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t *testing.T, tt *compon
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_judge_circuit_transitions")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalJudgeCost(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_judge_cost",
+		Description: "Money spent on judge tokens, at judge.prices (per million prompt and completion tokens) in their currency, by scorer and judge model. Counted only for a judge model with a price. [Development]",
+		Unit:        "{currency}",
+		Data: metricdata.Sum[float64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_judge_cost")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalJudgeFallbacks(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_judge_fallbacks",
+		Description: "Judge calls handed to a judge's fallback (judge.fallback) because its circuit was open, by the judge whose circuit was open. [Development]",
+		Unit:        "{calls}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_judge_fallbacks")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

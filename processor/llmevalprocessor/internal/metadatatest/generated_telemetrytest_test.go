@@ -92,6 +92,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalJudgeCallsPerEvaluation.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCallsRefused.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeCircuitTransitions.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeCost.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalJudgeFallbacks.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeLatency.Record(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeRetries.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalJudgeTokens.Add(context.Background(), 1)
@@ -183,6 +185,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeCost(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalJudgeFallbacks(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalJudgeLatency(t, testTel,

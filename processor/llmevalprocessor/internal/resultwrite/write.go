@@ -22,14 +22,19 @@ type outcome struct {
 	score       float64       // written only for pass and fail
 	explanation string        // redacted; empty writes nothing
 	errorType   string        // error.type; set only for error
+	// judgeModel and promptVersion say who judged, "" when unknown.
+	judgeModel    string
+	promptVersion string
 }
 
 func newOutcome(r evalstore.Result, redact func(string) string) outcome {
 	v := outcome{
-		scorer:      r.Scorer,
-		label:       r.Label(),
-		score:       r.Result.Score,
-		explanation: r.Explanation(redact),
+		scorer:        r.Scorer,
+		label:         r.Label(),
+		score:         r.Result.Score,
+		explanation:   r.Explanation(redact),
+		judgeModel:    r.Result.JudgeModel,
+		promptVersion: r.Result.PromptVersion,
 	}
 	if v.label == scoring.LabelError {
 		v.errorType = r.ErrorType()
@@ -61,6 +66,12 @@ func (v outcome) putEventAttributes(attrs pcommon.Map, responseID string) {
 	}
 	if v.errorType != "" {
 		attrs.PutStr(evalconv.AttrErrorType, v.errorType)
+	}
+	if v.judgeModel != "" {
+		attrs.PutStr(evalconv.AttrJudgeModel, v.judgeModel)
+	}
+	if v.promptVersion != "" {
+		attrs.PutStr(evalconv.AttrPromptVersion, v.promptVersion)
 	}
 }
 

@@ -36,6 +36,23 @@ var outcomeCases = []struct {
 		wantFlat: map[string]any{"llm_eval.bias.score": 0.1, "llm_eval.bias.label": "pass", "llm_eval.bias.reason": "no bias"},
 	},
 	{
+		name:   "who judged",
+		result: scoring.Result{Label: scoring.LabelPass, Score: 0.1, Reason: "no bias", JudgeModel: "gpt-4o-mini", PromptVersion: "0123456789ab"},
+		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrScoreValue: 0.1, evalconv.AttrScoreLabel: "pass",
+			evalconv.AttrExplanation: "no bias", evalconv.AttrResponseID: "chatcmpl-1",
+			"llm_eval.judge.model": "gpt-4o-mini", "llm_eval.prompt.version": "0123456789ab"},
+		wantFlat: map[string]any{"llm_eval.bias.score": 0.1, "llm_eval.bias.label": "pass", "llm_eval.bias.reason": "no bias"},
+	},
+	{
+		name: "error after a fallback judge answered part",
+		result: scoring.Result{Label: scoring.LabelError, JudgeModel: "big,small", PromptVersion: "0123456789ab",
+			Err: &scoring.Error{Type: scoring.ErrorBudgetExhausted, Err: errors.New("spent")}},
+		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrErrorType: "budget_exhausted",
+			evalconv.AttrExplanation: "budget_exhausted: spent", evalconv.AttrResponseID: "chatcmpl-1",
+			"llm_eval.judge.model": "big,small", "llm_eval.prompt.version": "0123456789ab"},
+		wantFlat: map[string]any{"llm_eval.bias.label": "error", "llm_eval.bias.reason": "budget_exhausted: spent"},
+	},
+	{
 		name:   "fail without reason",
 		result: scoring.Result{Label: scoring.LabelFail, Score: 0.9},
 		wantEvent: map[string]any{evalconv.AttrName: "bias", evalconv.AttrScoreValue: 0.9, evalconv.AttrScoreLabel: "fail",

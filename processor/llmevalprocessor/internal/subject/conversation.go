@@ -20,6 +20,8 @@ type Conversation struct {
 	conversation.Ended
 	out   *SpanOut
 	scope string
+	// leftOut are the scorers whose sampling leaves the conversation out.
+	leftOut map[string]bool
 }
 
 var (
@@ -29,9 +31,10 @@ var (
 )
 
 // NewConversation makes the subject of an ended conversation; scope names
-// the spans its results leave on.
-func NewConversation(out *SpanOut, scope string, e conversation.Ended) *Conversation {
-	return &Conversation{Ended: e, out: out, scope: scope}
+// the spans its results leave on, and leftOut are the scorers whose
+// sampling leaves it out.
+func NewConversation(out *SpanOut, scope string, e conversation.Ended, leftOut map[string]bool) *Conversation {
+	return &Conversation{Ended: e, out: out, scope: scope, leftOut: leftOut}
 }
 
 // Case is the whole conversation: every message kept, in order, with one
@@ -59,8 +62,9 @@ func (c *Conversation) Case(sc evalstore.Scorer) scoring.Case {
 	return cs
 }
 
-// Skips leaves out every scorer that does not score conversations.
-func (c *Conversation) Skips(sc evalstore.Scorer) bool { return !sc.Conversation }
+// Skips leaves out every scorer that does not score conversations, and
+// those whose sampling leaves this one out.
+func (c *Conversation) Skips(sc evalstore.Scorer) bool { return !sc.Conversation || c.leftOut[sc.Name] }
 
 // Leave writes the results on the conversation's result span and sends it.
 func (c *Conversation) Leave(ctx context.Context, results []evalstore.Result) {
