@@ -432,12 +432,12 @@ func (c *collectorProc) stop(t *testing.T) {
 
 // spanSink is an OTLP/HTTP endpoint that counts every span it receives.
 type spanSink struct {
-	srv       *httptest.Server
-	mu        sync.Mutex
-	seen      map[string]int
-	arrived   map[string]time.Time            // first copy of each span
-	results   map[string]map[string]time.Time // span id -> scorer -> result time
-	restarts  int                             // results with error.type restarted
+	srv      *httptest.Server
+	mu       sync.Mutex
+	seen     map[string]int
+	arrived  map[string]time.Time            // first copy of each span
+	results  map[string]map[string]time.Time // span id -> scorer -> result time
+	restarts int                             // results with error.type restarted
 	// conversations are the result spans of conversations, by id.
 	conversations map[string][]conversationResult
 	lastWrite     atomic.Int64
