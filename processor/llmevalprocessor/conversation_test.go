@@ -523,3 +523,27 @@ func TestEndedConversationSurvivesACrash(t *testing.T) {
 }
 
 func storedBytes(l *life) int64 { return l.p.storage.Journal().StoredBytes() }
+
+// A batch that holds a generation before the root span naming its
+// conversation (a batching exporter sends a finished trace together, the
+// root last) groups the generation, even for a service never seen with an
+// id before; the result goes under the generation's resource.
+func TestConversationIDFromTheRootSpanInTheSameBatch(t *testing.T) {
+	comp := caseKeepingScorer(scoring.ConversationCompleteness)
+	h := newHarness(t, conversationConfig(), fixedScorer(scoring.Bias, 0.1, scoring.LabelPass), comp.fakeScorer)
+	td, _ := turnBatch(turn{service: "langfuse-app", in: "first", out: "a1"})
+	trace := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
+	root := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	root.SetTraceID(trace)
+	root.SetSpanID(nextSpanID())
+	root.SetName("support-turn")
+	root.Attributes().PutStr("session.id", "s-9")
+	h.consume(td)
+	h.waitSpans(2)
+	endConversations(h)
+	h.waitSpans(3)
+	require.Len(t, comp.seen(), 1)
+	assert.Equal(t, "first", comp.seen()[0].Turns[0].Content)
+	spans := conversationSpans(h)[[2]string{"langfuse-app", "s-9"}]
+	require.Len(t, spans, 1, "under the generation's service")
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -112,15 +113,47 @@ func (p *llmEvalProcessor) offerToConversations(td ptrace.Traces, candidates []g
 	for i, c := range candidates {
 		at[[3]int{c.resource, c.scope, c.span}] = i
 	}
+	// First the ids: a trace's root or agent span, which names the
+	// conversation, often comes after the generations below it in the
+	// same batch.
+	var ids []genai.ConversationID
+	var byTrace map[pcommon.TraceID]string
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				id := cs.ids.Read(span.Attributes())
+				if id.TooLong {
+					cs.tel.conversationLimited(conversation.LimitIDTooLong, 1)
+					cs.tel.logFailure("conversation:id_too_long", "a span's conversation id is longer than 256 bytes: it was not grouped into a conversation and is evaluated on its own",
+						zap.String("service", genai.ServiceName(rs.Resource())), zap.String("attribute", id.Key))
+				}
+				if id.ID != "" {
+					if byTrace == nil {
+						byTrace = map[pcommon.TraceID]string{}
+					}
+					if _, ok := byTrace[span.TraceID()]; !ok {
+						byTrace[span.TraceID()] = id.ID
+					}
+				}
+				ids = append(ids, id)
+			}
+		}
+	}
+	n := 0
 	for i, rs := range td.ResourceSpans().All() {
 		service := genai.ServiceName(rs.Resource())
 		for j, ss := range rs.ScopeSpans().All() {
 			for k, span := range ss.Spans().All() {
 				var cand *generationAt
-				if n, ok := at[[3]int{i, j, k}]; ok {
-					cand = &candidates[n]
+				if c, ok := at[[3]int{i, j, k}]; ok {
+					cand = &candidates[c]
 				}
-				if p.offerSpan(cs, rs, span, service, cand) {
+				id := ids[n].ID
+				n++
+				if id == "" {
+					id = byTrace[span.TraceID()]
+				}
+				if p.offerSpan(cs, rs, span, service, id, cand) {
 					queued = true
 				}
 			}
@@ -129,18 +162,13 @@ func (p *llmEvalProcessor) offerToConversations(td ptrace.Traces, candidates []g
 	return queued
 }
 
-// offerSpan offers one span (see offerToConversations).
-func (p *llmEvalProcessor) offerSpan(cs *conversations, rs ptrace.ResourceSpans, span ptrace.Span, service string, cand *generationAt) bool {
-	id := cs.ids.Read(span.Attributes())
-	if id.TooLong {
-		cs.tel.conversationLimited(conversation.LimitIDTooLong, 1)
-		cs.tel.logFailure("conversation:id_too_long", "a span's conversation id is longer than 256 bytes: it was not grouped into a conversation and is evaluated on its own",
-			zap.String("service", service), zap.String("attribute", id.Key))
-	}
+// offerSpan offers one span, whose conversation id (its own or its
+// trace's in the batch) is id (see offerToConversations).
+func (p *llmEvalProcessor) offerSpan(cs *conversations, rs ptrace.ResourceSpans, span ptrace.Span, service, id string, cand *generationAt) bool {
 	kind := genai.Classify(rs.Resource(), span)
 	agent := kind == genai.KindAggregate && genai.IsAgent(span)
 	turn := (kind == genai.KindGeneration || agent) && p.filter.passes(rs.Resource().Attributes(), span.Attributes())
-	if id.ID == "" && (!turn || !cs.keeper.Wants(service, span.TraceID())) {
+	if id == "" && (!turn || !cs.keeper.Wants(service, span.TraceID())) {
 		return false
 	}
 	var ex *conversation.Exchange
@@ -156,10 +184,10 @@ func (p *llmEvalProcessor) offerSpan(cs *conversations, rs ptrace.ResourceSpans,
 			}
 		}
 	}
-	if cand != nil && id.ID != "" {
-		cand.conversation = conversation.Key{Service: service, ID: id.ID}
+	if cand != nil && id != "" {
+		cand.conversation = conversation.Key{Service: service, ID: id}
 	}
-	return cs.keeper.Offer(service, id.ID, span.TraceID(), ex)
+	return cs.keeper.Offer(service, id, span.TraceID(), ex)
 }
 
 // readTurn reads a span as a turn, reusing what the candidate read, or

@@ -507,11 +507,14 @@ func (k *Keeper) expire(now time.Time) {
 func (k *Keeper) park(service string, trace pcommon.TraceID, ex *Exchange, now time.Time) bool {
 	p := &parked{service: service}
 	p.Exchange = *ex
-	p.Resource = pcommon.Resource{}
+	if ex.Resource != (pcommon.Resource{}) {
+		p.Resource = pcommon.NewResource() // borrowed: copied while it is read
+		ex.Resource.CopyTo(p.Resource)
+	}
 	if p.Received.IsZero() {
 		p.Received = now
 	}
-	p.bytes = exchangeOverhead + p.textBytes() + instructionBytes(p.Instructions)
+	p.bytes = exchangeOverhead + p.textBytes() + instructionBytes(p.Instructions) + resourceBytes(p.Resource)
 	if k.bytes+p.bytes > k.cfg.MaxBytes || p.bytes > k.cfg.MaxConversationBytes || !k.pending.add(trace, p, now) {
 		return false // not yet part of any conversation: nothing to count
 	}
@@ -589,4 +592,17 @@ func (k *Keeper) Wants(service string, trace pcommon.TraceID) bool {
 		return true
 	}
 	return k.idServices[service]
+}
+
+// resourceBytes estimates what a copied resource holds: its attributes'
+// keys and string values and a fixed cost per attribute.
+func resourceBytes(res pcommon.Resource) int {
+	if res == (pcommon.Resource{}) {
+		return 0
+	}
+	n := 0
+	for k, v := range res.Attributes().All() {
+		n += 32 + len(k) + len(v.AsString())
+	}
+	return n
 }

@@ -337,12 +337,17 @@ func TestExchangeWaitsForItsTracesID(t *testing.T) {
 	first := ex(2, "q1", "a1")
 	f.k.Offer("shop", "c1", first.TraceID, first)
 	gen := ex(3, "q2", "a2")
+	gen.Resource = pcommon.NewResource()
+	gen.Resource.Attributes().PutStr("service.name", "shop")
+	gen.Start = gen.Start.Add(time.Hour) // the conversation's latest: its resource is the results'
 	f.k.Offer("shop", "", gen.TraceID, gen)
+	gen.Resource.Attributes().PutStr("service.name", "changed after Offer") // borrowed only
 	assert.Equal(t, 1, f.k.Stats().Pending)
 	f.k.Offer("shop", "c1", gen.TraceID, nil) // the root: no turn, names the id
 	assert.Zero(t, f.k.Stats().Pending)
 	// A later span of the trace without an id joins directly.
 	again := ex(3, "q2b", "a2b")
+	again.Start = gen.Start
 	f.k.Offer("shop", "", again.TraceID, again)
 
 	// One that never learns its id is forgotten after the pending wait.
@@ -355,6 +360,8 @@ func TestExchangeWaitsForItsTracesID(t *testing.T) {
 	ended := f.endAll()
 	require.Len(t, ended, 1)
 	assert.Equal(t, []string{"q1", "q2", "q2b"}, inputs(ended[0]))
+	v, _ := ended[0].Resource.Attributes().Get("service.name")
+	assert.Equal(t, "shop", v.Str(), "the waiting exchange kept a copy of its resource")
 	assert.ElementsMatch(t, slices.Collect(maps.Keys(f.j.recs)), ended[0].Stored,
 		"the forgotten exchange's record went; the waiting one's was written again under its conversation")
 }

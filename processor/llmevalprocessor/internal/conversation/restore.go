@@ -102,9 +102,8 @@ func (k *Keeper) Restore(recs []Record) int {
 // Called with mu held.
 func (k *Keeper) restoreParked(r Record, now time.Time) {
 	p := &parked{service: r.Key.Service, stored: r.ID}
-	p.Exchange = *r.Exchange
-	p.Resource = pcommon.Resource{}
-	p.bytes = exchangeOverhead + p.textBytes() + instructionBytes(p.Instructions)
+	p.Exchange = *r.Exchange // its resource was decoded for it: its own
+	p.bytes = exchangeOverhead + p.textBytes() + instructionBytes(p.Instructions) + resourceBytes(p.Resource)
 	since := p.Received
 	if since.IsZero() || since.After(now) {
 		since = now

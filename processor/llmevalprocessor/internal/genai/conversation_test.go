@@ -1,6 +1,7 @@
 package genai
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,4 +108,56 @@ func TestReadHistoryBounded(t *testing.T) {
 	require.Equal(t, "last", g.Input)
 	assert.Len(t, g.History, MaxHistory, "only the last messages before the request are kept")
 	assert.Equal(t, RoleAssistant, g.History[len(g.History)-1].Role)
+}
+
+// The conversation id as each real library sent it in its multi-turn run
+// (test/clients TestConversations, stored in
+// testdata/otlp/clients/<app>/conversation): the attribute it is read
+// from, and which spans carry it.
+func TestConversationIDsOfRealLibraries(t *testing.T) {
+	const id = "velo-nord-chat-1042" // test/clients/scenario.json
+	tests := []struct {
+		app string
+		key string
+		// carriers are the names of the spans that carry the id; every
+		// other span carries none.
+		carriers []string
+		turns    int // spans carrying it
+	}{
+		// The thread of Mastra's memory option, on every span of the run.
+		{"mastra-agent", AttrConversationID, nil, 0},
+		{"openinference-openai", AttrSessionID, []string{"OpenAI Chat Completions"}, 3},
+		// Only each turn's root observation: its generation takes the id of
+		// its trace (internal/conversation).
+		{"langfuse-openai", AttrSessionID, []string{"support-turn"}, 3},
+		{"traceloop-openai", "traceloop.association.properties.session_id", []string{"chat gpt-4o-mini"}, 3},
+		// The run and its step; the chat span below them takes the id of
+		// its trace.
+		{"aisdk-generate", "ai.settings.context.sessionId", []string{"invoke_agent gpt-4o-mini", "step 1"}, 6},
+	}
+	r := NewConversationIDReader(nil)
+	for _, tt := range tests {
+		t.Run(tt.app, func(t *testing.T) {
+			carrying := 0
+			for name, spans := range readClientSample(t, filepath.Join(tt.app, "conversation", "traces.jsonl")) {
+				for _, s := range spans {
+					got := r.Read(s.span.Attributes())
+					if got.ID == "" {
+						assert.False(t, tt.carriers == nil, "span %q carries no id", name)
+						continue
+					}
+					carrying++
+					assert.Equal(t, ConversationID{ID: id, Key: tt.key}, got, "span %q", name)
+					if tt.carriers != nil {
+						assert.Contains(t, tt.carriers, name)
+					}
+				}
+			}
+			if tt.turns > 0 {
+				assert.Equal(t, tt.turns, carrying, "one span a turn carries it")
+			} else {
+				assert.Positive(t, carrying)
+			}
+		})
+	}
 }
