@@ -53,9 +53,15 @@ func (e *Exchange) messages() int {
 	return n
 }
 
-// exchangeOverhead is what one held exchange costs besides its texts: the
-// struct, its slot and its record id.
-const exchangeOverhead = 160
+// What held state costs besides its texts, as BenchmarkOpenConversationMemory
+// measured it (a little over, so that max_bytes bounds the heap): an
+// exchange's struct, its slot and its record id; a conversation's struct,
+// map entry, list element and bookkeeping. A conversation's resource is
+// counted by its attributes (resourceBytes).
+const (
+	exchangeOverhead     = 300
+	conversationOverhead = 512
+)
 
 // textBytes are the bytes of the exchange's texts held in memory.
 func (e *Exchange) textBytes() int {

@@ -228,12 +228,16 @@ func (k *Keeper) add(key Key, ex *Exchange, now time.Time) bool {
 			extra -= instructionBytes(c.instructions)
 		}
 	}
+	if c == nil {
+		extra += conversationOverhead
+	}
 	if k.bytes+extra > k.cfg.MaxBytes {
 		k.limited(LimitMaxBytes, h.messages(), key, c)
 		return false
 	}
 	if c == nil {
-		c = &open{key: key}
+		c = &open{key: key, bytes: conversationOverhead}
+		k.bytes += conversationOverhead
 		k.open[key] = c
 		if note, ok := k.ended[key]; ok {
 			k.forgetEnded(note)
@@ -265,7 +269,9 @@ func (k *Keeper) add(key Key, ex *Exchange, now time.Time) bool {
 			c.resource = pcommon.NewResource()
 			c.hasResource = true
 		}
+		c.bytes -= resourceBytes(c.resource)
 		ex.Resource.CopyTo(c.resource)
+		c.bytes += resourceBytes(c.resource)
 		c.resourceAt = h.Start
 	}
 	if j := k.cfg.Journal; j != nil {

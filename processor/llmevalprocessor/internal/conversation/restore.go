@@ -40,7 +40,7 @@ func (k *Keeper) Restore(recs []Record) int {
 		}
 		c := byKey[r.Key]
 		if c == nil {
-			c = &open{key: r.Key}
+			c = &open{key: r.Key, bytes: conversationOverhead}
 			byKey[r.Key] = c
 			keys = append(keys, r.Key)
 		}
@@ -58,7 +58,9 @@ func (k *Keeper) Restore(recs []Record) int {
 			c.bytes += instructionBytes(c.instructions)
 		}
 		if r.Exchange.Resource != (pcommon.Resource{}) && !h.Start.Before(c.resourceAt) {
+			c.bytes -= resourceBytes(c.resource)
 			c.resource, c.resourceAt, c.hasResource = r.Exchange.Resource, h.Start, true
+			c.bytes += resourceBytes(c.resource)
 		}
 	}
 	restored := 0
