@@ -30,6 +30,10 @@ const demoBanner = `============================================================
  llmeval demo-judge: OFFLINE DEMO JUDGE - NOT A REAL LLM
  Canned replies from string heuristics (scoring/scoringtest).
  Use it for the demo and tests only; its scores mean nothing.
+ Every reason it writes starts with its label. A reason llm_eval
+ composes itself (reason_mode: summary) carries the label only
+ where it quotes the judge, so run the collector with
+ LLMEVAL_REASON_MODE=llm (examples/collector.yaml) to label all.
 ==============================================================`
 
 // runDemoJudge serves the fake OpenAI-compatible judge on a fixed address
@@ -54,6 +58,7 @@ func runDemoJudge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	fmt.Fprintln(stdout, demoBanner)
 	fmt.Fprintf(stdout, "demo judge endpoint: http://%s/v1\n", ln.Addr())
+	fmt.Fprintf(stdout, "point make run at it: LLMEVAL_JUDGE_ENDPOINT=http://%s/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", ln.Addr())
 	if err := serveDemoJudge(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "llmeval demo-judge: %v\n", err)
 		return exitFailure

@@ -262,8 +262,28 @@ func printSummary(w io.Writer, spans []evaluatedSpan, total int, full bool) {
 		fmt.Fprintf(w, "\n%d results are errors because no judge answered. To see scores without an API key or network,\n"+
 			"run the offline demo judge (string heuristics, not an LLM) and point the collector at it:\n"+
 			"  bin/llmeval demo-judge\n"+
-			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 make run\n", unreachable)
+			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", unreachable)
 	}
+	if fromDemoJudge(spans) {
+		fmt.Fprintln(w, "\nThese results come from the OFFLINE DEMO JUDGE (string heuristics, not an LLM): its scores mean nothing.\n"+
+			"Reasons without its label were composed by llm_eval from its verdicts (reason_mode: summary).")
+	}
+}
+
+// fromDemoJudge says whether any reason carries the offline demo judge's
+// label: then the whole listing is demo output, including the summary
+// reasons llm_eval composed from its verdicts without quoting it.
+func fromDemoJudge(spans []evaluatedSpan) bool {
+	for _, s := range spans {
+		for _, r := range s.results {
+			// The demo judge's prefix, or the replies of scoringtest's
+			// default judge, which end "(offline demo judge)".
+			if strings.Contains(r.reason, "offline demo judge") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // judgeNotReached are the error types of results no judge answered, for

@@ -38,13 +38,8 @@ func evaluatedTraces() ptrace.Traces {
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	chat := spans.AppendEmpty()
 	chat.SetName("chat gpt-4o")
+	addScored(chat, "bias", 0.5, "fail", "One of two opinions generalises.")
 	ev := chat.Events().AppendEmpty()
-	ev.SetName("gen_ai.evaluation.result")
-	ev.Attributes().PutStr("gen_ai.evaluation.name", "bias")
-	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", 0.5)
-	ev.Attributes().PutStr("gen_ai.evaluation.score.label", "fail")
-	ev.Attributes().PutStr("gen_ai.evaluation.explanation", "One of two opinions generalises.")
-	ev = chat.Events().AppendEmpty()
 	ev.SetName("gen_ai.evaluation.result")
 	ev.Attributes().PutStr("gen_ai.evaluation.name", "hallucination")
 	ev.Attributes().PutStr("error.type", "timeout") // errors carry no label
@@ -53,6 +48,16 @@ func evaluatedTraces() ptrace.Traces {
 	chat.SetStartTimestamp(2000)
 	spans.AppendEmpty().SetName("GET /health")
 	return td
+}
+
+// addScored adds a scored evaluation result event to span.
+func addScored(span ptrace.Span, scorer string, score float64, label, reason string) {
+	ev := span.Events().AppendEmpty()
+	ev.SetName("gen_ai.evaluation.result")
+	ev.Attributes().PutStr("gen_ai.evaluation.name", scorer)
+	ev.Attributes().PutDouble("gen_ai.evaluation.score.value", score)
+	ev.Attributes().PutStr("gen_ai.evaluation.score.label", label)
+	ev.Attributes().PutStr("gen_ai.evaluation.explanation", reason)
 }
 
 func TestResultsSummarisesEvaluatedSpans(t *testing.T) {
@@ -193,6 +198,38 @@ func TestResultsNoDemoHintWhenTheJudgeAnswered(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"results", path}, nil, &stdout, &stderr), stderr.String())
 	assert.NotContains(t, stdout.String(), "demo-judge")
+}
+
+// TestResultsMarksDemoJudgeOutput: a listing with any reason of the
+// offline demo judge says that all of it is demo output, summary reasons
+// without the label included; real results get no such note.
+func TestResultsMarksDemoJudgeOutput(t *testing.T) {
+	const note = "These results come from the OFFLINE DEMO JUDGE"
+	td := evaluatedTraces()
+	chat := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	addScored(chat, "toxicity", 0, "pass", "The score is 0 because none of the 1 statement in the output is toxic.")
+	for _, tt := range []struct {
+		name, biasReason string
+		demo             bool
+	}{
+		{name: "demo judge reason", biasReason: demoReasonPrefix + "The opinion generalises about a group of people.", demo: true},
+		{name: "scripted judge reason", biasReason: "The score is 0: none of the 1 verdicts is yes (offline demo judge).", demo: true},
+		{name: "real judge", biasReason: "One of two opinions generalises."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			chat.Events().At(0).Attributes().PutStr("gen_ai.evaluation.explanation", tt.biasReason)
+			path := filepath.Join(t.TempDir(), "traces.jsonl")
+			writeExport(t, path, td)
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, exitOK, run([]string{"results", path}, nil, &stdout, &stderr), stderr.String())
+			if tt.demo {
+				assert.Contains(t, stdout.String(), note)
+				assert.Contains(t, stdout.String(), "Reasons without its label were composed by llm_eval")
+			} else {
+				assert.NotContains(t, stdout.String(), note)
+			}
+		})
+	}
 }
 
 func TestDropScopeLabels(t *testing.T) {

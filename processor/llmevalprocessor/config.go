@@ -134,8 +134,9 @@ type CircuitBreakerConfig struct {
 	// OpenDuration is how long an open circuit waits before one probe
 	// call (default 30s).
 	OpenDuration time.Duration `mapstructure:"open_duration"`
-	// AuthRetryInterval is how long evaluation stays suspended after the
-	// judge rejected the API key (401/403) before one probe (default 5m).
+	// AuthRetryInterval is how often evaluation suspended by a rejected
+	// API key (401/403) probes the judge with one call (default 5s), so
+	// that a key fixed at the provider is used again within seconds.
 	AuthRetryInterval time.Duration `mapstructure:"auth_retry_interval"`
 }
 

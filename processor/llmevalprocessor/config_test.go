@@ -317,7 +317,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 1000, cfg.QueueSize)
 	assert.Equal(t, 0, cfg.Judge.RequestsPerMinute, "unlimited")
 	assert.Equal(t, 0, cfg.Judge.TokensPerMinute, "unlimited")
-	assert.Equal(t, CircuitBreakerConfig{FailureThreshold: 5, OpenDuration: 30 * time.Second, AuthRetryInterval: 5 * time.Minute}, cfg.Judge.CircuitBreaker)
+	assert.Equal(t, CircuitBreakerConfig{FailureThreshold: 5, OpenDuration: 30 * time.Second, AuthRetryInterval: 5 * time.Second}, cfg.Judge.CircuitBreaker)
 	assert.Equal(t, CacheConfig{Enabled: true, Size: 10000, TTL: time.Hour}, cfg.Cache)
 	assert.Equal(t, 20000, cfg.MaxInputChars)
 	assert.False(t, cfg.Redaction.Enabled)

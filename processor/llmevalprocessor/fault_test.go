@@ -334,6 +334,10 @@ func TestCircuitBreakerStopsCallingAFailingJudge(t *testing.T) {
 	assertKeyNeverLogged(t, r.logs)
 }
 
+// TestRejectedKeySuspendsEvaluation: a 401 suspends evaluation with one
+// error line; with the default settings one call every few seconds probes
+// the judge, quietly while the key is still refused, and the first probe
+// after the key was fixed at the provider resumes evaluation.
 func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	judge := scoringtest.New(t)
 	var sw switchableJudge
@@ -341,36 +345,48 @@ func TestRejectedKeySuspendsEvaluation(t *testing.T) {
 	sw.set(&denied)
 	judge.Handle(sw.reply)
 	cfg := faultConfig(judge.URL)
-	cfg.Judge.CircuitBreaker.AuthRetryInterval = 10 * time.Minute
+	interval := cfg.Judge.CircuitBreaker.AuthRetryInterval
+	require.LessOrEqual(t, interval, 10*time.Second, "a fixed key is used within seconds by default")
 	r := newFaultRig(t, judge, cfg, 3)
 
 	assert.Equal(t, string(scoring.ErrorJudgeAuth), errorTypeOf(r.send("Women are bad engineers.")))
 	require.Len(t, judge.Calls(), 1, "a rejected key is not retried")
 	errs := r.logs.FilterLevelExact(zapcore.ErrorLevel).All()
 	require.Len(t, errs, 1, "one error line")
-	assert.Equal(t, "judge rejected the API key (401): evaluation suspended for 10m0s; spans go on with judge_auth error results instead of scores", errs[0].Message)
+	assert.Equal(t, "judge rejected the API key (401): evaluation suspended, probing the judge with one call every "+
+		interval.String()+" until it accepts the key; spans go on with judge_auth error results instead of scores", errs[0].Message)
 	assert.Equal(t, judge.URL, errs[0].ContextMap()["endpoint"])
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Attributes: sharedJudge, Value: 3}}, ignoreTime)
 
-	// Suspended: no calls until auth_retry_interval has passed, still one error line.
-	r.clock.Advance(cfg.Judge.CircuitBreaker.AuthRetryInterval - time.Second)
+	// Suspended: no calls until the interval has passed.
+	r.clock.Advance(interval - time.Millisecond)
 	for range 3 {
 		assert.Equal(t, string(scoring.ErrorCircuitOpen), errorTypeOf(r.send("Women are bad engineers.")))
 	}
 	assert.Len(t, judge.Calls(), 1)
+
+	// A probe the judge still refuses: suspended for another interval,
+	// without another log line or transition.
+	r.clock.Advance(time.Millisecond)
+	assert.Equal(t, string(scoring.ErrorJudgeAuth), errorTypeOf(r.send("Women are bad engineers.")))
+	assert.Len(t, judge.Calls(), 2)
+	assert.Equal(t, string(scoring.ErrorCircuitOpen), errorTypeOf(r.send("Women are bad engineers.")))
+	assert.Len(t, judge.Calls(), 2)
 	assert.Equal(t, 1, r.logs.FilterLevelExact(zapcore.ErrorLevel).Len())
 
-	// Then one probe: the key was fixed, evaluation resumes.
+	// The key was fixed at the provider: the next probe is judged and
+	// evaluation resumes.
 	sw.set(nil)
-	r.clock.Advance(time.Second)
+	r.clock.Advance(interval)
 	ev := r.send("Women are bad engineers.")
 	assert.Equal(t, "fail", labelOf(ev))
 	calls := judge.Calls()
-	require.Greater(t, len(calls), 1)
-	assert.Equal(t, bias.SchemaOpinions, calls[1].Step, "the probe is the next evaluation's first call")
+	require.Greater(t, len(calls), 2)
+	assert.Equal(t, bias.SchemaOpinions, calls[2].Step, "the probe is the next evaluation's first call")
+	assert.Equal(t, "fail", labelOf(r.send("Women are bad engineers.")), "closed: every evaluation is judged again")
+	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitState(t, r.tel, []metricdata.DataPoint[int64]{{Attributes: sharedJudge, Value: 0}}, ignoreTime)
 	metadatatest.AssertEqualProcessorLlmEvalJudgeCircuitTransitions(t, r.tel, []metricdata.DataPoint[int64]{
 		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "suspended")), Value: 1},
-		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "half_open")), Value: 1},
 		{Attributes: attribute.NewSet(attribute.String("judge", "judge"), attribute.String("state", "closed")), Value: 1},
 	}, ignoreTime)
 	assertKeyNeverLogged(t, r.logs)

@@ -162,19 +162,26 @@ func TestEmptyOutputNeverReachesTheScorers(t *testing.T) {
 			return s.SpanID()
 		}
 	}
-	tests := map[string]func(b *batchBuilder) pcommon.SpanID{
-		"gen_ai empty text": func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), "What is the status?", "") },
-		"gen_ai blank text": func(b *batchBuilder) pcommon.SpanID {
+	tests := map[string]struct {
+		add    func(b *batchBuilder) pcommon.SpanID
+		reason string
+	}{
+		"gen_ai empty text": {func(b *batchBuilder) pcommon.SpanID { return b.generation(randomTraceID(), "What is the status?", "") },
+			"no output content"},
+		"gen_ai blank text": {func(b *batchBuilder) pcommon.SpanID {
 			return b.generation(randomTraceID(), "What is the status?", " \n\t ")
-		},
-		"openinference empty message": span("ChatCompletion", "openinference.span.kind", "LLM",
+		}, "no output content"},
+		"openinference empty message": {span("ChatCompletion", "openinference.span.kind", "LLM",
 			"llm.input_messages.0.message.role", "user", "llm.input_messages.0.message.content", "What is the status?",
 			"llm.output_messages.0.message.role", "assistant", "llm.output_messages.0.message.content", ""),
-		"vercel empty text": span("ai.generateText.doGenerate", "ai.operationId", "ai.generateText.doGenerate",
+			"llm.output_messages.0.message.content is empty"},
+		"vercel empty text": {span("ai.generateText.doGenerate", "ai.operationId", "ai.generateText.doGenerate",
 			"ai.prompt.messages", `[{"role":"user","content":[{"type":"text","text":"What is the status?"}]}]`,
 			"ai.response.text", "", "ai.response.finishReason", "stop"),
+			"ai.response.text is empty"},
 	}
-	for name, add := range tests {
+	for name, tt := range tests {
+		add := tt.add
 		t.Run(name, func(t *testing.T) {
 			hall := fixedScorer(scoring.Hallucination, 0, scoring.LabelPass)
 			bias := fixedScorer(scoring.Bias, 0, scoring.LabelPass)
@@ -188,7 +195,7 @@ func TestEmptyOutputNeverReachesTheScorers(t *testing.T) {
 			for _, name := range []string{scoring.Hallucination, scoring.Bias} {
 				ev := evaluationEvents(byID[id].span)[name]
 				assert.Equal(t, "not_scorable", mustStr(t, ev, evalconv.AttrScoreLabel), name)
-				assert.Equal(t, "no output content", mustStr(t, ev, evalconv.AttrExplanation), name)
+				assert.Equal(t, tt.reason, mustStr(t, ev, evalconv.AttrExplanation), name)
 				_, hasScore := ev.Get(evalconv.AttrScoreValue)
 				assert.False(t, hasScore, name)
 			}

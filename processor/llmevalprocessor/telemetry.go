@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -43,7 +42,7 @@ type telemetry struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // failure kinds already logged at Warn
 
-	capture captureWarnings // content capture off, once per service and library
+	capture captureWarnings // content capture off, once per service and library (capturewarn.go)
 }
 
 // judgeFacts is what the telemetry says of the judge in its log lines.
@@ -168,8 +167,8 @@ func (t *telemetry) circuitChanged(judge string, _, to guard.BreakerState, cause
 		if se, ok := errors.AsType[*scoring.Error](cause); ok && se.Status != 0 {
 			status = strconv.Itoa(se.Status)
 		}
-		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended for "+
-			t.judge.authRetry.String()+"; spans go on with judge_auth error results instead of scores", fields...)
+		t.logger.Error("judge rejected the API key ("+status+"): evaluation suspended, probing the judge with one call every "+
+			t.judge.authRetry.String()+" until it accepts the key; spans go on with judge_auth error results instead of scores", fields...)
 	case guard.BreakerOpen:
 		t.logger.Warn("judge circuit opened: no judge calls for "+t.judge.openDuration.String()+
 			"; spans go on with judge_circuit_open error results instead of scores", fields...)
@@ -344,6 +343,7 @@ func (t *telemetry) logFailure(kind, msg string, fields ...zap.Field) {
 }
 
 func (t *telemetry) shutdown() {
+	t.capture.stop()
 	t.tb.Shutdown()
 }
 
@@ -503,41 +503,3 @@ const (
 
 // Why a sampled generation was not evaluated at all (spans_skipped).
 const skipToolCallsOnly = "tool_calls_only"
-
-// What came without content, in the warning (captureWarnings.warn).
-const (
-	warnSpans         = "generation spans arrive without message content"
-	warnSpansNoEvents = "generation spans arrive without message content and no GenAI log events of their calls follow"
-	warnEvents        = "GenAI log events arrive without message content"
-)
-
-// maxWarned bounds the (service, library) pairs remembered as
-// warned; beyond it nothing more is logged.
-const maxWarned = 1024
-
-// captureWarnings logs, once per service and library, that generation
-// spans or log events arrive without content, with how to turn it on.
-type captureWarnings struct {
-	logger *zap.Logger
-	mu     sync.Mutex
-	warned map[[2]string]bool
-}
-
-// warn logs the warning for the service and library unless it was logged.
-// what says what came without content (warnSpans, warnSpansNoEvents,
-// warnEvents).
-func (w *captureWarnings) warn(service, library, what string) {
-	w.mu.Lock()
-	key := [2]string{service, library}
-	if w.warned[key] || len(w.warned) >= maxWarned {
-		w.mu.Unlock()
-		return
-	}
-	if w.warned == nil {
-		w.warned = make(map[[2]string]bool)
-	}
-	w.warned[key] = true
-	w.mu.Unlock()
-	w.logger.Warn("llm_eval: "+what+", so they are not_scorable: content capture is off; to turn it on, "+genai.CaptureHint(library)+" (logged once per service and library)",
-		zap.String("service", service), zap.String("library", library))
-}

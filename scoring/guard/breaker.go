@@ -22,15 +22,18 @@ const (
 	// BreakerHalfOpen lets one probe call through; others are rejected.
 	BreakerHalfOpen BreakerState = "half_open"
 	// BreakerSuspended rejects every call after the judge refused the
-	// credentials, until AuthRetryInterval has passed.
+	// credentials but one probe call every AuthRetryInterval, and stays
+	// suspended, without a transition, while the probes are refused too.
 	BreakerSuspended BreakerState = "suspended"
 )
 
-// Breaker defaults.
+// Breaker defaults. A refused key is probed every few seconds: a refused
+// call costs no tokens, and a key fixed at the provider (or a gateway) is
+// used again within seconds.
 const (
 	DefaultFailureThreshold  = 5
 	DefaultOpenDuration      = 30 * time.Second
-	DefaultAuthRetryInterval = 5 * time.Minute
+	DefaultAuthRetryInterval = 5 * time.Second
 )
 
 // ErrBreakerOpen is wrapped by the *Error (type ErrorCircuitOpen) a Breaker
@@ -46,9 +49,8 @@ type BreakerConfig struct {
 	// OpenDuration is how long the circuit stays open before one probe
 	// call is let through. Default 30s.
 	OpenDuration time.Duration
-	// AuthRetryInterval is how long evaluation stays suspended after a
-	// judge_auth error (401/403) before one probe call is let through.
-	// Default 5m.
+	// AuthRetryInterval is how often a breaker suspended by a judge_auth
+	// error (401/403) lets one probe call through. Default 5s.
 	AuthRetryInterval time.Duration
 	// OnStateChange, when set, is called once per state transition with
 	// the error that caused it (nil when closing or half-opening). Calls
@@ -179,11 +181,19 @@ func (b *Breaker) admit() (gen uint64, probe bool, err error) {
 	switch b.state {
 	case BreakerClosed:
 		return b.gen, false, nil
-	case BreakerOpen, BreakerSuspended:
+	case BreakerOpen:
 		if b.cfg.Now().Before(b.reopenAt) {
 			return 0, false, b.rejection()
 		}
 		b.transition(BreakerHalfOpen, nil)
+		b.probing = true
+		return b.gen, true, nil
+	case BreakerSuspended:
+		// The probe of a refused key goes without a transition: one
+		// every AuthRetryInterval until the key works, and one log line.
+		if b.probing || b.cfg.Now().Before(b.reopenAt) {
+			return 0, false, b.rejection()
+		}
 		b.probing = true
 		return b.gen, true, nil
 	default: // half open
@@ -199,8 +209,8 @@ func (b *Breaker) rejection() error {
 	var err error
 	switch b.state {
 	case BreakerSuspended:
-		err = fmt.Errorf("%w: evaluation suspended after the judge refused the credentials (probe after %s): %v",
-			ErrBreakerOpen, b.reopenAt.Format(time.RFC3339), b.lastCause)
+		err = fmt.Errorf("%w: evaluation suspended after the judge refused the credentials (probed every %s): %v",
+			ErrBreakerOpen, b.cfg.AuthRetryInterval, b.lastCause)
 	case BreakerHalfOpen:
 		err = fmt.Errorf("%w: a probe call is in flight", ErrBreakerOpen)
 	default:
@@ -231,6 +241,10 @@ func (b *Breaker) record(gen uint64, probe bool, callErr error) {
 			b.transition(BreakerClosed, nil)
 		case breakerFailure:
 			b.open(callErr)
+		case breakerAuth: // still refused: probe again later
+			b.probing = false
+			b.lastCause = callErr
+			b.reopenAt = b.cfg.Now().Add(b.cfg.AuthRetryInterval)
 		default: // the prober gave up: let the next caller probe
 			b.probing = false
 		}

@@ -195,41 +195,59 @@ func TestBreakerHalfOpensAfterOpenDuration(t *testing.T) {
 	}
 }
 
-func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
-	clk := newGuardClock()
-	judge := newGuardSwitchJudge()
-	b := guardOpenBreaker(t, clk, judge, BreakerConfig{})
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	judge.reply = func(context.Context, int, scoring.Request) (scoring.Response, error) {
-		close(entered)
-		<-release
-		return scoring.Response{Content: "{}"}, nil
-	}
-	clk.Advance(DefaultOpenDuration)
-	probeDone := make(chan error)
-	go func() {
-		_, err := b.Complete(context.Background(), scoring.Request{})
-		probeDone <- err
-	}()
-	<-entered
-	if b.State() != BreakerHalfOpen {
-		t.Fatalf("state during probe = %s, want half_open", b.State())
-	}
-	for range 3 {
-		if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
-			t.Fatalf("call during probe: error %v, want circuit open", err)
-		}
-	}
-	close(release)
-	if err := <-probeDone; err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if b.State() != BreakerClosed {
-		t.Fatalf("state after probe = %s, want closed", b.State())
-	}
-	if judge.Calls() != 2 {
-		t.Fatalf("judge calls = %d, want 2 (failure + probe)", judge.Calls())
+// TestBreakerLetsOneProbeThrough: an open circuit (half-open while it
+// probes) and a suspended one (still suspended while it probes) let one
+// probe through at a time; calls during it are rejected without reaching
+// the judge, and the probe's success closes the circuit.
+func TestBreakerLetsOneProbeThrough(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trip    scoring.ErrorType
+		wait    time.Duration
+		probing BreakerState
+	}{
+		{"open", scoring.ErrorJudgeUnavailable, DefaultOpenDuration, BreakerHalfOpen},
+		{"suspended", scoring.ErrorJudgeAuth, DefaultAuthRetryInterval, BreakerSuspended},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newGuardClock()
+			judge := newGuardSwitchJudge()
+			b := NewBreaker(judge, BreakerConfig{FailureThreshold: 1, Now: clk.Now})
+			judge.set(guardTypedErr(tc.trip))
+			_, _ = b.Complete(t.Context(), scoring.Request{})
+			release := make(chan struct{})
+			entered := make(chan struct{})
+			judge.reply = func(context.Context, int, scoring.Request) (scoring.Response, error) {
+				close(entered)
+				<-release
+				return scoring.Response{Content: "{}"}, nil
+			}
+			clk.Advance(tc.wait)
+			probeDone := make(chan error)
+			go func() {
+				_, err := b.Complete(context.Background(), scoring.Request{})
+				probeDone <- err
+			}()
+			<-entered
+			if b.State() != tc.probing {
+				t.Fatalf("state during probe = %s, want %s", b.State(), tc.probing)
+			}
+			for range 3 {
+				if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
+					t.Fatalf("call during probe: error %v, want circuit open", err)
+				}
+			}
+			close(release)
+			if err := <-probeDone; err != nil {
+				t.Fatalf("probe: %v", err)
+			}
+			if b.State() != BreakerClosed {
+				t.Fatalf("state after probe = %s, want closed", b.State())
+			}
+			if judge.Calls() != 2 {
+				t.Fatalf("judge calls = %d, want 2 (failure + probe)", judge.Calls())
+			}
+		})
 	}
 }
 
@@ -252,22 +270,35 @@ func TestBreakerAuthErrorSuspends(t *testing.T) {
 	if b.State() != BreakerSuspended {
 		t.Fatalf("state after one 401 = %s, want suspended", b.State())
 	}
-	judge.set(nil)
 	clk.Advance(DefaultOpenDuration) // an open circuit would probe now
 	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
 		t.Fatalf("call while suspended: error %v, want circuit open", err)
 	}
+	// The probe is refused too: suspended for another interval, quietly.
 	clk.Advance(time.Hour - DefaultOpenDuration)
+	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorJudgeAuth {
+		t.Fatalf("refused probe: error %v, want judge_auth", err)
+	}
+	if b.State() != BreakerSuspended {
+		t.Fatalf("state after a refused probe = %s, want suspended", b.State())
+	}
+	clk.Advance(time.Hour - time.Nanosecond)
+	if _, err := b.Complete(t.Context(), scoring.Request{}); guardErrType(err) != scoring.ErrorCircuitOpen {
+		t.Fatalf("call before the next probe: error %v, want circuit open", err)
+	}
+	// The key was fixed: the next probe closes the circuit.
+	judge.set(nil)
+	clk.Advance(time.Nanosecond)
 	if _, err := b.Complete(t.Context(), scoring.Request{}); err != nil {
 		t.Fatalf("probe after AuthRetryInterval: %v", err)
 	}
 	if b.State() != BreakerClosed {
 		t.Fatalf("state after probe = %s, want closed", b.State())
 	}
-	if judge.Calls() != 2 {
-		t.Fatalf("judge calls = %d, want 2", judge.Calls())
+	if judge.Calls() != 3 {
+		t.Fatalf("judge calls = %d, want 3 (the 401, the refused probe, the probe)", judge.Calls())
 	}
-	want := []string{"closed->suspended:judge_auth", "suspended->half_open:", "half_open->closed:"}
+	want := []string{"closed->suspended:judge_auth", "suspended->closed:"}
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(changes) != fmt.Sprint(want) {

@@ -27,6 +27,7 @@ func TestExampleConfigsValidate(t *testing.T) {
 		env     []string
 	}{
 		{name: "collector", configs: []string{"collector.yaml"}},
+		{name: "collector_judge_writes_every_reason", configs: []string{"collector.yaml"}, env: []string{"LLMEVAL_REASON_MODE=llm"}},
 		{name: "collector_with_otlp_export", configs: []string{"collector.yaml", "otlp-export.yaml"}, env: []string{"OTLP_EXPORT_ENDPOINT=tempo:4317"}},
 		{name: "demo", configs: []string{"demo.yaml"}},
 		{name: "evaluation_tier", configs: []string{"evaluation-tier.yaml"}},

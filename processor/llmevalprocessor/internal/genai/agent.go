@@ -86,21 +86,33 @@ func ReadAgent(span ptrace.Span) (g Generation) {
 			g.Input = entityInput(d)
 		}
 	}
+	var notText, counted string
 	if g.Output == "" {
 		for _, k := range [...]string{"final_result", "traceloop.entity.output"} {
-			if v, ok := attrs.Get(k); ok {
-				d := decodedOutput(v)
-				if s := unquoteJSONString(unwrapText(d, outputKeys)); s != "" {
-					g.Output = s
-					break
+			v, ok := attrs.Get(k)
+			if !ok {
+				continue
+			}
+			if issue := textIssue(v, true); issue != "" {
+				if notText == "" {
+					notText, counted = k+" "+issue, countedAttr(k, issue)
 				}
+				continue
+			}
+			d := decodedOutput(v)
+			if s := unquoteJSONString(unwrapText(d, outputKeys)); s != "" {
+				g.Output = s
+				break
 			}
 		}
 	}
 	g.Input = clip(unwrapJSONText(g.Input, inputKeys))
 	g.Output = clip(unwrapJSONText(g.Output, outputKeys))
-	if g.Output != "" && (g.Missing == MissingOutput || g.Missing == MissingToolCalls) {
+	switch {
+	case g.Output != "" && (g.Missing == MissingOutput || g.Missing == MissingToolCalls):
 		g.Missing = ""
+	case g.Output == "" && g.Missing == MissingOutput && notText != "":
+		g.Missing, g.Malformed = notText, counted
 	}
 	return g
 }

@@ -172,13 +172,21 @@ func TestReadOpenInference(t *testing.T) {
 				Output: "plain answer"},
 		},
 		{
-			name: "raw json of unknown shape is judged as text",
+			name: "raw json of a chain names its text",
 			attrs: map[string]any{
 				"input.value":  `{"query":"q"}`,
 				"output.value": `{"answer":"a"}`,
 			},
-			want: Generation{Convention: ConventionOpenInference, Input: `{"query":"q"}`, Conversation: `user: {"query":"q"}`,
-				Output: `{"answer":"a"}`},
+			want: Generation{Convention: ConventionOpenInference, Input: "q", Conversation: "user: q", Output: "a"},
+		},
+		{
+			name: "raw json of no known shape is no message, not judged as text",
+			attrs: map[string]any{
+				"input.value":  "q",
+				"output.value": `{"score":0.4,"ids":[1,2]}`,
+			},
+			want: Generation{Convention: ConventionOpenInference, Input: "q", Conversation: "user: q",
+				Missing: "output.value holds JSON that is not a message", Malformed: "output.value"},
 		},
 	}
 	for _, tt := range tests {

@@ -31,24 +31,25 @@ func readEvents(events ptrace.SpanEventSlice) extraction {
 			details.merge(d)
 		case eventContentPrompt:
 			if v, ok := attrs.Get("gen_ai.prompt"); ok {
-				content.input = appendMessages(content.input, parseMessages(decoded(v), "user"))
-				content.hasInput = true
+				content.readInput(v, "gen_ai.prompt")
 			}
 		case eventContentCompletion:
 			if v, ok := attrs.Get("gen_ai.completion"); ok {
-				content.output = appendMessages(content.output, parseMessages(decodedOutput(v), "assistant"))
-				content.hasOutput = true
+				content.readOutput(v, "gen_ai.completion")
 			}
 		case eventChoice:
 			m := eventMessage(attrs, "assistant")
 			if m.index < 0 {
 				m.index = len(perMessage.output)
 			}
+			nameNotText(&m, name+" content")
 			perMessage.output = appendMessages(perMessage.output, []message{m})
 			perMessage.hasOutput = true
 		default:
 			if role, ok := messageEventRole(name); ok {
-				perMessage.input = appendMessages(perMessage.input, []message{eventMessage(attrs, role)})
+				m := eventMessage(attrs, role)
+				nameNotText(&m, name+" content")
+				perMessage.input = appendMessages(perMessage.input, []message{m})
 				perMessage.hasInput = true
 			}
 		}
@@ -58,15 +59,32 @@ func readEvents(events ptrace.SpanEventSlice) extraction {
 	return details
 }
 
-// merge fills the sides x lacks from y.
+// merge fills the sides x lacks from y, with what y says of their
+// attributes.
 func (x *extraction) merge(y extraction) {
 	if !x.hasInput && y.hasInput {
-		x.input, x.hasInput = y.input, true
+		x.input, x.hasInput, x.inAttr, x.inIssue = y.input, true, y.inAttr, y.inIssue
+		if y.malformed != "" && y.malformed == y.inAttr {
+			x.malformed = y.malformed
+		}
 	}
 	if !x.hasOutput && y.hasOutput {
-		x.output, x.hasOutput = y.output, true
+		x.output, x.hasOutput, x.outAttr, x.outIssue = y.output, true, y.outAttr, y.outIssue
+		if y.malformed != "" && y.malformed == y.outAttr {
+			x.malformed = y.malformed
+		}
 	}
 	x.system = append(x.system, y.system...)
+}
+
+// nameNotText names attr as the attribute of m's not-text parts that do
+// not name their own.
+func nameNotText(m *message, attr string) {
+	for i := range m.parts {
+		if m.parts[i].kind == partNotText && m.parts[i].attr == "" {
+			m.parts[i].attr = attr
+		}
+	}
 }
 
 func appendMessages(dst, add []message) []message {

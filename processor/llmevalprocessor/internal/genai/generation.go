@@ -48,10 +48,12 @@ type Generation struct {
 	Model              string   // request model, else response model
 	ResponseID         string   // gen_ai.response.id or ai.response.id
 	// Missing is set when the span has no usable content (absent,
-	// redacted, or only tool calls): the span is not scorable.
+	// redacted, only tool calls, or no text where text belongs): the span
+	// is not scorable.
 	Missing string
 	// Malformed names the message attribute that is not the JSON its
-	// convention defines, for counting; Missing then says so.
+	// convention defines, or holds a value of another type than text, for
+	// counting (indexes written N); Missing then says so.
 	Malformed string
 }
 

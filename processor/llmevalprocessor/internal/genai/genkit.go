@@ -68,22 +68,61 @@ func readGenkit(attrs pcommon.Map) extraction {
 		return x
 	}
 	if v, ok := attrs.Get(attrGenkitInput); ok {
-		x.hasInput = true
-		if val, bad := decodedMessages(v, false); bad {
+		x.hasInput, x.inAttr = true, attrGenkitInput
+		req, issue, bad := genkitValue(v, false, "messages")
+		x.inIssue = issue
+		if bad {
 			x.malformed = attrGenkitInput
-		} else if req, ok := val.(map[string]any); ok {
+		} else if req != nil {
 			x.input = genkitMessages(req["messages"], "user")
 		}
 	}
 	if v, ok := attrs.Get(attrGenkitOutput); ok {
-		x.hasOutput = true
-		if val, bad := decodedMessages(v, true); bad {
+		x.hasOutput, x.outAttr = true, attrGenkitOutput
+		resp, issue, bad := genkitValue(v, true, "message", "candidates")
+		x.outIssue = issue
+		if bad {
 			x.malformed = attrGenkitOutput
-		} else if resp, ok := val.(map[string]any); ok {
+		} else if resp != nil {
 			x.output = genkitOutput(resp)
 		}
 	}
 	return x
+}
+
+// genkitValue decodes genkit:input or genkit:output: the object, or the
+// issue of a value that is no text or an object without any of keys, or
+// malformed for text that opens as JSON and is none.
+func genkitValue(v pcommon.Value, keepCut bool, keys ...string) (obj map[string]any, issue string, malformed bool) {
+	if issue = textIssue(v, true); issue != "" {
+		return nil, issue, false
+	}
+	val, bad := decodedMessages(v, keepCut)
+	if bad {
+		return nil, "", true
+	}
+	if obj, ok := val.(map[string]any); ok {
+		for _, k := range keys {
+			if _, ok := obj[k]; ok {
+				return obj, "", false
+			}
+		}
+	}
+	switch {
+	case emptyContainer(val):
+		return nil, issueEmpty, false
+	case isString(val):
+		return nil, issueNotJSON, false
+	}
+	return nil, issueNoMessage, false
+}
+
+// issueNotJSON is the issue of plain text where Genkit records JSON.
+const issueNotJSON = "is text, not the JSON of a model action"
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
 }
 
 // genkitOutput reads a model response: its message, or its candidates.
@@ -143,9 +182,14 @@ func genkitMessage(mm map[string]any, defaultRole string) message {
 	}
 	m := message{role: normRole(role)}
 	switch c := mm["content"].(type) {
+	case nil:
 	case string:
 		if c != "" {
 			m.parts = append(m.parts, part{kind: partText, text: c})
+		}
+	default:
+		if p, ok := contentPart(c); ok {
+			m.parts = append(m.parts, p)
 		}
 	case []any:
 		for _, e := range c {
@@ -181,6 +225,9 @@ func genkitPart(pm map[string]any) part {
 	}
 	if t, ok := pm["text"].(string); ok && strings.TrimSpace(t) != "" {
 		return part{kind: partText, text: t}
+	}
+	if p, ok := textField(pm, "text"); ok && p.kind == partNotText {
+		return p
 	}
 	return part{kind: partOther}
 }

@@ -91,7 +91,7 @@ func TestGenkitModelActions(t *testing.T) {
 		{name: "input that opens as JSON but is none", input: `{"messages": [[[{{{]]`, output: `{"message":{"role":"model","content":[{"text":"Hello."}]}}`,
 			wantOutput: "Hello.", wantMissing: MissingMalformedPrefix + attrGenkitInput},
 		{name: "output not JSON", input: input, output: `Hello.`,
-			wantInput: "Hi?", wantSystem: []string{"Be brief."}, wantMissing: MissingOutput},
+			wantInput: "Hi?", wantSystem: []string{"Be brief."}, wantMissing: attrGenkitOutput + " " + issueNotJSON},
 		{name: "malformed input JSON", input: `{"messages":[{"role":`, output: `{"message":{"role":"model","content":[{"text":"Hello."}]}}`,
 			wantOutput: "Hello."},
 	}

@@ -23,24 +23,16 @@ const (
 // message ({"role", "content", "tool_calls"}); a plain string is one
 // message. The system messages of the input become the instructions. Text
 // that opens as JSON but is none is not judged: the span is not scorable
-// ("malformed langfuse.observation.output").
+// ("malformed langfuse.observation.output"); nor is a value that is no
+// text (a number, a boolean, null, empty, JSON that is no message): the
+// reason names the attribute and what it holds.
 func readLangfuse(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionLangfuse}
 	if v, ok := attrs.Get(attrLangfuseInput); ok {
-		x.hasInput = true
-		if val, bad := decodedMessages(v, false); bad {
-			x.malformed = attrLangfuseInput
-		} else {
-			x.input = parseMessages(val, "user")
-		}
+		x.readInput(v, attrLangfuseInput)
 	}
 	if v, ok := attrs.Get(attrLangfuseOutput); ok {
-		x.hasOutput = true
-		if val, bad := decodedMessages(v, true); bad {
-			x.malformed = attrLangfuseOutput
-		} else {
-			x.output = parseMessages(val, "assistant")
-		}
+		x.readOutput(v, attrLangfuseOutput)
 	}
 	return x
 }

@@ -61,7 +61,7 @@ func TestLangfuseObservations(t *testing.T) {
 		{name: "output that opens as JSON but is none", input: "Hi?", output: `{"role": [[[{{{]]`,
 			wantInput: "Hi?", wantMissing: MissingMalformedPrefix + attrLangfuseOutput},
 		{name: "output of an unknown shape", input: "Hi?", output: `{"weird":true}`, wantInput: "Hi?",
-			wantMissing: MissingOutput},
+			wantMissing: attrLangfuseOutput + " " + issueNoMessage},
 		{name: "no output", input: "Hi?", wantInput: "Hi?", wantMissing: MissingOutput},
 	}
 	for _, tt := range tests {

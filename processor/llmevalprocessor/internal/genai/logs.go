@@ -122,7 +122,7 @@ func ReadLogs(records plog.LogRecordSlice) (g Generation) {
 			}
 			meta = append(meta, where...)
 		case LogChoice:
-			m := bodyMessage(rec, "assistant")
+			m := bodyMessage(rec, name, "assistant")
 			if m.index < 0 {
 				m.index = len(perMessage.output)
 			}
@@ -131,7 +131,7 @@ func ReadLogs(records plog.LogRecordSlice) (g Generation) {
 			meta = append(meta, rec.Attributes())
 		case LogMessage:
 			role, _ := messageEventRole(name)
-			m := bodyMessage(rec, role)
+			m := bodyMessage(rec, name, role)
 			perMessage.input = appendMessages(perMessage.input, []message{m})
 			perMessage.hasInput = true
 			meta = append(meta, rec.Attributes())
@@ -182,8 +182,11 @@ func readDetailsRecord(rec plog.LogRecord) (x extraction, where []pcommon.Map) {
 // a map with the body fields of the conventions (role, content,
 // tool_calls, id; for a choice index, finish_reason and message), JSON
 // text of such a map, or the content itself as text or a parts list.
-// An empty body falls back to the attributes.
-func bodyMessage(rec plog.LogRecord, role string) message {
+// An empty body falls back to the attributes. A body, or content in it,
+// that is a number or a boolean is a not-text part named after the event
+// name.
+func bodyMessage(rec plog.LogRecord, name, role string) (m message) {
+	defer nameNotText(&m, name+" content")
 	body := rec.Body()
 	switch body.Type() {
 	case pcommon.ValueTypeEmpty:
@@ -193,12 +196,15 @@ func bodyMessage(rec plog.LogRecord, role string) message {
 	case pcommon.ValueTypeBytes:
 		// Binary content is never judged.
 		return message{role: normRole(role), index: -1}
+	case pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
+		return message{role: normRole(role), index: -1,
+			parts: []part{{kind: partNotText, text: issueType(attrType(body)), attr: name + " body"}}}
 	}
-	if m, ok := bodyMap(body, role == "assistant"); ok {
-		return eventMessage(m, role)
+	if fields, ok := bodyMap(body, role == "assistant"); ok {
+		return eventMessage(fields, role)
 	}
 	content := decodedValue(body, role == "assistant")
-	m, _ := parseMessage(map[string]any{"content": content}, role)
+	m, _ = parseMessage(map[string]any{"content": content}, role)
 	return m
 }
 

@@ -59,25 +59,32 @@ func readMastra(attrs pcommon.Map) extraction {
 	}
 	prefix := "mastra." + typ + "."
 	if v, ok := attrs.Get(prefix + "input"); ok {
-		d := decoded(v)
-		if m, ok := d.(map[string]any); ok && m["messages"] != nil {
-			d = m["messages"]
+		x.hasInput, x.inAttr = true, prefix+"input"
+		if x.inIssue = textIssue(v, true); x.inIssue == "" {
+			d := decoded(v)
+			if m, ok := d.(map[string]any); ok && m["messages"] != nil {
+				d = m["messages"]
+			}
+			x.input = dropPlaceholders(parseMessages(d, "user"))
 		}
-		x.input, x.hasInput = dropPlaceholders(parseMessages(d, "user")), true
 	}
 	if v, ok := attrs.Get(prefix + "output"); ok {
 		out := message{role: "assistant"}
-		switch d := decodedOutput(v).(type) {
-		case map[string]any:
-			if s := str(d, "text"); s != "" {
-				out.parts = append(out.parts, part{kind: partText, text: s})
+		if issue := textIssue(v, true); issue != "" {
+			x.outAttr, x.outIssue, x.hasOutput = prefix+"output", issue, true
+		} else {
+			switch d := decodedOutput(v).(type) {
+			case map[string]any:
+				if p, ok := textField(d, "text"); ok {
+					out.parts = append(out.parts, p)
+				}
+				out.parts = appendParts(out.parts, toolCallList(d["toolCalls"]))
+			default:
+				out.parts = appendParts(out.parts, d)
 			}
-			out.parts = appendParts(out.parts, toolCallList(d["toolCalls"]))
-		default:
-			out.parts = appendParts(out.parts, d)
 		}
 		if len(out.parts) > 0 {
-			x.output, x.hasOutput = []message{out}, true
+			x.output, x.hasOutput, x.outAttr = []message{out}, true, prefix+"output"
 		}
 	}
 	return x

@@ -95,9 +95,10 @@ func TestMastraMalformedInput(t *testing.T) {
 		{"input cut mid-string", step(`[{"role":"user","content":"Where is my order 10`, `{"text":"It shipped."}`), "", "It shipped.", ""},
 		{"input cut after a message", step(`[{"role":"user","content":"Where is my order?"},{"role":"assis`, `{"text":"It shipped."}`), "Where is my order?", "It shipped.", ""},
 		{"output not JSON", step(`[{"role":"user","content":"Hi"}]`, `It shipped, plain text.`), "Hi", "It shipped, plain text.", ""},
-		{"output text not a string", step(`[{"role":"user","content":"Hi"}]`, `{"text":42,"toolCalls":"nope"}`), "Hi", "42", ""},
+		{"output text not a string", step(`[{"role":"user","content":"Hi"}]`, `{"text":42,"toolCalls":"nope"}`), "Hi", "",
+			"mastra.model_step.output: its content is a number, not text"},
 		{"output cut", step(`[{"role":"user","content":"Hi"}]`, `{"text":"It shipped on the 18th and`), "Hi", "It shipped on the 18th and", ""},
-		{"input a number", step(int64(7), `{"text":"ok"}`), "7", "ok", ""},
+		{"input a number", step(int64(7), `{"text":"ok"}`), "", "ok", "mastra.model_step.input is a number, not text"},
 		{"no output", step(`[{"role":"user","content":"Hi"}]`, nil), "Hi", "", MissingOutput},
 		{"empty", step(nil, nil), "", "", MissingOutput},
 	}

@@ -1,21 +1,28 @@
 package genai
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // readOpenLLMetry reads the legacy indexed gen_ai.prompt.N.* and
 // gen_ai.completion.N.* attributes.
 func readOpenLLMetry(idx *indexedAttrs) extraction {
 	x := extraction{convention: ConventionOpenLLMetry}
 	if es := idx.get(prefixPrompt); len(es) > 0 {
-		x.input, x.hasInput = openLLMetryMessages(es, "user"), true
+		x.input, x.hasInput = openLLMetryMessages(es, prefixPrompt, "user"), true
 	}
 	if es := idx.get(prefixCompletion); len(es) > 0 {
-		x.output, x.hasOutput = openLLMetryMessages(es, "assistant"), true
+		x.output, x.hasOutput = openLLMetryMessages(es, prefixCompletion, "assistant"), true
 	}
 	return x
 }
 
-func openLLMetryMessages(entries []indexedEntry, defaultRole string) []message {
+// openLLMetryMessages reads the messages flattened under prefix; a content
+// attribute that is a number, a boolean or empty is a not-text part named
+// by its key.
+func openLLMetryMessages(entries []indexedEntry, prefix, defaultRole string) []message {
 	out := make([]message, 0, len(entries))
 	for _, e := range entries {
 		f := e.fields
@@ -26,8 +33,11 @@ func openLLMetryMessages(entries []indexedEntry, defaultRole string) []message {
 		if raw["role"] == "" {
 			raw["role"] = defaultRole
 		}
+		var notText part
 		if c, ok := f["content"]; ok {
-			if c.Type() == pcommon.ValueTypeStr {
+			if issue := textIssue(c, false); issue != "" {
+				notText = part{kind: partNotText, text: issue, attr: prefix + strconv.Itoa(e.index) + ".content"}
+			} else if c.Type() == pcommon.ValueTypeStr {
 				// Multimodal content lists arrive JSON-stringified.
 				if parts, ok := contentParts(c.Str()); ok {
 					raw["content"] = parts
@@ -57,6 +67,9 @@ func openLLMetryMessages(entries []indexedEntry, defaultRole string) []message {
 		}
 		m, _ := parseMessage(raw, defaultRole)
 		m.index = e.index
+		if notText.kind == partNotText {
+			m.parts = append(m.parts, notText)
+		}
 		out = append(out, m)
 	}
 	return out

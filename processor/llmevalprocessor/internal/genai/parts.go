@@ -15,6 +15,10 @@ const (
 	partToolResult                 // what a tool returned: context
 	partMedia                      // image, audio, file, blob, uri: stripped
 	partOther                      // unknown or bookkeeping types: ignored
+	// partNotText stands where text belongs and is none (a number, a
+	// boolean, null): never judged; its text says what it is ("is a
+	// number, not text").
+	partNotText
 )
 
 type part struct {
@@ -23,6 +27,9 @@ type part struct {
 	// tool names the call of a tool call or tool result part: its id,
 	// tool name and (for a call) arguments, as far as the message says.
 	tool *toolRef
+	// attr names the attribute a not-text part was read from, when it is
+	// an attribute of its own (an indexed message's content).
+	attr string
 }
 
 // toolRef is what a tool call or tool result part says about its call.
@@ -130,6 +137,12 @@ func parseMessages(v any, defaultRole string) []message {
 			return nil
 		}
 		return []message{{role: defaultRole, parts: []part{{kind: partText, text: t}}}}
+	case nil:
+	default:
+		// A number or boolean where the messages belong.
+		if p, ok := contentPart(t); ok {
+			return []message{{role: defaultRole, parts: []part{p}}}
+		}
 	}
 	return nil
 }
@@ -141,6 +154,9 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 	case string:
 		return message{role: defaultRole, index: -1, parts: []part{{kind: partText, text: t}}}, true
 	case map[string]any:
+		if lc, ok := langChainMessage(t); ok {
+			t = lc
+		}
 		m := message{index: -1}
 		if inner, ok := t["message"].(map[string]any); ok {
 			// A choice: {index, finish_reason, message{role, content}}.
@@ -168,8 +184,8 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 		if c, ok := t["content"]; ok {
 			m.parts = appendParts(m.parts, c)
 		}
-		if s := str(t, "text"); s != "" {
-			m.parts = append(m.parts, part{kind: partText, text: s})
+		if p, ok := textField(t, "text"); ok {
+			m.parts = append(m.parts, p)
 		}
 		if s := str(t, "refusal"); s != "" {
 			m.parts = append(m.parts, part{kind: partRefusal, text: s})
@@ -197,6 +213,46 @@ func parseMessage(v any, defaultRole string) (message, bool) {
 	return message{}, false
 }
 
+// langChainMessage unwraps a LangChain message as its serialisation
+// writes it ({"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
+// "kwargs": {...}}, as LangGraph's state lands in an OpenInference
+// output.value): its fields, with the role its class names and the tool
+// calls of its additional_kwargs.
+func langChainMessage(m map[string]any) (map[string]any, bool) {
+	kw, ok := m["kwargs"].(map[string]any)
+	id, _ := m["id"].([]any)
+	if !ok || m["lc"] == nil || len(id) == 0 {
+		return nil, false
+	}
+	class, _ := id[len(id)-1].(string)
+	var role string
+	switch strings.TrimSuffix(class, "Chunk") {
+	case "HumanMessage":
+		role = "user"
+	case "AIMessage":
+		role = "assistant"
+	case "SystemMessage":
+		role = "system"
+	case "ToolMessage", "FunctionMessage":
+		role = "tool"
+	case "ChatMessage":
+		role = str(kw, "role")
+	default:
+		return nil, false
+	}
+	out := make(map[string]any, len(kw)+2)
+	for k, v := range kw {
+		out[k] = v
+	}
+	out["role"] = role
+	if ak, ok := kw["additional_kwargs"].(map[string]any); ok && out["tool_calls"] == nil {
+		if calls, ok := ak["tool_calls"]; ok {
+			out["tool_calls"] = calls
+		}
+	}
+	return out, true
+}
+
 // appendParts adds content given as a string, a list of parts or one part.
 func appendParts(dst []part, v any) []part {
 	switch t := v.(type) {
@@ -219,8 +275,8 @@ func appendParts(dst []part, v any) []part {
 			dst = append(dst, p)
 		}
 	default:
-		if s := stringify(t); s != "" {
-			dst = append(dst, part{kind: partText, text: s})
+		if p, ok := contentPart(t); ok {
+			dst = append(dst, p)
 		}
 	}
 	return dst
@@ -236,14 +292,17 @@ func parsePart(v any) (part, bool) {
 		typ := strings.ToLower(str(t, "type"))
 		switch typ {
 		case "text", "input_text", "output_text", "":
-			s := str(t, "content")
-			if s == "" {
-				s = str(t, "text")
+			p, ok := textField(t, "content")
+			if !ok {
+				p, ok = textField(t, "text")
 			}
-			if s == "" && typ == "" {
+			switch {
+			case ok:
+				return p, true
+			case typ == "":
 				return part{kind: partOther}, true
 			}
-			return part{kind: partText, text: s}, true
+			return part{kind: partText}, true
 		case "refusal":
 			s := str(t, "refusal")
 			if s == "" {

@@ -43,6 +43,35 @@ type extraction struct {
 	// malformed names the attribute whose JSON could not be read: the
 	// call is not scorable rather than judged on its raw text.
 	malformed string
+	// inAttr and outAttr name the attribute (or event) each side was read
+	// from; inIssue and outIssue say what it holds instead of text, when
+	// the attribute itself is none ("is a number, not text", "is empty").
+	inAttr, outAttr   string
+	inIssue, outIssue string
+}
+
+// readInput adds the input messages of the content attribute name, JSON
+// messages or plain text (readMessageAttr); the first attribute read
+// names the side.
+func (x *extraction) readInput(v pcommon.Value, name string) {
+	x.readSide(v, name, "user", &x.hasInput, &x.inAttr, &x.inIssue, &x.input)
+}
+
+// readOutput is readInput for the output side; a string cut short is kept
+// as far as it goes.
+func (x *extraction) readOutput(v pcommon.Value, name string) {
+	x.readSide(v, name, "assistant", &x.hasOutput, &x.outAttr, &x.outIssue, &x.output)
+}
+
+func (x *extraction) readSide(v pcommon.Value, name, role string, has *bool, attr, issue *string, msgs *[]message) {
+	read, why, bad := readMessageAttr(v, role, role == "assistant")
+	if !*has {
+		*has, *attr, *issue = true, name, why
+	}
+	*msgs = appendMessages(*msgs, read)
+	if bad {
+		x.malformed = name
+	}
 }
 
 // Read extracts the generation from a span Classify called KindGeneration.
@@ -175,6 +204,9 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 		}
 	}
 	g.Missing = missingReason(g.Input, out)
+	if reason, counted := notTextReason(g.Missing, g.Input, in, out); reason != "" {
+		g.Missing, g.Malformed = reason, counted
+	}
 	for _, x := range []*extraction{out, in} {
 		if x != nil && x.malformed != "" {
 			g.Malformed = x.malformed
@@ -213,6 +245,32 @@ func missingReason(input string, out *extraction) string {
 		return MissingToolCalls
 	}
 	return MissingOutput
+}
+
+// notTextReason says why a call is not scorable when the attribute of a
+// side holds no text but something else: an output without text whose
+// attribute, or first choice's content, is a number, a boolean, null,
+// empty or JSON that is no message; or an input without a user turn's
+// text whose attribute is such, or whose user turn's content is of such a
+// type. An empty turn in a conversation that has other content is no
+// reason. counted is the attribute for the content_malformed count.
+func notTextReason(missing, input string, in, out *extraction) (reason, counted string) {
+	if missing == MissingOutput && out != nil {
+		first, _ := firstChoice(out.output)
+		if reason, counted = sideIssue(out.outAttr, out.outIssue, first.parts, true); reason != "" {
+			return reason, counted
+		}
+	}
+	if missing != "" || input != "" || in == nil {
+		return "", ""
+	}
+	var user []part
+	for _, m := range in.input {
+		if isUserRole(m.role) {
+			user = append(user, m.parts...)
+		}
+	}
+	return sideIssue(in.inAttr, in.inIssue, user, false)
 }
 
 func isToolCallFinish(reason string) bool {

@@ -16,20 +16,10 @@ const (
 func readSemconv(attrs pcommon.Map, convention string) extraction {
 	x := extraction{convention: convention}
 	if v, ok := attrs.Get(attrInputMessages); ok {
-		x.hasInput = true
-		if val, bad := decodedMessages(v, false); bad {
-			x.malformed = attrInputMessages
-		} else {
-			x.input = parseMessages(val, "user")
-		}
+		x.readInput(v, attrInputMessages)
 	}
 	if v, ok := attrs.Get(attrOutputMessages); ok {
-		x.hasOutput = true
-		if val, bad := decodedMessages(v, true); bad {
-			x.malformed = attrOutputMessages
-		} else {
-			x.output = parseMessages(val, "assistant")
-		}
+		x.readOutput(v, attrOutputMessages)
 	}
 	if v, ok := attrs.Get(attrSystemInstructions); ok {
 		x.system = instructionTexts(decoded(v))

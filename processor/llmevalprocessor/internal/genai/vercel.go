@@ -9,29 +9,30 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 func readVercel(attrs pcommon.Map) extraction {
 	x := extraction{convention: ConventionVercel}
 	if v, ok := attrs.Get("ai.prompt.messages"); ok {
-		x.input, x.hasInput = parseMessages(decoded(v), "user"), true
+		x.readInput(v, "ai.prompt.messages")
 	} else if v, ok := attrs.Get("ai.prompt"); ok {
-		d := decoded(v)
-		x.hasInput = true
-		if m, ok := d.(map[string]any); ok {
-			// {"system": ..., "prompt": string|messages, "messages": [...]}
-			x.system = instructionTexts(m["system"])
-			x.input = parseMessages(m["prompt"], "user")
-			x.input = appendMessages(x.input, parseMessages(m["messages"], "user"))
-		} else {
-			x.input = parseMessages(d, "user")
+		x.hasInput, x.inAttr = true, "ai.prompt"
+		if x.inIssue = textIssue(v, true); x.inIssue == "" {
+			x.input, x.system = vercelPrompt(decoded(v))
 		}
 	}
 
 	out := message{role: "assistant", index: 0}
 	for _, k := range [...]string{"ai.response.text", "ai.result.text", "ai.response.object", "ai.result.object"} {
-		if v, ok := attrs.Get(k); ok {
-			x.hasOutput = true
-			if s := valueString(v); s != "" {
-				out.parts = append(out.parts, part{kind: partText, text: s})
-				break
-			}
+		v, ok := attrs.Get(k)
+		if !ok {
+			continue
 		}
+		x.hasOutput = true
+		if issue := textIssue(v, false); issue != "" {
+			// Said when no other key has the answer and no tool was called.
+			if x.outIssue == "" {
+				x.outAttr, x.outIssue = k, issue
+			}
+			continue
+		}
+		out.parts = append(out.parts, part{kind: partText, text: valueString(v)})
+		break
 	}
 	for _, k := range [...]string{"ai.response.toolCalls", "ai.result.toolCalls"} {
 		if v, ok := attrs.Get(k); ok {
@@ -46,6 +47,17 @@ func readVercel(attrs pcommon.Map) extraction {
 		x.output = []message{out}
 	}
 	return x
+}
+
+// vercelPrompt reads the ai.prompt of an outer span: {"system", "prompt":
+// text or messages, "messages"}, or the prompt itself.
+func vercelPrompt(d any) (input []message, system []string) {
+	m, ok := d.(map[string]any)
+	if !ok {
+		return parseMessages(d, "user"), nil
+	}
+	input = parseMessages(m["prompt"], "user")
+	return appendMessages(input, parseMessages(m["messages"], "user")), instructionTexts(m["system"])
 }
 
 // toolCallList marks Vercel tool calls ({toolCallId, toolName, args|input})

@@ -364,7 +364,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalContentMalformed, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_content_malformed",
-		metric.WithDescription("Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged), by attribute. [Development]"),
+		metric.WithDescription("Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged) or holds no text where text belongs (a number, a boolean, null, JSON that is no message), by attribute. [Development]"),
 		metric.WithUnit("{calls}"),
 	)
 	errs = errors.Join(errs, err)

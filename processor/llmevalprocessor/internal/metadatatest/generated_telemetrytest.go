@@ -103,7 +103,7 @@ func AssertEqualProcessorLlmEvalContentCaptureOff(t *testing.T, tt *componenttes
 func AssertEqualProcessorLlmEvalContentMalformed(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_content_malformed",
-		Description: "Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged), by attribute. [Development]",
+		Description: "Generation spans and log calls not scored because a message attribute is not the JSON its convention defines (its raw text is not judged) or holds no text where text belongs (a number, a boolean, null, JSON that is no message), by attribute. [Development]",
 		Unit:        "{calls}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
