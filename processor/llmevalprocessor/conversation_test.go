@@ -313,11 +313,7 @@ func TestConversationIDFromTheTracesRootSpan(t *testing.T) {
 	root := ptrace.NewTraces()
 	rs := root.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "shop")
-	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	s.SetTraceID(trace)
-	s.SetSpanID(nextSpanID())
-	s.SetName("support-turn")
-	s.Attributes().PutStr("session.id", "s-1")
+	addRootSpan(rs.ScopeSpans().AppendEmpty().Spans(), trace, "s-1")
 	h.consume(root)
 	h.waitSpans(3)
 	endConversations(h)
@@ -532,18 +528,24 @@ func TestConversationIDFromTheRootSpanInTheSameBatch(t *testing.T) {
 	comp := caseKeepingScorer(scoring.ConversationCompleteness)
 	h := newHarness(t, conversationConfig(), fixedScorer(scoring.Bias, 0.1, scoring.LabelPass), comp.fakeScorer)
 	td, _ := turnBatch(turn{service: "langfuse-app", in: "first", out: "a1"})
-	trace := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
-	root := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
-	root.SetTraceID(trace)
-	root.SetSpanID(nextSpanID())
-	root.SetName("support-turn")
-	root.Attributes().PutStr("session.id", "s-9")
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	addRootSpan(spans, spans.At(0).TraceID(), "s-9")
 	h.consume(td)
 	h.waitSpans(2)
 	endConversations(h)
 	h.waitSpans(3)
 	require.Len(t, comp.seen(), 1)
 	assert.Equal(t, "first", comp.seen()[0].Turns[0].Content)
-	spans := conversationSpans(h)[[2]string{"langfuse-app", "s-9"}]
-	require.Len(t, spans, 1, "under the generation's service")
+	require.Len(t, conversationSpans(h)[[2]string{"langfuse-app", "s-9"}], 1, "under the generation's service")
+}
+
+// addRootSpan adds to spans the root span of trace that names its
+// conversation session (as Langfuse's root observation does), and no
+// turn.
+func addRootSpan(spans ptrace.SpanSlice, trace pcommon.TraceID, session string) {
+	s := spans.AppendEmpty()
+	s.SetTraceID(trace)
+	s.SetSpanID(nextSpanID())
+	s.SetName("support-turn")
+	s.Attributes().PutStr("session.id", session)
 }

@@ -306,6 +306,11 @@ func (j *Journal) Admit(ctx context.Context, record []byte) (uint64, error) {
 func (j *Journal) Queue(record []byte) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.queue(record)
+}
+
+// queue is Queue. Called with mu held.
+func (j *Journal) queue(record []byte) uint64 {
 	if j.closed {
 		return 0
 	}
@@ -769,16 +774,10 @@ func (j *Journal) dropConversation(ids []uint64) {
 func (j *Journal) QueueReplacing(record []byte, conversations []uint64) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed {
-		return 0
+	id := j.queue(record)
+	if id != 0 {
+		j.dropConversation(conversations)
 	}
-	id := j.next
-	j.next++
-	j.admits = append(j.admits, pendingAdmit{id: id, record: record})
-	j.live[id] = &entry{bytes: len(record), itemBytes: len(record), unwritten: true}
-	j.stored.Add(int64(len(record)))
-	j.dropConversation(conversations)
-	j.armFlush()
 	return id
 }
 
