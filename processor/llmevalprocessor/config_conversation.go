@@ -1,7 +1,6 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -103,43 +102,4 @@ func (cc *ConversationConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("max_bytes: must be at least max_conversation_bytes (%d), got %d", cc.MaxConversationBytes, cc.MaxBytes))
 	}
 	return configcheck.JoinFields(errs)
-}
-
-// conversationScorer reports whether the scorer judges whole
-// conversations.
-func (sc *ScorerConfig) conversationScorer() bool {
-	return slices.Contains(conversationScorerNames(), sc.scorerType())
-}
-
-// validateConversationTargets checks that conversation scorers target
-// conversations and only they do.
-func (sc *ScorerConfig) validateConversationTargets() error {
-	conv := sc.conversationScorer()
-	switch {
-	case conv && !slices.Equal(sc.Targets, []string{targetConversation}):
-		return fmt.Errorf("targets: %s judges whole conversations, so its targets must be [conversation], got %v", sc.scorerType(), sc.Targets)
-	case !conv && sc.hasTarget(targetConversation):
-		return errors.New("targets: only the conversation scorers (" + joinNames(conversationScorerNames()) + ") target conversation")
-	case conv && (len(sc.Include) > 0 || len(sc.Exclude) > 0):
-		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
-	}
-	return nil
-}
-
-// conversationsLeftOut are the conversation scorers whose sampling leaves
-// out the conversation id: their sample is decided by the id with the
-// processor's hash, as a span scorer's is by the trace id.
-func (s scorerSelection) conversationsLeftOut(scorers []ScorerConfig, id string) map[string]bool {
-	var out map[string]bool
-	for _, sc := range scorers {
-		sm, ok := s.samplers[sc.Name]
-		if !ok || !sc.conversationScorer() || sm.sampledID(id) {
-			continue
-		}
-		if out == nil {
-			out = map[string]bool{}
-		}
-		out[sc.Name] = true
-	}
-	return out
 }

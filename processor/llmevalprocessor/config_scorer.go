@@ -623,3 +623,24 @@ func (s ScorerSelection) validate() []error {
 func (s ScorerSelection) hasTarget(target string) bool {
 	return slices.Contains(s.Targets, target)
 }
+
+// conversationScorer reports whether the scorer judges whole
+// conversations.
+func (sc *ScorerConfig) conversationScorer() bool {
+	return slices.Contains(conversationScorerNames(), sc.scorerType())
+}
+
+// validateConversationTargets checks that conversation scorers target
+// conversations and only they do.
+func (sc *ScorerConfig) validateConversationTargets() error {
+	conv := sc.conversationScorer()
+	switch {
+	case conv && !slices.Equal(sc.Targets, []string{targetConversation}):
+		return fmt.Errorf("targets: %s judges whole conversations, so its targets must be [conversation], got %v", sc.scorerType(), sc.Targets)
+	case !conv && sc.hasTarget(targetConversation):
+		return errors.New("targets: only the conversation scorers (" + joinNames(conversationScorerNames()) + ") target conversation")
+	case conv && (len(sc.Include) > 0 || len(sc.Exclude) > 0):
+		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
+	}
+	return nil
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 )
 
-// conversations is an evaluator's part for the scorers that target whole
+// conversations is the part of a component for the scorers that target whole
 // conversations: the open conversations (internal/conversation), the
 // reader of conversation ids, and where a conversation's results go. It
 // is nil when no scorer targets conversations: then no span is read for
@@ -31,7 +31,7 @@ type conversations struct {
 	leftOut func(id string) map[string]bool
 	ids     *genai.ConversationIDReader
 	tel     *telemetry
-	store   *evalStore
+	store   *evalstore.Store
 	// out is where result spans go: the traces instance's. Set when that
 	// instance is created, read when a conversation ends.
 	out atomic.Pointer[subject.SpanOut]
@@ -40,7 +40,7 @@ type conversations struct {
 // newConversations makes the conversation part of cfg, or nil when no
 // scorer targets conversations; journal keeps the open conversations in
 // storage (nil: memory only).
-func newConversations(cfg *Config, tel *telemetry, store *evalStore, sampler traceSampler, sel scorerSelection, journal conversation.Journal) (*conversations, error) {
+func newConversations(cfg *Config, tel *telemetry, store *evalstore.Store, sampler traceSampler, sel scorerSelection, journal conversation.Journal) (*conversations, error) {
 	targeted := false
 	for _, sc := range cfg.Scorers {
 		targeted = targeted || sc.hasTarget(targetConversation)
@@ -107,8 +107,7 @@ func (cs *conversations) ended(e conversation.Ended) bool {
 // sampled generations, whose content is read once for both uses; offer
 // notes each one's conversation for its case's history. It reports
 // whether records were queued in storage.
-func (p *llmEvalProcessor) offerToConversations(td ptrace.Traces, candidates []generationAt) (queued bool) {
-	cs := p.convs
+func (cs *conversations) offer(td ptrace.Traces, candidates []generationAt, filter spanFilter) (queued bool) {
 	at := make(map[[3]int]int, len(candidates))
 	for i, c := range candidates {
 		at[[3]int{c.resource, c.scope, c.span}] = i
@@ -153,7 +152,7 @@ func (p *llmEvalProcessor) offerToConversations(td ptrace.Traces, candidates []g
 				if id == "" {
 					id = byTrace[span.TraceID()]
 				}
-				if p.offerSpan(cs, rs, span, service, id, cand) {
+				if cs.offerSpan(rs, span, service, id, cand, filter) {
 					queued = true
 				}
 			}
@@ -163,17 +162,17 @@ func (p *llmEvalProcessor) offerToConversations(td ptrace.Traces, candidates []g
 }
 
 // offerSpan offers one span, whose conversation id (its own or its
-// trace's in the batch) is id (see offerToConversations).
-func (p *llmEvalProcessor) offerSpan(cs *conversations, rs ptrace.ResourceSpans, span ptrace.Span, service, id string, cand *generationAt) bool {
+// trace's in the batch) is id (see offer).
+func (cs *conversations) offerSpan(rs ptrace.ResourceSpans, span ptrace.Span, service, id string, cand *generationAt, filter spanFilter) bool {
 	kind := genai.Classify(rs.Resource(), span)
 	agent := kind == genai.KindAggregate && genai.IsAgent(span)
-	turn := (kind == genai.KindGeneration || agent) && p.filter.passes(rs.Resource().Attributes(), span.Attributes())
+	turn := (kind == genai.KindGeneration || agent) && filter.passes(rs.Resource().Attributes(), span.Attributes())
 	if id == "" && (!turn || !cs.keeper.Wants(service, span.TraceID())) {
 		return false
 	}
 	var ex *conversation.Exchange
 	if turn {
-		gen := p.readTurn(span, agent, cand)
+		gen := readTurn(span, agent, cand)
 		if gen.Missing == "" && strings.TrimSpace(gen.Input) != "" && strings.TrimSpace(gen.Output) != "" {
 			ex = &conversation.Exchange{
 				TraceID: span.TraceID(), SpanID: span.SpanID(),
@@ -192,7 +191,7 @@ func (p *llmEvalProcessor) offerSpan(cs *conversations, rs ptrace.ResourceSpans,
 
 // readTurn reads a span as a turn, reusing what the candidate read, or
 // leaving what it read for the candidate's admission.
-func (p *llmEvalProcessor) readTurn(span ptrace.Span, agent bool, cand *generationAt) genai.Generation {
+func readTurn(span ptrace.Span, agent bool, cand *generationAt) genai.Generation {
 	if cand != nil && cand.gen != nil && cand.agent == agent {
 		return *cand.gen
 	}
@@ -210,68 +209,65 @@ func (p *llmEvalProcessor) readTurn(span ptrace.Span, agent bool, cand *generati
 
 // historyOf gives a follow-up turn without history of its own the
 // conversation so far: the turns of its conversation that started before
-// it, at most genai.MaxHistory messages.
-func (p *llmEvalProcessor) historyOf(gen *genai.Generation, at generationAt, span ptrace.Span) {
-	if p.convs == nil || at.conversation.ID == "" || len(gen.History) > 0 {
+// it, at most genai.MaxHistory messages. cs may be nil (no conversations).
+func (cs *conversations) historyOf(gen *genai.Generation, at generationAt, span ptrace.Span) {
+	if cs == nil || at.conversation.ID == "" || len(gen.History) > 0 {
 		return
 	}
-	for _, ex := range p.convs.keeper.History(at.conversation, span.StartTimestamp().AsTime(), genai.MaxHistory/2) {
+	for _, ex := range cs.keeper.History(at.conversation, span.StartTimestamp().AsTime(), genai.MaxHistory/2) {
 		gen.History = append(gen.History,
 			genai.Message{Role: genai.RoleUser, Text: ex.Input}, genai.Message{Role: genai.RoleAssistant, Text: ex.Output})
 	}
 }
 
-// recoverConversations puts back what storage held of conversations: the
-// open ones into the keeper, the ended ones being scored into the store.
-// Without a conversation scorer they are dropped from storage.
-func (ev *evaluator) recoverConversations() {
-	if ev.storage == nil {
-		return
-	}
-	open := ev.storage.TakeConversations()
-	ended := ev.storage.Take(persistence.KindConversation)
-	cs := ev.convs
+// restoreFrom puts back what storage held of conversations: the
+// open ones into the keeper, the ended ones being scored into store.
+// Without a conversation scorer (cs nil) they are dropped from storage.
+func (cs *conversations) restoreFrom(storage *persistence.Keeper, store *evalstore.Store, logger *zap.Logger) {
+	open := storage.TakeConversations()
+	ended := storage.Take(persistence.KindConversation)
 	if cs == nil || cs.out.Load() == nil {
 		var ids []uint64
 		for _, r := range open {
 			ids = append(ids, r.ID)
 		}
-		ev.storage.Removed(ids...)
+		storage.Removed(ids...)
 		for _, rec := range ended {
-			ev.storage.Left(rec.ID)
+			storage.Left(rec.ID)
 		}
 		if len(open)+len(ended) > 0 {
-			ev.tel.logger.Warn("storage held conversations, but no scorer targets conversations now: they were dropped",
+			logger.Warn("storage held conversations, but no scorer targets conversations now: they were dropped",
 				zap.Int("records", len(open)), zap.Int("ended", len(ended)))
 		}
 		return
 	}
 	for _, rec := range ended {
 		conv := rec.Item.Conversation
-		ev.store.Recover(subject.NewConversation(cs.out.Load(), metadata.ScopeName, conv, cs.leftOut(conv.Key.ID)), persistence.ForStore(rec))
+		store.Recover(subject.NewConversation(cs.out.Load(), metadata.ScopeName, conv, cs.leftOut(conv.Key.ID)), persistence.ForStore(rec))
 	}
 	if n := cs.keeper.Restore(open); n > 0 {
-		ev.tel.logger.Info("open conversations recovered from storage; each ends conversation.idle_timeout after its last turn arrived",
+		logger.Info("open conversations recovered from storage; each ends conversation.idle_timeout after its last turn arrived",
 			zap.Int("conversations", n))
 	}
 }
 
-// stopConversations stops ending conversations at shutdown. Those open
-// stay in storage for the next start, or are lost without storage.
-func (ev *evaluator) stopConversations(kept bool) {
-	if ev.convs == nil {
+// stopEnding stops ending conversations at shutdown. Those open stay in
+// storage for the next start (kept), or are lost without storage. cs may
+// be nil.
+func (cs *conversations) stopEnding(kept bool) {
+	if cs == nil {
 		return
 	}
-	n := ev.convs.keeper.Stop()
+	n := cs.keeper.Stop()
 	if n == 0 {
 		return
 	}
 	if kept {
-		ev.tel.logger.Info("open conversations are kept in storage and scored after the next start", zap.Int("conversations", n))
+		cs.tel.logger.Info("open conversations are kept in storage and scored after the next start", zap.Int("conversations", n))
 		return
 	}
-	ev.tel.tb.ProcessorLlmEvalConversationsEnded.Add(context.Background(), int64(n), conversationOutcome.lost)
-	ev.tel.logger.Warn("open conversations were not scored: the collector shut down before their idle timeout passed, and without storage they are not kept",
+	cs.tel.tb.ProcessorLlmEvalConversationsEnded.Add(context.Background(), int64(n), conversationOutcome.lost)
+	cs.tel.logger.Warn("open conversations were not scored: the collector shut down before their idle timeout passed, and without storage they are not kept",
 		zap.Int("conversations", n))
 }
 
@@ -311,4 +307,22 @@ func (t *telemetry) conversationLimited(limit string, messages int) {
 var conversationOutcome = struct{ scored, lost metric.MeasurementOption }{
 	scored: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "scored"))),
 	lost:   metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "lost"))),
+}
+
+// conversationsLeftOut are the conversation scorers whose sampling leaves
+// out the conversation id: their sample is decided by the id with the
+// processor's hash, as a span scorer's is by the trace id.
+func (s scorerSelection) conversationsLeftOut(scorers []ScorerConfig, id string) map[string]bool {
+	var out map[string]bool
+	for _, sc := range scorers {
+		sm, ok := s.samplers[sc.Name]
+		if !ok || !sc.conversationScorer() || sm.sampledID(id) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[sc.Name] = true
+	}
+	return out
 }

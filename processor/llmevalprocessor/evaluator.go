@@ -297,7 +297,7 @@ func (ev *evaluator) recover() {
 	if ev.traces != nil {
 		ev.traces.recoverPairs(ev.logs)
 	}
-	ev.recoverConversations()
+	ev.convs.restoreFrom(ev.storage, ev.store, ev.tel.logger)
 }
 
 // release is one instance's Shutdown. The first stops the store, which
@@ -313,7 +313,7 @@ func (ev *evaluator) release(ctx context.Context) error {
 	if first {
 		// No conversation ends into a store shutting down; the open ones
 		// stay in storage.
-		ev.stopConversations(ev.storage != nil && ev.storage.Journal() != nil)
+		ev.convs.stopEnding(ev.storage != nil && ev.storage.Journal() != nil)
 		err = ev.store.Shutdown(ctx)
 		ev.tel.shutdown()
 	}

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
@@ -180,7 +179,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	if p.convs != nil {
 		// Before admission: a held span moves out of the batch.
-		queued = p.offerToConversations(td, candidates)
+		queued = p.convs.offer(td, candidates, p.filter)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
@@ -226,17 +225,6 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 	})
 }
 
-// generationAt is where a sampled generation span sits in its batch.
-type generationAt struct {
-	resource, scope, span int
-	agent                 bool // an agent span, scored by scorers targeting agent
-	// gen is the generation when indexing it as a step, or as a turn of a
-	// conversation, read it already.
-	gen *genai.Generation
-	// conversation is the conversation it is a turn of, if it names one.
-	conversation conversation.Key
-}
-
 // reading is what the scorers need of a span besides its content gen:
 // the scorers its include/exclude rules leave out and, for an agent span
 // held for its trajectory scorers alone, why the others cannot score it.
@@ -264,7 +252,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	default:
 		gen = genai.Read(span)
 	}
-	p.historyOf(&gen, at, span)
+	p.convs.historyOf(&gen, at, span)
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
 	// (the pair of both halves, internal/evalstore): the call is evaluated once, for both signals.

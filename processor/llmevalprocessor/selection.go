@@ -8,6 +8,9 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // Selection decides which items llm_eval evaluates: the trace sampler, and
@@ -310,4 +313,15 @@ func (s scorerSelection) excluded(res, attrs pcommon.Map, trace pcommon.TraceID)
 		}
 	}
 	return out
+}
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step, or as a turn of a
+	// conversation, read it already.
+	gen *genai.Generation
+	// conversation is the conversation it is a turn of, if it names one.
+	conversation conversation.Key
 }
