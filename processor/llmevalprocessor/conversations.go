@@ -101,72 +101,87 @@ func (cs *conversations) ended(e conversation.Ended) bool {
 	return true
 }
 
-// offer hands every span of a batch to the open conversations: a span
-// that names a conversation id, and a generation or agent span that is a
-// turn of one (its own id, or its trace's). candidates are the batch's
-// sampled generations, whose content is read once for both uses; offer
-// notes each one's conversation for its case's history. It reports
-// whether records were queued in storage.
-func (cs *conversations) offer(td ptrace.Traces, candidates []generationAt, filter spanFilter) (queued bool) {
+// conversationScan is what the pass over a batch found for the open
+// conversations: the spans that name a conversation id or may be a turn of
+// one, and the id each trace of the batch names. A trace's root or agent
+// span, which names the conversation, often comes after the generations
+// below it in the same batch, so turns are offered only once the whole
+// batch was scanned.
+type conversationScan struct {
+	found   []spanOfConversation
+	byTrace map[pcommon.TraceID]string
+}
+
+// scan looks at one span of a batch, classified as kind, at index
+// (resource, scope, span) at. Most spans are neither a turn nor carry an
+// id: they cost one look at their attributes' keys and no allocation.
+func (cs *conversations) scan(sc *conversationScan, at [3]int, rs ptrace.ResourceSpans, span ptrace.Span, kind genai.Kind) {
+	id := cs.ids.Read(span.Attributes())
+	if id.TooLong {
+		cs.tel.conversationLimited(conversation.LimitIDTooLong, 1)
+		cs.tel.logFailure("conversation:id_too_long", "a span's conversation id is longer than 256 bytes: it was not grouped into a conversation and is evaluated on its own",
+			zap.String("service", genai.ServiceName(rs.Resource())), zap.String("attribute", id.Key))
+	}
+	agent := kind == genai.KindAggregate && genai.IsAgent(span)
+	if id.ID == "" && kind != genai.KindGeneration && !agent {
+		return
+	}
+	if id.ID != "" {
+		if sc.byTrace == nil {
+			sc.byTrace = map[pcommon.TraceID]string{}
+		}
+		if _, ok := sc.byTrace[span.TraceID()]; !ok {
+			sc.byTrace[span.TraceID()] = id.ID
+		}
+	}
+	sc.found = append(sc.found, spanOfConversation{at: at, rs: rs, span: span, id: id.ID, agent: agent, turn: kind == genai.KindGeneration || agent})
+}
+
+// offer hands what the scan found to the open conversations: a span that
+// names a conversation id, and a generation or agent span that is a turn
+// of one (its own id, or its trace's). candidates are the batch's sampled
+// generations, whose content is read once for both uses; offer notes each
+// one's conversation for its case's history. It reports whether records
+// were queued in storage.
+func (cs *conversations) offer(sc *conversationScan, candidates []generationAt, filter spanFilter) (queued bool) {
+	if len(sc.found) == 0 {
+		return false
+	}
 	at := make(map[[3]int]int, len(candidates))
 	for i, c := range candidates {
 		at[[3]int{c.resource, c.scope, c.span}] = i
 	}
-	// First the ids: a trace's root or agent span, which names the
-	// conversation, often comes after the generations below it in the
-	// same batch.
-	var ids []genai.ConversationID
-	var byTrace map[pcommon.TraceID]string
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
-				id := cs.ids.Read(span.Attributes())
-				if id.TooLong {
-					cs.tel.conversationLimited(conversation.LimitIDTooLong, 1)
-					cs.tel.logFailure("conversation:id_too_long", "a span's conversation id is longer than 256 bytes: it was not grouped into a conversation and is evaluated on its own",
-						zap.String("service", genai.ServiceName(rs.Resource())), zap.String("attribute", id.Key))
-				}
-				if id.ID != "" {
-					if byTrace == nil {
-						byTrace = map[pcommon.TraceID]string{}
-					}
-					if _, ok := byTrace[span.TraceID()]; !ok {
-						byTrace[span.TraceID()] = id.ID
-					}
-				}
-				ids = append(ids, id)
-			}
+	for _, f := range sc.found {
+		var cand *generationAt
+		if c, ok := at[f.at]; ok {
+			cand = &candidates[c]
 		}
-	}
-	n := 0
-	for i, rs := range td.ResourceSpans().All() {
-		service := genai.ServiceName(rs.Resource())
-		for j, ss := range rs.ScopeSpans().All() {
-			for k, span := range ss.Spans().All() {
-				var cand *generationAt
-				if c, ok := at[[3]int{i, j, k}]; ok {
-					cand = &candidates[c]
-				}
-				id := ids[n].ID
-				n++
-				if id == "" {
-					id = byTrace[span.TraceID()]
-				}
-				if cs.offerSpan(rs, span, service, id, cand, filter) {
-					queued = true
-				}
-			}
+		if f.id == "" {
+			f.id = sc.byTrace[f.span.TraceID()]
+		}
+		if cs.offerSpan(f, cand, filter) {
+			queued = true
 		}
 	}
 	return queued
 }
 
-// offerSpan offers one span, whose conversation id (its own or its
-// trace's in the batch) is id (see offer).
-func (cs *conversations) offerSpan(rs ptrace.ResourceSpans, span ptrace.Span, service, id string, cand *generationAt, filter spanFilter) bool {
-	kind := genai.Classify(rs.Resource(), span)
-	agent := kind == genai.KindAggregate && genai.IsAgent(span)
-	turn := (kind == genai.KindGeneration || agent) && filter.passes(rs.Resource().Attributes(), span.Attributes())
+// spanOfConversation is a span of a batch that names a conversation id or
+// may be a turn of one: a generation or an agent span.
+type spanOfConversation struct {
+	at    [3]int // resource, scope and span index in the batch
+	rs    ptrace.ResourceSpans
+	span  ptrace.Span
+	id    string // its conversation id, its own or its trace's in the batch
+	agent bool
+	turn  bool
+}
+
+// offerSpan offers one span (see offer).
+func (cs *conversations) offerSpan(f spanOfConversation, cand *generationAt, filter spanFilter) bool {
+	rs, span, id, agent := f.rs, f.span, f.id, f.agent
+	service := genai.ServiceName(rs.Resource())
+	turn := f.turn && filter.passes(rs.Resource().Attributes(), span.Attributes())
 	if id == "" && (!turn || !cs.keeper.Wants(service, span.TraceID())) {
 		return false
 	}

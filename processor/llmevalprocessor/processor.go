@@ -97,6 +97,7 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (_ ptrace.Traces, forward bool, taken int, queued bool) {
 	var selected, sampled int
 	var candidates []generationAt
+	var scan conversationScan
 	var gained []pcommon.TraceID
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -107,6 +108,9 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				kind := genai.Classify(rs.Resource(), span)
+				if p.convs != nil {
+					p.convs.scan(&scan, [3]int{i, j, k}, rs, span, kind)
+				}
 				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
@@ -179,7 +183,7 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	if p.convs != nil {
 		// Before admission: a held span moves out of the batch.
-		queued = p.convs.offer(td, candidates, p.filter)
+		queued = p.convs.offer(&scan, candidates, p.filter)
 	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)

@@ -56,7 +56,15 @@ const MaxConversationIDBytes = 256
 type ConversationIDReader struct {
 	keys  []string
 	order map[string]int
+	// firsts marks, by key length, the first bytes of the keys of that
+	// length: an attribute whose key matches no (length, first byte) pair is
+	// skipped without a map lookup (most are).
+	firsts [maxKeyLength + 1][4]uint64
+	long   bool // a key is longer than maxKeyLength
 }
+
+// maxKeyLength is the longest key length the lengths table covers.
+const maxKeyLength = 127
 
 // NewConversationIDReader reads the attributes named in extra first, then
 // DefaultConversationIDKeys.
@@ -68,6 +76,11 @@ func NewConversationIDReader(extra []string) *ConversationIDReader {
 		}
 		r.order[k] = len(r.keys)
 		r.keys = append(r.keys, k)
+		if len(k) > maxKeyLength {
+			r.long = true
+		} else {
+			r.firsts[len(k)][k[0]>>6] |= 1 << (k[0] & 63)
+		}
 	}
 	return r
 }
@@ -90,6 +103,9 @@ type ConversationID struct {
 func (r *ConversationIDReader) Read(attrs pcommon.Map) ConversationID {
 	best, bestAt := pcommon.Value{}, len(r.keys)
 	for k, v := range attrs.All() {
+		if !r.mayBeKey(k) {
+			continue
+		}
 		at, ok := r.order[k]
 		if !ok || at >= bestAt {
 			continue
@@ -115,4 +131,17 @@ func (r *ConversationIDReader) Read(attrs pcommon.Map) ConversationID {
 	}
 	out.ID = best.AsString()
 	return out
+}
+
+// mayBeKey reports whether k may be one of the keys: its length and first
+// byte are those of one.
+func (r *ConversationIDReader) mayBeKey(k string) bool {
+	n := len(k)
+	switch {
+	case n == 0:
+		return false
+	case n > maxKeyLength:
+		return r.long
+	}
+	return r.firsts[n][k[0]>>6]&(1<<(k[0]&63)) != 0
 }
