@@ -34,8 +34,12 @@ type Case struct {
 	// conversation scorers judge the whole conversation (Conversation:
 	// Turns, then Input and Output), so a case of a finished conversation
 	// may hold every message in Turns and leave Input and Output empty.
-	// Scorers of one turn that read history (answer_relevancy) read the
-	// last of them as the conversation so far; the others ignore them.
+	// Scorers of one turn that read history read the last of them
+	// (Options.HistoryTurns) as the conversation so far: answer_relevancy
+	// to understand what a follow-up question refers to, task_completion
+	// to work out what a follow-up such as "Yes, go ahead" asks for, and
+	// prompt_alignment to find the instructions the user gave. The others
+	// ignore them.
 	Turns []Turn `json:"turns,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/checks"
 	"github.com/llm-eval/llm_eval/scoring/criteria"
+	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
 	"github.com/llm-eval/llm_eval/scoring/scoringtest"
@@ -76,6 +78,41 @@ type costScorer struct {
 	name  string
 	file  string
 	build func(scoring.Judge, scoring.Options) (scoring.Scorer, error)
+	// cases, when set, makes the benchmark's cases of the fixture's.
+	cases func([]scoring.Case) []scoring.Case
+}
+
+// longContextChars is the length of the long contexts the cost benchmark
+// gives hallucination, in characters: three times the processor's default
+// max_input_chars (20,000), so that they are judged in chunks.
+const (
+	longContextChars    = 60000
+	longContextMaxInput = 20000
+)
+
+// withLongContext gives each case a context of about longContextChars:
+// the other cases' passages, repeated, then the case's own passage last,
+// so that claims the passage supports are found only in the last chunk
+// and every chunk is judged (the worst case for claims that hold).
+func withLongContext(cases []scoring.Case) []scoring.Case {
+	out := make([]scoring.Case, len(cases))
+	for i, c := range cases {
+		var ctx []string
+		n := 0
+		for k := 1; n < longContextChars-len(strings.Join(c.Context, "")); k++ {
+			other := cases[(i+k)%len(cases)]
+			if (i+k)%len(cases) == i {
+				continue
+			}
+			for _, d := range other.Context {
+				ctx = append(ctx, d)
+				n += len(d)
+			}
+		}
+		c.Context = append(ctx, c.Context...)
+		out[i] = c
+	}
+	return out
 }
 
 // costScorers are every scorer a user can configure: the built-in ones,
@@ -95,6 +132,13 @@ func costScorers() []costScorer {
 			maxWords := 300
 			return checks.New([]checks.Rule{{Type: "words", Max: &maxWords}}, o)
 		}},
+		// hallucination over a context three times max_input_chars,
+		// judged in chunks (at most DefaultMaxContextChunks).
+		costScorer{name: "hallucination_long_context", file: costCases[scoring.Hallucination], cases: withLongContext,
+			build: func(j scoring.Judge, o scoring.Options) (scoring.Scorer, error) {
+				o.MaxInputChars = longContextMaxInput
+				return scorers.New(scoring.Hallucination, j, o)
+			}},
 	)
 	return out
 }
@@ -119,6 +163,9 @@ func BenchmarkEvaluationCost(b *testing.B) {
 	}
 	for _, sc := range costScorers() {
 		cases := loadCases(b, sc.file)
+		if sc.cases != nil {
+			cases = sc.cases(cases)
+		}
 		for _, m := range modes {
 			b.Run(sc.name+"/"+m.name, func(b *testing.B) {
 				srv := scoringtest.New(b)
@@ -143,11 +190,14 @@ func BenchmarkEvaluationCost(b *testing.B) {
 					first = res.Usage
 				}
 				var total scoring.Usage
-				evals := 0
+				evals, chunks := 0, 0
 				for i := 0; b.Loop(); i++ {
 					res := s.Score(ctx, cases[i%len(cases)])
 					if res.Label == scoring.LabelError {
 						b.Fatalf("case %d: %v", i%len(cases), res.Err)
+					}
+					if v, ok := res.Steps.Analyze.(hallucination.Verdicts); ok {
+						chunks += v.Chunks
 					}
 					total.Add(res.Usage)
 					evals++
@@ -159,6 +209,9 @@ func BenchmarkEvaluationCost(b *testing.B) {
 				if sc.name == scoring.Criteria { // after b.Loop, which clears metrics
 					b.ReportMetric(float64(first.LLMCalls), "first_eval_calls")
 					b.ReportMetric(float64(first.PromptTokens), "first_eval_prompt_tokens")
+				}
+				if sc.cases != nil {
+					b.ReportMetric(float64(chunks)/n, "chunks_judged/eval")
 				}
 				b.ReportMetric(float64(total.LLMCalls)/n, "calls/eval")
 				b.ReportMetric(float64(total.PromptTokens)/n, "prompt_tokens/eval")

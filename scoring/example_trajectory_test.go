@@ -52,7 +52,7 @@ func ExampleTrajectory_taskCompletion() {
 	fmt.Println(res.Label, res.Usage.LLMCalls)
 	// Output:
 	// 0 fail 2
-	// The score is 0 because the run did not accomplish the task's main requirement (the appointment is moved), and 0 of 2 judged requirements in all: The reschedule call failed; No Tuesday slot was booked.
+	// The score is 0 because the run accomplished none of the 2 judged requirements: The reschedule call failed; No Tuesday slot was booked.
 	// not_scorable 0
 }
 
@@ -104,8 +104,8 @@ func ExampleTrajectory_missingTool() {
 	fmt.Println(res.Score, res.Label)
 	fmt.Println(res.Reason)
 	// Output:
-	// 0.5 pass
-	// The score is 0.5 because all 1 tool call was appropriate; needed but never called: cancel_order (The user asked for a cancellation).
+	// 0.25 fail
+	// The score is 0.25 because the run never called a tool the request needed, which halves the share of appropriate decisions: cancel_order (The user asked for a cancellation); 1 of 1 tool call was appropriate.
 }
 
 func ExampleTrajectory_checks() {

@@ -4,6 +4,10 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Options tune a scorer. The zero value is valid: scale 1, the scorer's
@@ -39,6 +43,11 @@ type Options struct {
 	// common length that makes the sum fit, but never below 64 characters
 	// each, so a run of many texts can still send more.
 	MaxInputChars int
+	// MaxContextChunks bounds the requests the hallucination scorer
+	// spends on one case's context: a context longer than MaxInputChars is
+	// judged in chunks of at most MaxInputChars characters, at most this
+	// many (0 means DefaultMaxContextChunks).
+	MaxContextChunks int
 	// MaxTrajectorySteps caps the steps of a trajectory sent to the judge,
 	// each tool call counting as a step (0 means
 	// DefaultMaxTrajectorySteps). A longer trajectory keeps its first and
@@ -74,12 +83,34 @@ type Options struct {
 	// ContextPenalties are context_relevance's deductions; nil means
 	// DefaultContextPenalties.
 	ContextPenalties *ContextPenalties
+	// InstructionSources says whose instructions prompt_alignment judges:
+	// SourcesBoth (the default, as Mastra's evaluationMode "both"), the
+	// system instructions only (SourcesSystem) or the user's only
+	// (SourcesUser).
+	InstructionSources InstructionSources
 	// Requirements, when set, gives task_completion the requirements of a
-	// request (guard.RequirementCache keeps them by the request's hash, so
-	// a request repeated across runs is split by the judge once); nil asks
-	// the scorer's judge every time. It gets the request redacted and cut.
+	// request (guard.RequirementCache keeps them by the hash of the request
+	// and its conversation, so a request repeated across runs is split by
+	// the judge once); nil asks the scorer's judge every time. It gets the
+	// request and its conversation redacted and cut.
 	Requirements RequirementLister
 }
+
+// InstructionSources names the messages whose instructions
+// prompt_alignment judges.
+type InstructionSources string
+
+// Instruction sources.
+const (
+	// SourcesBoth judges the system instructions (Case.Instructions) and
+	// the instructions the user gave in the request and the earlier user
+	// turns that still apply (Case.Input, Case.Turns).
+	SourcesBoth InstructionSources = "both"
+	// SourcesSystem judges the system instructions only.
+	SourcesSystem InstructionSources = "system"
+	// SourcesUser judges the user's instructions only.
+	SourcesUser InstructionSources = "user"
+)
 
 // ReasonMode selects how a result's reason is produced.
 type ReasonMode string
@@ -95,7 +126,11 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "6"
+const PromptVersion = "7"
+
+// DefaultMaxContextChunks is the chunk bound when Options.MaxContextChunks
+// is 0: a context of up to four times MaxInputChars is judged whole.
+const DefaultMaxContextChunks = 4
 
 // DefaultMaxTrajectorySteps is the step bound when Options.MaxTrajectorySteps is 0.
 const DefaultMaxTrajectorySteps = 50
@@ -110,7 +145,8 @@ const DefaultMaxTurns = 50
 // DefaultHistoryTurns is how many earlier messages a scorer of one turn
 // reads when Options.HistoryTurns is 0: the last five exchanges, enough to
 // resolve what a follow-up ("yes, do that") refers to, while the prompt
-// of every turn grows by at most ten messages.
+// of every turn grows by at most ten messages (Mastra's scorers also
+// remember the last ten by default).
 const DefaultHistoryTurns = 10
 
 // DefaultConversationWindow is conversation_relevancy's window when
@@ -144,17 +180,25 @@ func DefaultContextPenalties() ContextPenalties {
 
 // RequirementLister works out the requirements of a request for
 // task_completion. taskcompletion.NewRequirementLister asks the judge;
-// guard.RequirementCache wraps one with a cache keyed by the request's
-// hash.
+// guard.RequirementCache wraps one with a cache keyed by the hash of the
+// whole request, its conversation included.
 type RequirementLister interface {
-	ListRequirements(ctx context.Context, request string) (TaskRequirements, error)
+	ListRequirements(ctx context.Context, req TaskRequest) (TaskRequirements, error)
+}
+
+// TaskRequest is what task_completion works out requirements from: the
+// request (the last user turn) and the turns of the conversation before
+// it, which give a follow-up such as "Yes, go ahead" its meaning.
+type TaskRequest struct {
+	History []Turn
+	Request string
 }
 
 // TaskRequirements is what a request asks an agent to do: the task in one
-// sentence and the separate requirements it must meet, the first being
-// the main one (the action or answer without which the request is not
-// served). It comes from the request alone, so the same request is always
-// measured against the same requirements.
+// sentence and the separate requirements it must all meet, the first being
+// the main one (the action or answer asked for, with its details). It
+// comes from the request and its conversation alone, so the same request
+// is always measured against the same requirements.
 type TaskRequirements struct {
 	Task         string   `json:"task"`
 	Requirements []string `json:"requirements"`
@@ -192,6 +236,9 @@ type InstructionSplit struct {
 	// Cached is set when a cache answered (a stored split, or one shared
 	// with an identical call in flight): no judge call was made for it.
 	Cached bool `json:"cached,omitempty"`
+	// Reasked is set when the judge's first reply could not be used and it
+	// was asked again; a split that then found nothing is not cached.
+	Reasked bool `json:"reasked,omitempty"`
 	// Prompt is the prompt sent, kept when the splitter is verbose.
 	Prompt string `json:"prompt,omitempty"`
 }
@@ -201,21 +248,94 @@ type InstructionSplit struct {
 const neutralMarker = "[...]"
 
 // markerLike matches TruncationMarker and the variants a model or a
-// document could write to pass for it: any case, spacing, an ellipsis
-// character or two dots, "llm eval" or "llm-eval".
+// document could write to pass for it, in text folded by foldMarkerText:
+// any case, spacing, an ellipsis character or two dots, "llm eval" or
+// "llm-eval".
 var markerLike = regexp.MustCompile(`(?i)\[\s*(?:\.{2,}|…)?\s*truncated\s+by\s+llm[\s_.-]?eval\s*\]`)
+
+// markerOpeners are the runes that fold to the marker's "[": a text holding
+// none of them holds no marker.
+const markerOpeners = "[\uff3b\ufe47"
 
 // NeutralizeTruncationMarkers replaces every TruncationMarker in s, and
 // anything written to look like one, with "[...]". The judge is told that
 // text ending with the marker was cut by llm_eval and must not be held to
 // length or format rules for the missing part; an output that wrote the
-// marker itself could otherwise exempt itself from them. Scorers apply it
-// to every evaluated text before they cut it. A caller that cuts text
-// before scoring (as the processor cuts agent step texts) applies it first
-// and then appends TruncationMarker.
+// marker itself could otherwise exempt itself from them. Look-alikes are
+// found in a folded copy of s (compatibility forms such as fullwidth
+// letters, dash variants, zero-width, format and combining characters);
+// the text around them is kept as written. Scorers apply it to every
+// evaluated text before they cut it. A caller that cuts text before
+// scoring (as the processor cuts agent step texts and documents) applies
+// it first and then appends TruncationMarker.
 func NeutralizeTruncationMarkers(s string) string {
-	if !strings.Contains(s, "[") {
-		return s // the common case, without running the expression
+	if !strings.ContainsAny(s, markerOpeners) {
+		return s // the common case, without folding
 	}
-	return markerLike.ReplaceAllLiteralString(s, neutralMarker)
+	folded, from := foldMarkerText(s)
+	matches := markerLike.FindAllStringIndex(folded, -1)
+	if matches == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, m := range matches {
+		start, end := from[m[0]], from[m[1]]
+		b.WriteString(s[last:start])
+		b.WriteString(neutralMarker)
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// foldMarkerText folds s for markerLike: each rune is decomposed to its
+// compatibility form (NFKD: "［" is "[", "…" is "...", "ｔ" is "t"), dashes
+// become "-", spaces " ", and combining marks, format characters (zero-width
+// space and joiners, soft hyphen, byte order mark) and other ignorable runes
+// are left out. from[i] is the offset in s of the rune that gave folded
+// byte i; from[len(folded)] is len(s), so a match [a, b) of the folded text
+// stands for s[from[a]:from[b]], whole runes of s.
+func foldMarkerText(s string) (folded string, from []int) {
+	b := make([]byte, 0, len(s))
+	from = make([]int, 0, len(s)+1)
+	emit := func(r rune, at int) {
+		switch {
+		case r < utf8.RuneSelf: // as it is: ASCII needs no folding
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Cf, r),
+			unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+			return
+		case unicode.Is(unicode.Dash, r):
+			r = '-'
+		case unicode.IsSpace(r):
+			r = ' '
+		}
+		n := len(b)
+		b = utf8.AppendRune(b, r)
+		for range len(b) - n {
+			from = append(from, at)
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			emit(rune(c), i)
+			i++
+			continue
+		}
+		p := norm.NFKD.PropertiesString(s[i:])
+		size := max(p.Size(), 1)
+		if d := p.Decomposition(); len(d) > 0 {
+			for _, r := range string(d) {
+				emit(r, i)
+			}
+		} else {
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			emit(r, i)
+		}
+		i += size
+	}
+	from = append(from, len(s))
+	return string(b), from
 }

@@ -65,6 +65,9 @@ type scoreFlags struct {
 	maxTurns           int
 	conversationWindow int
 	historyTurns       int
+	maxContextChunks   int
+	// instructionSources says whose instructions prompt_alignment judges.
+	instructionSources string
 	maxLineBytes       int
 	allowErrors        bool
 	// The criteria scorer's settings (--scorer criteria).
@@ -121,7 +124,10 @@ Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "
 "trajectory": {"steps": [...]}, "turns": [...], "metadata": {...}}. A conversation (for
 conversation_completeness, knowledge_retention, role_adherence and conversation_relevancy) is
 {"turns": [{"role": "user", "content": "..."}, {"role": "assistant", "content": "..."}, ...],
-"instructions": "the system prompt"}; output may then be left out. A trajectory (an agent run's steps, for
+"instructions": "the system prompt"}; output may then be left out. With "input", "turns" holds the
+conversation before it, oldest first: answer_relevancy reads what a follow-up question refers to,
+task_completion works out the request's requirements and prompt_alignment reads the user's
+instructions with them. A trajectory (an agent run's steps, for
 task_completion, tool_use and the checks trajectory rules) lists steps such as
 {"kind": "generation", "output": "...", "tool_calls": [{"id": "c1", "name": "search", "arguments": "{...}"}]},
 {"kind": "tool", "tool": "search", "call_id": "c1", "result": "...", "error": "..."} and {"kind": "omitted", "count": 12}.
@@ -175,7 +181,9 @@ Flags:`)
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
 	fs.IntVar(&f.maxTurns, "max-turns", scoring.DefaultMaxTurns, "conversation scorers: messages of a conversation sent to the judge; a longer one keeps its first and last messages")
 	fs.IntVar(&f.conversationWindow, "conversation-window", scoring.DefaultConversationWindow, "conversation_relevancy: exchanges each reply is judged against, its own included")
-	fs.IntVar(&f.historyTurns, "history-turns", scoring.DefaultHistoryTurns, "answer_relevancy: the last messages of a case's turns it reads as the conversation before the question")
+	fs.IntVar(&f.historyTurns, "history-turns", scoring.DefaultHistoryTurns, "answer_relevancy, task_completion and prompt_alignment: the last messages of a case's turns they read as the conversation before the input")
+	fs.IntVar(&f.maxContextChunks, "max-context-chunks", scoring.DefaultMaxContextChunks, "hallucination: requests at most for a context longer than --max-input-chars, judged in chunks of that many characters")
+	fs.StringVar(&f.instructionSources, "instruction-sources", "", "prompt_alignment: whose instructions are judged, both (the case's instructions and the user's), system or user (default both)")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
 	fs.BoolVar(&f.allowErrors, "allow-errors", false, "exit 0 even when some cases end in error")
 	fs.StringVar(&f.criteriaName, "criteria-name", "", "criteria scorer: its name in results (lowercase, digits, _)")
@@ -228,6 +236,9 @@ Flags:`)
 	if f.maxInputChars < 0 {
 		return usageError(stderr, "--max-input-chars must not be negative, got %d", f.maxInputChars)
 	}
+	if f.maxContextChunks < 1 {
+		return usageError(stderr, "--max-context-chunks must be at least 1, got %d", f.maxContextChunks)
+	}
 	if f.maxLineBytes < 1 {
 		return usageError(stderr, "--max-line-bytes must be at least 1, got %d", f.maxLineBytes)
 	}
@@ -260,7 +271,11 @@ Flags:`)
 		return usageError(stderr, "--history-turns must be at least 1, got %d", f.historyTurns)
 	}
 	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
-		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow, HistoryTurns: f.historyTurns}
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxContextChunks: f.maxContextChunks,
+		MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow, HistoryTurns: f.historyTurns}
+	if msg := instructionSourcesFlag(f, names, &opts); msg != "" {
+		return usageError(stderr, "%s", msg)
+	}
 	if f.threshold.set {
 		opts.Threshold = &f.threshold.v
 	}
@@ -281,6 +296,23 @@ Flags:`)
 
 	s := &scoreRun{scorers: built, instructions: instructions, concurrency: f.concurrency, maxLineBytes: f.maxLineBytes}
 	return s.execute(stdin, stdout, stderr, f.allowErrors)
+}
+
+// instructionSourcesFlag moves --instruction-sources into opts, or says
+// why it does not apply.
+func instructionSourcesFlag(f scoreFlags, names []string, opts *scoring.Options) string {
+	if f.instructionSources == "" {
+		return ""
+	}
+	if !slices.Contains(names, scoring.PromptAlignment) {
+		return "--instruction-sources is for --scorer " + scoring.PromptAlignment + " only"
+	}
+	switch src := scoring.InstructionSources(f.instructionSources); src {
+	case scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+		opts.InstructionSources = src
+		return ""
+	}
+	return fmt.Sprintf("--instruction-sources %q: want %s, %s or %s", f.instructionSources, scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser)
 }
 
 // ragFlags moves the answer_relevancy and context_relevance flags into

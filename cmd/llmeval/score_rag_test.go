@@ -36,8 +36,9 @@ func TestScoreRAGScorers(t *testing.T) {
 		{"answer_relevancy", nil, []string{"pass", "not_scorable", "pass", "error", "pass"}, []float64{0.5, -1, 1, -1, 0.5}},
 		// Item 1 is high and used, item 2 none: (1 + 0) / 2.
 		{"context_relevance", []string{"--penalty-missing", "0.2"}, []string{"pass", "not_scorable", "not_scorable", "error", "pass"}, []float64{0.5, -1, -1, -1, 1}},
-		// The second Spanish sentence insults the reader.
-		{"toxicity", nil, []string{"pass", "pass", "pass", "error", "pass"}, []float64{0, 0, 0, -1, 0.5}},
+		// The second Spanish sentence insults the reader: a toxic opinion
+		// fails at the default threshold, 0.
+		{"toxicity", nil, []string{"pass", "pass", "pass", "error", "fail"}, []float64{0, 0, 0, -1, 0.5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scorer, func(t *testing.T) {

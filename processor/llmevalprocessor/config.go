@@ -48,6 +48,11 @@ type Config struct {
 	// context item and instruction), in characters; 0 means no cap. Cut
 	// text ends with a visible marker.
 	MaxInputChars int `mapstructure:"max_input_chars"`
+	// MaxContextChunks bounds the judge requests hallucination spends on
+	// one evaluation's context: a context longer than max_input_chars is
+	// judged in chunks of at most max_input_chars characters, at most this
+	// many (default 4, 1 to 100). Beyond it the result is truncated.
+	MaxContextChunks int `mapstructure:"max_context_chunks"`
 	// Redaction removes personal data from what is sent to the judge.
 	Redaction RedactionConfig `mapstructure:"redaction"`
 	// LateResults says which results that finish after their span left
@@ -297,6 +302,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
 	}
+	if cfg.MaxContextChunks < 1 || cfg.MaxContextChunks > maxContextChunks {
+		errs = append(errs, fmt.Errorf("max_context_chunks: must be between 1 and %d, got %d", maxContextChunks, cfg.MaxContextChunks))
+	}
 	if _, err := cfg.SpanFilterConfig.compile(); err != nil {
 		errs = append(errs, err)
 	}
@@ -497,6 +505,9 @@ const (
 	// whole document) from costing a fortune in judge tokens; ordinary
 	// answers are far shorter.
 	defaultMaxInputChars = 20000
+	// maxContextChunks bounds max_context_chunks: each chunk is one judge
+	// call of up to max_input_chars characters of context.
+	maxContextChunks = 100
 )
 
 // lateEmitted reports whether late_results mode emits a late result with

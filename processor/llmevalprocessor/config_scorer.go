@@ -56,6 +56,11 @@ type ScorerConfig struct {
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
 	UseSystemInstructions bool `mapstructure:"use_system_instructions"`
+	// InstructionSources says whose instructions prompt_alignment judges:
+	// both (default), system (the system instructions: instructions, or
+	// the span's system prompt) or user (those the user gave in the
+	// request and earlier turns).
+	InstructionSources string `mapstructure:"instruction_sources"`
 	// ContextSources are where the scorer's context comes from: trace,
 	// tool_messages, system (default [trace, tool_messages];
 	// config_context.go).
@@ -275,14 +280,43 @@ func (sc *ScorerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("instructions::%d: must not be empty", j))
 		}
 	}
-	if sc.scorerType() == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions {
-		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span"))
+	if sc.scorerType() == scoring.PromptAlignment && len(sc.Instructions) == 0 && !sc.UseSystemInstructions && sc.instructionSources() != scoring.SourcesUser {
+		errs = append(errs, errors.New("instructions: prompt_alignment needs instructions, or use_system_instructions: true to take them from the span, or instruction_sources: user to judge only the user's"))
+	}
+	if err := sc.validateInstructionSources(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := sc.validateSplitInstructions(); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, sc.validateRAG()...)
 	return configcheck.JoinFields(errs)
+}
+
+// instructionSources is the library's setting of instruction_sources:
+// both unless set.
+func (sc *ScorerConfig) instructionSources() scoring.InstructionSources {
+	if sc.InstructionSources == "" {
+		return scoring.SourcesBoth
+	}
+	return scoring.InstructionSources(sc.InstructionSources)
+}
+
+// validateInstructionSources checks instruction_sources: one of its
+// values, and only on prompt_alignment.
+func (sc *ScorerConfig) validateInstructionSources() error {
+	if sc.InstructionSources == "" {
+		return nil
+	}
+	if sc.scorerType() != scoring.PromptAlignment {
+		return fmt.Errorf("instruction_sources: only prompt_alignment takes it, not %q", sc.Name)
+	}
+	switch s := scoring.InstructionSources(sc.InstructionSources); s {
+	case scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+		return nil
+	}
+	return fmt.Errorf("instruction_sources: %w", configcheck.NotOneOf(sc.InstructionSources,
+		string(scoring.SourcesBoth), string(scoring.SourcesSystem), string(scoring.SourcesUser)))
 }
 
 // scorerOptions maps a scorer's configuration onto the library's options.
@@ -293,6 +327,8 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 		StrictMode: sc.StrictMode,
 		OmitReason: !sc.IncludeReason,
 		ReasonMode: scoring.ReasonMode(sc.ReasonMode),
+		// Set only for prompt_alignment (validateInstructionSources).
+		InstructionSources: scoring.InstructionSources(sc.InstructionSources),
 		// Set only for answer_relevancy and context_relevance (validateRAG).
 		UncertaintyWeight: sc.UncertaintyWeight,
 		ContextPenalties:  sc.contextPenalties(),
@@ -300,13 +336,25 @@ func scorerOptions(sc ScorerConfig) scoring.Options {
 }
 
 // judgesSystemInstructions reports whether the scorer judges the span's
-// system instructions: prompt_alignment or a criteria scorer showing the
-// judge instructions, with no instructions of its own and
-// use_system_instructions on.
+// system instructions: prompt_alignment (unless it judges only the user's)
+// or a criteria scorer showing the judge instructions, with no
+// instructions of its own and use_system_instructions on.
 func (sc *ScorerConfig) judgesSystemInstructions() bool {
-	judgesInstructions := sc.scorerType() == scoring.PromptAlignment ||
+	judgesInstructions := (sc.scorerType() == scoring.PromptAlignment && sc.instructionSources() != scoring.SourcesUser) ||
 		(sc.isCriteria() && slices.Contains(sc.Fields, string(scoring.FieldInstructions)))
 	return judgesInstructions && len(sc.Instructions) == 0 && sc.UseSystemInstructions
+}
+
+// readsHistory reports whether the scorer sends the conversation before
+// the request to the judge: a scorer of one turn whose definition reads
+// it (answer_relevancy, task_completion, prompt_alignment), except
+// prompt_alignment judging only the system instructions.
+func (sc *ScorerConfig) readsHistory() bool {
+	if sc.scorerType() == scoring.PromptAlignment && sc.instructionSources() == scoring.SourcesSystem {
+		return false
+	}
+	d, ok := scorers.Definition(sc.scorerType())
+	return ok && d.History
 }
 
 // splitsInstructions reports whether the scorer's instructions are split
@@ -417,7 +465,7 @@ func (sc ScorerConfig) ragFingerprint() string {
 // scorerSections are the keys of each type's section in the typed form:
 // the settings only that type takes. A type not listed takes none.
 var scorerSections = map[string][]string{
-	scoring.PromptAlignment:  {"instructions", "use_system_instructions", "split_instructions"},
+	scoring.PromptAlignment:  {"instructions", "use_system_instructions", "split_instructions", "instruction_sources"},
 	scoring.AnswerRelevancy:  {"uncertainty_weight"},
 	scoring.ContextRelevance: {"context_penalties"},
 	typeCriteria:             {"criteria", "steps", "fields", "verdict", "instructions", "use_system_instructions", "split_instructions"},

@@ -47,6 +47,7 @@ func TestLoadConfig(t *testing.T) {
 	full.QueueSize = 200
 	full.Cache = CacheConfig{Enabled: true, Size: 500, TTL: 10 * time.Minute}
 	full.MaxInputChars = 8000
+	full.MaxContextChunks = 2
 	full.Redaction = RedactionConfig{Enabled: true, Builtin: []string{"email", "payment_card"}, Patterns: []string{`ACCT-\d{6}`}}
 	bias := defaultScorerConfig(scoring.Bias)
 	bias.Threshold = ptr(0.3)
@@ -55,7 +56,13 @@ func TestLoadConfig(t *testing.T) {
 	align := defaultScorerConfig(scoring.PromptAlignment)
 	align.ReasonMode = "summary"
 	align.Instructions = []string{"Answer in English", "Cite the provided context"}
+	align.InstructionSources = "system"
 	full.Scorers = []ScorerConfig{bias, hall, align}
+
+	userOnly := withJudge("http://j/v1")
+	userAlign := defaultScorerConfig(scoring.PromptAlignment)
+	userAlign.UseSystemInstructions, userAlign.InstructionSources = false, "user"
+	userOnly.Scorers = []ScorerConfig{userAlign}
 
 	minimal := createDefaultConfig().(*Config)
 	minimal.Judge.ClientConfig.Endpoint = "https://api.openai.com/v1"
@@ -119,6 +126,11 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_cache_size", wantErr: []string{"cache: size: must be at least 1"}},
 		{name: "bad_cache_ttl", wantErr: []string{"cache: ttl: must be at least 1s, got 0s"}},
 		{name: "bad_max_input_chars", wantErr: []string{"max_input_chars: must not be negative"}},
+		{name: "bad_max_context_chunks", wantErr: []string{"max_context_chunks: must be between 1 and 100, got 0"}},
+		{name: "too_many_context_chunks", wantErr: []string{"max_context_chunks: must be between 1 and 100, got 101"}},
+		{name: "bad_instruction_sources", wantErr: []string{`scorers::0: instruction_sources: "assistant"`}},
+		{name: "instruction_sources_not_alignment", wantErr: []string{`scorers::0: instruction_sources: only prompt_alignment takes it`}},
+		{name: "user_instructions_only", want: userOnly},
 		{name: "bad_redaction_builtin", wantErr: []string{`redaction: unknown built-in pattern "ssn"`}},
 		{name: "bad_redaction_pattern", wantErr: []string{`redaction: pattern 0 "(unclosed"`}},
 		{name: "empty_redaction_pattern", wantErr: []string{`redaction: pattern 0 "x*" matches empty text`}},

@@ -323,16 +323,16 @@ func TestConversationIDFromTheTracesRootSpan(t *testing.T) {
 	assert.Equal(t, "second", comp.seen()[0].Turns[2].Content)
 }
 
-// A follow-up turn's answer relevancy reads the conversation before it:
-// from the span's own messages, or, when the span carries only the last
-// one, from its conversation.
+// A follow-up turn's answer relevancy and prompt alignment read the
+// conversation before it: from the span's own messages, or, when the span
+// carries only the last one, from its conversation (issue 40 item 5).
 func TestFollowUpTurnsSeeTheirHistory(t *testing.T) {
 	rel := caseKeepingScorer(scoring.AnswerRelevancy)
-	bias := caseKeepingScorer(scoring.Bias)
+	align := caseKeepingScorer(scoring.PromptAlignment)
 	cfg := conversationConfig()
-	cfg.Scorers[0] = defaultScorerConfig(scoring.Bias)
+	cfg.Scorers[0] = defaultScorerConfig(scoring.PromptAlignment)
 	cfg.Scorers = append(cfg.Scorers, defaultScorerConfig(scoring.AnswerRelevancy))
-	h := newHarness(t, cfg, bias.fakeScorer, caseKeepingScorer(scoring.ConversationCompleteness).fakeScorer, rel.fakeScorer)
+	h := newHarness(t, cfg, align.fakeScorer, caseKeepingScorer(scoring.ConversationCompleteness).fakeScorer, rel.fakeScorer)
 	t0 := time.Now()
 	td, _ := turnBatch(turn{service: "shop", id: "t", in: "My order is 1042.", out: "Noted.", start: t0})
 	h.consume(td)
@@ -342,20 +342,19 @@ func TestFollowUpTurnsSeeTheirHistory(t *testing.T) {
 	h.consume(td)
 	h.waitSpans(3)
 	h.waitIdle()
-	byInput := map[string]scoring.Case{}
-	for _, c := range rel.seen() {
-		byInput[c.Input] = c
-	}
-	require.Len(t, byInput, 3)
-	assert.Empty(t, byInput["My order is 1042."].Turns)
-	assert.Equal(t, []scoring.Turn{{Role: scoring.RoleUser, Content: "My order is 1042."}, {Role: scoring.RoleAssistant, Content: "Noted."}},
-		byInput["Where is it?"].Turns, "from the span's own messages")
-	assert.Equal(t, []scoring.Turn{
-		{Role: scoring.RoleUser, Content: "My order is 1042."}, {Role: scoring.RoleAssistant, Content: "Noted."},
-		{Role: scoring.RoleUser, Content: "Where is it?"}, {Role: scoring.RoleAssistant, Content: "It shipped."},
-	}, byInput["And when does it arrive?"].Turns, "from its conversation, the span carrying only the last message")
-	for _, c := range bias.seen() {
-		assert.Empty(t, c.Turns, "a scorer that reads no history gets none, so its cached results do not depend on it")
+	for _, sc := range []*recordedScorer{rel, align} {
+		byInput := map[string]scoring.Case{}
+		for _, c := range sc.seen() {
+			byInput[c.Input] = c
+		}
+		require.Len(t, byInput, 3, sc.name)
+		assert.Empty(t, byInput["My order is 1042."].Turns, sc.name)
+		assert.Equal(t, []scoring.Turn{{Role: scoring.RoleUser, Content: "My order is 1042."}, {Role: scoring.RoleAssistant, Content: "Noted."}},
+			byInput["Where is it?"].Turns, "%s: from the span's own messages", sc.name)
+		assert.Equal(t, []scoring.Turn{
+			{Role: scoring.RoleUser, Content: "My order is 1042."}, {Role: scoring.RoleAssistant, Content: "Noted."},
+			{Role: scoring.RoleUser, Content: "Where is it?"}, {Role: scoring.RoleAssistant, Content: "It shipped."},
+		}, byInput["And when does it arrive?"].Turns, "%s: from its conversation, the span carrying only the last message", sc.name)
 	}
 }
 

@@ -222,16 +222,18 @@ func readTurn(span ptrace.Span, agent bool, cand *generationAt) genai.Generation
 	return gen
 }
 
-// historyOf gives a follow-up turn without history of its own the
-// conversation so far: the turns of its conversation that started before
-// it, at most genai.MaxHistory messages. cs may be nil (no conversations).
+// historyOf gives a follow-up turn without history of its own (a library
+// that sends each call only its new message) the conversation so far: the
+// turns of its conversation that started before it, at most
+// genai.MaxHistoryTurns messages, as the genai readers give the history a
+// call's own input holds. cs may be nil (no conversations).
 func (cs *conversations) historyOf(gen *genai.Generation, at generationAt, span ptrace.Span) {
 	if cs == nil || at.conversation.ID == "" || len(gen.History) > 0 {
 		return
 	}
-	for _, ex := range cs.keeper.History(at.conversation, span.StartTimestamp().AsTime(), genai.MaxHistory/2) {
+	for _, ex := range cs.keeper.History(at.conversation, span.StartTimestamp().AsTime(), genai.MaxHistoryTurns/2) {
 		gen.History = append(gen.History,
-			genai.Message{Role: genai.RoleUser, Text: ex.Input}, genai.Message{Role: genai.RoleAssistant, Text: ex.Output})
+			genai.Turn{Role: genai.RoleUser, Content: ex.Input}, genai.Turn{Role: genai.RoleAssistant, Content: ex.Output})
 	}
 }
 

@@ -127,7 +127,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 		ev.generations = ev.generations || sc.hasTarget(targetGeneration)
 	}
 	ev.scorers = evalScorers(cfg.Scorers)
-	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), cfg.MaxInputChars, ev.scorers, tel); err != nil {
+	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), joinedContextChars(cfg), ev.scorers, tel); err != nil {
 		return nil, fmt.Errorf("llm_eval: trace_context: %w", err)
 	}
 	if err := tel.observeIndex(ev.join.Index, ev.join.ReadsSteps()); err != nil {
@@ -428,4 +428,14 @@ func newEvalStore(cfg *Config, tel *telemetry) *evalStore {
 // eventWaits bounds the store's area of spans waiting for their events.
 func eventWaits(c LogEventsConfig) evalstore.EventWaits {
 	return evalstore.EventWaits{MaxSpans: c.MaxWaitingSpans, MaxBytes: c.MaxWaitingBytes, LearnAfter: c.ContentCaptureOffAfter}
+}
+
+// joinedContextChars bounds the documents a generation's case takes from
+// its trace, in characters: what hallucination can judge
+// (max_context_chunks chunks of max_input_chars) and one chunk more, so
+// that a context beyond the bound reaches the scorer as such and its
+// result says it was not judged whole. 0 (no max_input_chars) means no
+// bound beyond the index's own.
+func joinedContextChars(cfg *Config) int {
+	return cfg.MaxInputChars * (cfg.MaxContextChunks + 1)
 }

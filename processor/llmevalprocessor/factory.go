@@ -64,6 +64,7 @@ func createDefaultConfig() component.Config {
 		QueueSize:           defaultQueueSize,
 		Cache:               CacheConfig{Enabled: true, Size: defaultCacheSize, TTL: defaultCacheTTL},
 		MaxInputChars:       defaultMaxInputChars,
+		MaxContextChunks:    scoring.DefaultMaxContextChunks,
 		LateResults:         lateResultsVerdicts,
 		StorageCheckTimeout: persistence.DefaultCheckTimeout,
 		LogEvents:           defaultLogEventsConfig(),

@@ -584,7 +584,9 @@ func pointsSum[N int64 | float64](t *testing.T, tel *componenttest.Telemetry, na
 // pick which path a span takes, and the assertions hold on either path.
 func TestFaultRunOutputBoundAndHonestCalls(t *testing.T) {
 	const spans = 12 // generations; each batch also carries one non-LLM span
-	ok := scoringtest.JSON(`{"opinions":[]}`)
+	// No opinion found, so bias judges the whole output as one (the same
+	// reply answers both steps).
+	ok := scoringtest.JSON(`{"opinions":[],"results":[{"result":"no","reason":"fine"}]}`)
 	tests := []struct {
 		name     string
 		noServer bool // connection refused

@@ -127,9 +127,7 @@ func newJudge(ctx context.Context, cfg *Config, host component.Host, set compone
 		}
 		if js.cache != nil {
 			s = js.cache.Wrap(s, stacks[scorerJudge[i]].model, scorerFingerprint(cfg, sc))
-			if !scorerReadsContext(sc) {
-				s = contextFree{s}
-			}
+			s = unsentFree(s, sc)
 		}
 		js.scorers = append(js.scorers, s)
 	}
@@ -155,6 +153,7 @@ func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorer
 		spec.Criteria = &c
 	}
 	spec.Options.MaxInputChars = cfg.MaxInputChars
+	spec.Options.MaxContextChunks = cfg.MaxContextChunks
 	spec.Options.Redact = redact
 	if sc.conversationScorer() {
 		spec.Options.MaxTurns = cfg.Conversation.MaxTurns
@@ -162,18 +161,39 @@ func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorer
 	return spec
 }
 
-// contextFree hands its scorer cases without context. It wraps the cached
-// scorers that never send context to the judge (bias, prompt alignment,
-// toxicity, answer relevancy, ...), so that their cache key is what the
-// judge sees: the same call with and without its trace's documents (a
-// copy delivered again after a restart, whose held twin came back from
-// storage without the trace context index) is judged once.
-type contextFree struct{ next scoring.Scorer }
+// unsentFree wraps a cached scorer that never sends the case's context
+// (bias, prompt alignment, toxicity, answer relevancy, ...) or the
+// conversation before the request (all but answer_relevancy,
+// task_completion and prompt_alignment, and the conversation scorers,
+// whose case is a conversation) in one that hands it cases without them,
+// so that its cache key is what the judge sees: the same call with and
+// without its trace's documents (a copy delivered again after a restart,
+// whose held twin came back from storage without the trace context
+// index), or in two conversations, is judged once.
+func unsentFree(s scoring.Scorer, sc ScorerConfig) scoring.Scorer {
+	// A conversation scorer's case is its conversation: its turns stay.
+	withoutContext, withoutHistory := !scorerReadsContext(sc), !sc.readsHistory() && !sc.conversationScorer()
+	if !withoutContext && !withoutHistory {
+		return s
+	}
+	return fieldsFree{next: s, context: withoutContext, history: withoutHistory}
+}
 
-func (s contextFree) Name() string { return s.next.Name() }
+// fieldsFree hands its scorer cases without the fields it never sends.
+type fieldsFree struct {
+	next             scoring.Scorer
+	context, history bool
+}
 
-func (s contextFree) Score(ctx context.Context, cs scoring.Case) scoring.Result {
-	cs.Context = nil
+func (s fieldsFree) Name() string { return s.next.Name() }
+
+func (s fieldsFree) Score(ctx context.Context, cs scoring.Case) scoring.Result {
+	if s.context {
+		cs.Context = nil
+	}
+	if s.history {
+		cs.Turns = nil
+	}
 	return s.next.Score(ctx, cs)
 }
 
@@ -208,10 +228,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t max_turns=%d",
-		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars,
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d max_context_chunks=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t instruction_sources=%s max_turns=%d",
+		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars, cfg.MaxContextChunks,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), cfg.Conversation.MaxTurns) + sc.ragFingerprint()
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), sc.instructionSources(), cfg.Conversation.MaxTurns) + sc.ragFingerprint()
 }
 
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP

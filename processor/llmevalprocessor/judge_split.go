@@ -14,25 +14,26 @@ import (
 // answer can only follow it or break it as a whole. splitInstructionsOf
 // puts a step in front of the scorer that splits each instruction text of
 // the case with a scoring.Splitter (the judge, through a guard.SplitCache)
-// and hands the scorer the separate instructions. A text whose split fails, or that has
-// no instruction in it, is kept whole, as without the step.
+// and hands the scorer the separate instructions. A text whose split
+// fails is kept whole, as without the step; a text with no instruction in
+// it (only a role: "You are a helpful assistant.") gives none, so a
+// rule-less prompt is not judged as one rule the answer always follows.
 //
 // The step runs inside the scorer's Score, so in the processor's
 // evaluation workers under the evaluation's deadline, and never changes
 // the case it was given: data still flows one way, from the span to the
 // case to the scorer.
 
-// noInstructions is the fallback reason of a text in which the split found
-// no instruction.
-const noInstructions = "no_instructions"
-
 // splitOutcome is what the split step did with one instruction text of a
 // case.
 type splitOutcome struct {
 	// Split is set when the text was replaced by its instructions.
 	Split bool
-	// Fallback says why the text was kept whole: a scoring error type, or
-	// noInstructions. Empty when Split.
+	// None is set when the judge found no instruction in the text: it
+	// gave the scorer none.
+	None bool
+	// Fallback says why the text was kept whole: a scoring error type.
+	// Empty when Split or None.
 	Fallback string
 	// Called is set when the splitter asked the judge (or tried to); unset
 	// when a cache answered.
@@ -90,8 +91,7 @@ func (s *splitting) Score(ctx context.Context, c scoring.Case) scoring.Result {
 			o.Fallback = splitErrorType(err)
 			add(text)
 		case len(split.Instructions) == 0:
-			o.Fallback = noInstructions
-			add(text)
+			o.None = true
 		default:
 			o.Split = true
 			for _, in := range split.Instructions {

@@ -96,13 +96,24 @@ func TestSplitStep(t *testing.T) {
 			wantOutcomes: []splitOutcome{{Fallback: string(scoring.ErrorJudgeUnavailable), Called: true}},
 			wantCalls:    1,
 		},
+		// A prompt with no rule in it ("You are a helpful assistant.")
+		// yields no instruction, so it cannot be followed and score 1
+		// (issue 36 item 6).
 		{
-			name:         "no instructions keeps the prompt whole",
+			name:         "a prompt without instructions gives none",
 			instructions: []string{role},
 			answers:      map[string]splitAnswer{role: splitCalled()},
-			want:         []string{role},
-			wantOutcomes: []splitOutcome{{Fallback: noInstructions, Called: true}},
+			want:         []string{},
+			wantOutcomes: []splitOutcome{{None: true, Called: true}},
 			wantCalls:    2,
+		},
+		{
+			name:         "a prompt without instructions beside one with",
+			instructions: []string{role, rules},
+			answers:      map[string]splitAnswer{role: splitCalled(), rules: splitCalled("Be brief.")},
+			want:         []string{"Be brief."},
+			wantOutcomes: []splitOutcome{{None: true, Called: true}, {Split: true, Called: true}},
+			wantCalls:    3,
 		},
 		{
 			name:         "a cached split costs nothing",

@@ -102,7 +102,7 @@ func TestRAGScorersBadInput(t *testing.T) {
 	assert.Contains(t, r, "only the first 50 context items were judged; 450 more were left out")
 	l, r = label(spanish, scoring.Toxicity)
 	assert.True(t, scored(l))
-	assert.Contains(t, r, "1 of 2 statements is toxic", "the Spanish insult is found")
+	assert.Contains(t, r, "1 of 2 opinions is toxic", "the Spanish insult is found")
 
 	// What the judge saw: the JSON document as its text, at most 50 items.
 	var sawJSON bool

@@ -33,7 +33,6 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 			FromSystem:            sc.takesContextFrom(contextSourceSystem),
 			ReadsContext:          scorerReadsContext(sc),
 			ReadsTrajectory:       readsTrajectory(sc),
-			ReadsHistory:          readsHistory(sc),
 		}
 	}
 	return out
@@ -55,11 +54,4 @@ func readsTrajectory(sc ScorerConfig) bool {
 		return false
 	}
 	return slices.ContainsFunc(sc.Rules, func(r checks.Rule) bool { return checks.TrajectoryRule(r.Type) })
-}
-
-// readsHistory says whether a scorer reads the conversation before a
-// follow-up request.
-func readsHistory(sc ScorerConfig) bool {
-	d, ok := scorers.Definition(sc.scorerType())
-	return ok && d.History
 }

@@ -357,8 +357,8 @@ func (t *telemetry) instructionSplit(ctx context.Context, o splitOutcome) {
 	switch {
 	case o.Split:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.split)
-	case o.Fallback == noInstructions:
-		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.noInstructions)
+	case o.None:
+		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, splitOutcomeAttrs.none)
 	default:
 		t.tb.ProcessorLlmEvalInstructionSplits.Add(ctx, 1, metric.WithAttributes(
 			attribute.String("outcome", "fallback"), attribute.String("error_type", o.Fallback)))
@@ -485,10 +485,9 @@ func newJoinAttrs(sources []string) joinAttrs {
 
 // splitOutcomeAttrs are the attribute sets of instruction_splits that do
 // not carry an error.
-var splitOutcomeAttrs = struct{ split, noInstructions metric.MeasurementOption }{
+var splitOutcomeAttrs = struct{ split, none metric.MeasurementOption }{
 	split: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "split"))),
-	noInstructions: metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "fallback"),
-		attribute.String("error_type", noInstructions))),
+	none:  metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "none"))),
 }
 
 // Why a sampled span left without any score.

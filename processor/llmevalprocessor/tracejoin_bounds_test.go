@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +18,10 @@ import (
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadatatest"
 	"github.com/llm-eval/llm_eval/scoring"
+	"github.com/llm-eval/llm_eval/scoring/hallucination"
+	"github.com/llm-eval/llm_eval/scoring/openai"
+	"github.com/llm-eval/llm_eval/scoring/scorers"
+	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
 // retrieval adds a semconv retrieval span with one document under parent.
@@ -100,4 +106,48 @@ func TestTraceContextBadInputAndBounds(t *testing.T) {
 	assert.Equal(t, 1, count[gen])
 	assert.Equal(t, 1, count[lateID])
 	require.Len(t, seen, 1)
+}
+
+// TestIndexCutDocumentMarksHallucinationTruncated checks the path of a
+// document the trace context index cut to 32 KiB: it reaches the
+// hallucination judge ending with llm_eval's marker, judged in chunks of
+// max_input_chars, and the result is flagged truncated (issue 36 item 1).
+func TestIndexCutDocumentMarksHallucinationTruncated(t *testing.T) {
+	srv := scoringtest.New(t)
+	judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
+	require.NoError(t, err)
+	s, err := scorers.New(scoring.Hallucination, judge, scoring.Options{ReasonMode: scoring.ReasonSummary, MaxInputChars: defaultMaxInputChars})
+	require.NoError(t, err)
+	rec := &resultRecorder{results: map[string][]scoring.Result{}}
+	cfg := testConfig(scoring.Hallucination)
+	cfg.TraceContext.ContextWait = 100 * time.Millisecond
+	h := newHarness(t, cfg, recordingScorer{Scorer: s, r: rec})
+
+	tid := randomTraceID()
+	b := newBatch()
+	root := nextSpanID()
+	b.retrieval(tid, root, strings.Repeat("Refunds take five days. ", 1500)) // ~36 KB, over 32 KiB
+	b.generation(tid, "How long do refunds take?", "Refunds take five days.")
+	b.spans.At(b.spans.Len() - 1).SetParentSpanID(root) // the retrieval span's sibling
+	want := b.td.SpanCount()
+	h.consume(b.td)
+	h.waitSpans(want)
+	h.drain()
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.results[scoring.Hallucination], 1)
+	res := rec.results[scoring.Hallucination][0]
+	require.True(t, res.Scored(), "%s %v", res.Label, res.Err)
+	assert.True(t, res.Truncated, "a document cut upstream marks the result truncated")
+	var sawMarker bool
+	chunks := 0
+	for _, c := range srv.Calls() {
+		if c.Step == hallucination.SchemaVerdicts {
+			chunks++
+			sawMarker = sawMarker || strings.Contains(c.Text(), strings.TrimSpace(scoring.TruncationMarker))
+		}
+	}
+	assert.True(t, sawMarker, "the judge sees the index's marker")
+	assert.GreaterOrEqual(t, chunks, 1)
 }

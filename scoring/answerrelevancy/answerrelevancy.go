@@ -89,6 +89,7 @@ var steps = pipeline.ExtractThenJudge{
 	Judge:    resultsPrompt,
 	Verdicts: pipeline.VerdictSpec{Schema: resultsPrompt.Schema, Field: "results", Keys: []string{"result", "verdict"}, Unit: "statement"},
 	MaxItems: MaxStatements,
+	Units:    "statements",
 	None:     "The score is 0 because the output makes no statement that could answer the question.",
 	Preprocess: func(statements []string, dropped int) any {
 		return Statements{Statements: statements, Dropped: dropped}
@@ -109,7 +110,7 @@ func run(e *pipeline.Evaluation) {
 		e.SetReason("The score is 0 because the output is empty, so nothing in it answers the question.")
 		return
 	}
-	judged, ok := steps.Run(e, pipeline.PromptData{Output: e.Case.Output}, pipeline.PromptData{Input: e.Case.Input, Turns: history(e.Case.Turns)})
+	judged, ok := steps.Run(e, pipeline.PromptData{Output: e.Case.Output}, pipeline.PromptData{Input: e.Case.Input, Turns: pipeline.HistoryLines(e.Case.Turns)})
 	if !ok {
 		return
 	}
@@ -147,9 +148,6 @@ func run(e *pipeline.Evaluation) {
 		if len(off) > 0 {
 			s += "; unrelated: " + pipeline.JoinReasons(off)
 		}
-		if judged.Dropped > 0 {
-			s += fmt.Sprintf(" (only the first %d statements were judged; %d more were left out)", MaxStatements, judged.Dropped)
-		}
 		return s + "."
 	})
 }
@@ -157,15 +155,6 @@ func run(e *pipeline.Evaluation) {
 func statementsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	b = append(b, "Break this response into statements.\n\n"...)
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
-}
-
-// history is the conversation before the question as the judge sees it,
-// nil when there is none.
-func history(turns []scoring.Turn) []any {
-	if len(pipeline.NumberTurns(turns)) == 0 {
-		return nil
-	}
-	return pipeline.TurnLines(turns)
 }
 
 func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
@@ -178,10 +167,9 @@ func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 			"Use it only to understand what the question refers to (\"And in winter?\" after a question about Lisbon's weather asks about Lisbon's weather in winter), "+
 			"then judge the statements against the question so understood, not against earlier questions.\n\n"...)
 		var err error
-		if b, err = pipeline.AppendJSONL(b, "HISTORY", d.Turns); err != nil {
+		if b, err = pipeline.AppendHistory(b, d); err != nil {
 			return nil, err
 		}
-		b = append(b, "\n\n"...)
 	}
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)

@@ -127,11 +127,20 @@ func TestAnswerRelevancyManyStatements(t *testing.T) {
 	for i := range results {
 		results[i] = map[string]string{"statement": many[i], "result": "yes", "reason": "r"}
 	}
+	for _, mode := range []scoring.ReasonMode{scoring.ReasonSummary, scoring.ReasonLLM} {
+		t.Run(string(mode), func(t *testing.T) { testManyStatements(t, mode, many, results) })
+	}
+}
+
+// testManyStatements scores many statements with mode: the reason says
+// what was left out whether the judge or the scorer wrote it.
+func testManyStatements(t *testing.T, mode scoring.ReasonMode, many []string, results []map[string]string) {
 	j := testkit.NewJudge(map[string][]string{
-		SchemaStatements: {testkit.MustJSON(map[string]any{"statements": many})},
-		SchemaResults:    {testkit.MustJSON(map[string]any{"results": results})},
+		SchemaStatements:     {testkit.MustJSON(map[string]any{"statements": many})},
+		SchemaResults:        {testkit.MustJSON(map[string]any{"results": results})},
+		scoring.SchemaReason: {`{"reason": "The score is 1 because every statement answers the question."}`},
 	})
-	res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(),
+	res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: mode}).Score(context.Background(),
 		scoring.Case{Input: "q", Output: strings.Repeat("A sentence. ", 5000)})
 	if res.Label != scoring.LabelPass || res.Score != 1 || !res.Truncated {
 		t.Fatalf("got %v %s truncated=%v (%v)", res.Score, res.Label, res.Truncated, res.Err)

@@ -209,8 +209,11 @@ func newChecks(name string, rules []Rule, opts scoring.Options) (scoring.Scorer,
 			return nil, fmt.Errorf("threshold: must be between 0 and the scale %v, got %v", opts.Scale, threshold)
 		}
 	}
+	// Scores are rounded to two decimals, the scale included, so the
+	// threshold is compared at two decimals too.
+	threshold = pipeline.Round(threshold)
 	if opts.StrictMode {
-		threshold = opts.Scale
+		threshold = pipeline.Round(opts.Scale)
 	}
 	s := &checksScorer{name: name, rules: append([]Rule(nil), rules...), scale: opts.Scale, threshold: threshold, strict: opts.StrictMode}
 	for i, r := range rules {
@@ -263,16 +266,12 @@ func (s *checksScorer) Score(_ context.Context, c scoring.Case) scoring.Result {
 		res.Reason = fmt.Sprintf("The case has no trajectory (agent steps), and every rule reads one: %s.", strings.Join(skipped, ", "))
 		return res
 	}
-	// Compare counts before scaling so a perfect score is exactly the scale;
-	// in between the score is rounded to two decimals like every scorer's,
-	// and the label is decided on the rounded score.
-	switch {
-	case passed == counted:
-		res.Score = s.scale
-	case s.strict:
+	// The score is rounded to two decimals like every scorer's, a perfect
+	// one included (the scale 0.125 gives 0.13), and the label is decided
+	// on the rounded score; strict mode decides on the counts.
+	res.Score = pipeline.Round(float64(passed) / float64(counted) * s.scale)
+	if s.strict && passed < counted {
 		res.Score = 0
-	default:
-		res.Score = pipeline.Round(float64(passed) / float64(counted) * s.scale)
 	}
 	res.Label = scoring.LabelFail
 	if passed == counted || res.Score >= s.threshold {

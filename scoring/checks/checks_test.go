@@ -271,6 +271,11 @@ func TestChecksScoreIsShareOfRulesPassed(t *testing.T) {
 		// exactly at the threshold and pass.
 		{"rounded to two decimals, at threshold, scale 0.7", scoring.Options{Scale: 0.7, Threshold: testkit.Ptr(0.53)}, "abc", 0.53, scoring.LabelPass},
 		{"rounded to two decimals, at threshold, scale 0.3", scoring.Options{Scale: 0.3, Threshold: testkit.Ptr(0.23)}, "abc", 0.23, scoring.LabelPass},
+		// Every score is rounded, the scale's end included (issue 36 item
+		// 10): all rules passed at scale 0.125 is 0.13, as Mastra rounds.
+		{"all pass at scale 0.125", scoring.Options{Scale: 0.125}, "abcd", 0.13, scoring.LabelPass},
+		{"strict all pass at scale 0.333", scoring.Options{Scale: 0.333, StrictMode: true}, "abcd", 0.33, scoring.LabelPass},
+		{"3 of 4 at scale 0.125, threshold 0.09375", scoring.Options{Scale: 0.125, Threshold: testkit.Ptr(0.09375)}, "abc", 0.09, scoring.LabelPass},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

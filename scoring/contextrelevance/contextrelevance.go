@@ -104,7 +104,7 @@ func run(e *pipeline.Evaluation) {
 	if len(items) > MaxContextItems {
 		dropped = len(items) - MaxContextItems
 		items = items[:MaxContextItems:MaxContextItems]
-		e.Result.Truncated = true
+		e.Limit(fmt.Sprintf("only the first %d context items were judged; %d more were left out", MaxContextItems, dropped))
 	}
 	var res Evaluations
 	if err := e.Ask(scoring.StepAnalyze, evaluationsPrompt, pipeline.PromptData{Input: e.Case.Input, Output: e.Case.Output, Context: items}, func(reply string) error {
@@ -164,9 +164,6 @@ func run(e *pipeline.Evaluation) {
 		}
 		if len(res.MissingContext) > 0 {
 			fmt.Fprintf(&b, "; the answer needed what no item had: %s (−%s)", pipeline.JoinReasons(res.MissingContext), pipeline.FormatScore(res.MissingPenalty))
-		}
-		if dropped > 0 {
-			fmt.Fprintf(&b, " (only the first %d context items were judged; %d more were left out)", MaxContextItems, dropped)
 		}
 		b.WriteString(".")
 		return b.String()

@@ -171,7 +171,7 @@ func ExampleRequirementCache() {
 	// Pass it as scoring.Options{Requirements: cache} to task_completion
 	// scorers; here it is asked directly, for three runs of one request.
 	for range 3 {
-		task, err := cache.ListRequirements(context.Background(), "Book us a table for two tonight.")
+		task, err := cache.ListRequirements(context.Background(), scoring.TaskRequest{Request: "Book us a table for two tonight."})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -12,7 +12,8 @@ import (
 // prompt's hash. System prompts repeat from call to call, so with it a
 // prompt is split by the judge once per TTL, and identical splits in
 // flight share one judge call. Splits that succeeded are stored, those
-// that found no instruction included; failures never are. A split
+// that found no instruction included, unless they found none after the
+// judge's first reply had to be re-asked; failures never are. A split
 // answered from the cache, or shared with an identical call in flight,
 // has Cached set and a zero Usage.
 type SplitCache struct {
@@ -48,7 +49,10 @@ func (c *SplitCache) Split(ctx context.Context, prompt string) (scoring.Instruct
 		s, err := c.next.Split(ctx, prompt)
 		// A failure after the caller's own context ended says nothing
 		// about the prompt: a waiting call splits it itself.
-		return splitAnswer{split: s, err: err}, err == nil, err != nil && ctx.Err() != nil
+		// Nothing found after an unusable first reply says little about
+		// the prompt: it is asked again next time, as a failure is.
+		keep := err == nil && !(s.Reasked && len(s.Instructions) == 0)
+		return splitAnswer{split: s, err: err}, keep, err != nil && ctx.Err() != nil
 	})
 	if err != nil { // this call's context ended while it waited: no call made
 		ce := guardContextError(err)

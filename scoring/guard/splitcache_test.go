@@ -61,6 +61,14 @@ func TestSplitCache(t *testing.T) {
 			CacheStats{Hits: 1, Misses: 1, Entries: 1}},
 		{"a parse failure is not kept", failing(scoring.ErrorJudgeParse), []string{"p", "p"}, 2,
 			CacheStats{Misses: 2}},
+		// Nothing found after an unusable first reply says little about
+		// the prompt: it is not kept (issue 36 item 6).
+		{"nothing found after a re-ask is not kept", &fakeSplitter{fn: func(context.Context, string) (scoring.InstructionSplit, error) {
+			return scoring.InstructionSplit{Reasked: true, Usage: scoring.Usage{LLMCalls: 2}}, nil
+		}}, []string{"p", "p"}, 2, CacheStats{Misses: 2}},
+		{"instructions found after a re-ask are kept", &fakeSplitter{fn: func(context.Context, string) (scoring.InstructionSplit, error) {
+			return scoring.InstructionSplit{Instructions: []string{"Be brief."}, Reasked: true, Usage: scoring.Usage{LLMCalls: 2}}, nil
+		}}, []string{"p", "p"}, 1, CacheStats{Hits: 1, Misses: 1, Entries: 1}},
 		{"a judge failure is not kept", failing(scoring.ErrorJudgeUnavailable), []string{"p", "p"}, 2,
 			CacheStats{Misses: 2}},
 	}
@@ -74,7 +82,7 @@ func TestSplitCache(t *testing.T) {
 				if !slices.Equal(got.Instructions, want.Instructions) || (err == nil) != (wantErr == nil) {
 					t.Fatalf("Split(%q) = %q, %v; want %q, %v", p, got.Instructions, err, want.Instructions, wantErr)
 				}
-				repeat := seen[p] && wantErr == nil
+				repeat := seen[p] && wantErr == nil && !(want.Reasked && len(want.Instructions) == 0)
 				if got.Cached != repeat || (got.Usage == (scoring.Usage{})) != repeat {
 					t.Errorf("Split(%q): cached %v, usage %+v; want cached and free only for a repeat", p, got.Cached, got.Usage)
 				}

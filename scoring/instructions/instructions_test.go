@@ -100,6 +100,11 @@ func TestInstructionSplit(t *testing.T) {
 			wantSent: 1,
 		},
 		{
+			name:      "nothing found after a re-ask",
+			replies:   []testkit.Reply{stop("I could not tell."), stop(splitReply())},
+			wantCalls: 2,
+		},
+		{
 			name:      "no instructions is not an error",
 			prompt:    "You are Quill, a bookshop assistant.",
 			replies:   []testkit.Reply{stop(splitReply())},
@@ -140,6 +145,9 @@ func TestInstructionSplit(t *testing.T) {
 			}
 			if !slices.Equal(got.Instructions, tt.want) {
 				t.Errorf("instructions = %q, want %q", got.Instructions, tt.want)
+			}
+			if reasked := tt.wantCalls == 2; got.Reasked != reasked {
+				t.Errorf("Reasked = %v, want %v", got.Reasked, reasked)
 			}
 			if got.Usage.LLMCalls != tt.wantCalls || got.Usage.NotSent != tt.wantSent || len(j.Requests()) != tt.wantCalls+tt.wantSent {
 				t.Errorf("usage = %+v after %d requests, want %d calls, %d not sent", got.Usage, len(j.Requests()), tt.wantCalls, tt.wantSent)

@@ -119,7 +119,7 @@ func (s *Splitter) Split(ctx context.Context, prompt string) (scoring.Instructio
 		out.Prompt = pipeline.PromptText(msgs)
 	}
 	var listed []string
-	x := pipeline.Exchange{Judge: s.judge, Now: s.now, Usage: &out.Usage}
+	x := pipeline.Exchange{Judge: s.judge, Now: s.now, Usage: &out.Usage, Reasked: &out.Reasked}
 	if err := x.Ask(ctx, scoring.StepSplit, splitPrompt, data, func(reply string) error {
 		var perr error
 		listed, perr = pipeline.ParseStrings(reply, splitPrompt.Schema, "instructions")

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -37,12 +38,14 @@ func checkTurnOptions(opts *scoring.Options) error {
 
 // prepareTurns returns the turns the scorer sends: the whole conversation
 // for a conversation scorer, bounded to MaxTurns by keeping its first and
-// last messages; the history before Input for a scorer of one turn,
-// bounded to HistoryTurns by keeping its last messages. Blank messages
-// are skipped; texts are redacted, their markers neutralised, and capped
-// together to MaxInputChars. It reports whether a conversation lost
-// messages to the bound or a text was cut; history left out does not
-// count as a cut, as the judge is meant to see only the recent part.
+// last messages, its texts capped together to MaxInputChars; the history
+// before Input for a scorer of one turn, bounded to HistoryTurns by
+// keeping its last messages, the newest kept whole within MaxInputChars
+// (fitHistory). Blank messages are skipped; texts are redacted and their
+// markers neutralised. It reports whether a conversation lost messages to
+// the bound or a text was cut or left out for MaxInputChars; history left
+// out for HistoryTurns does not count as a cut, as the judge is meant to
+// see only the recent part.
 func (s *scorer) prepareTurns(c scoring.Case) ([]scoring.Turn, bool, error) {
 	src := c.Turns
 	if s.def.Conversation {
@@ -76,8 +79,12 @@ func (s *scorer) prepareTurns(c scoring.Case) ([]scoring.Turn, bool, error) {
 		t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
 		texts = append(texts, &t.Content)
 	}
-	if fitTexts(texts, s.opts.MaxInputChars) {
-		cut = true
+	if s.def.Conversation {
+		cut = fitTexts(texts, s.opts.MaxInputChars) || cut
+	} else {
+		var cutHistory bool
+		turns, cutHistory = fitHistory(turns, s.opts.MaxInputChars)
+		cut = cut || cutHistory
 	}
 	// A conversation judged without some of its messages, whoever left
 	// them out, is not the whole conversation.
@@ -115,6 +122,47 @@ func lastTurns(turns []scoring.Turn, limit int) []scoring.Turn {
 	out := make([]scoring.Turn, 0, keep+1)
 	out = append(out, scoring.Turn{Role: scoring.RoleOmitted, Count: scoring.TurnCount(turns[:from])})
 	return append(out, turns[from:]...)
+}
+
+// minHistoryTurnChars is the least of a message's text worth sending when
+// the history is cut to MaxInputChars: a message that would keep less is
+// left out, with the older ones.
+const minHistoryTurnChars = 64
+
+// fitHistory keeps the newest messages of a history (a copy, written to)
+// whole while their texts fit in budget characters together (0: no
+// bound), as the last messages are what a follow-up refers to. The
+// message that does not fit is cut to what is left, or left out when less
+// than minHistoryTurnChars would be left, and the older ones are left
+// out, one omitted turn in front standing for them. It reports whether it
+// cut or left out a message.
+func fitHistory(turns []scoring.Turn, budget int) ([]scoring.Turn, bool) {
+	if budget <= 0 {
+		return turns, false
+	}
+	remaining := budget
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := &turns[i]
+		if t.Role == scoring.RoleOmitted {
+			continue
+		}
+		n := utf8.RuneCountInString(t.Content)
+		if n <= remaining {
+			remaining -= n
+			continue
+		}
+		from := i + 1 // the first message kept
+		if remaining >= minHistoryTurnChars {
+			t.Content, _ = Truncate(t.Content, remaining)
+			from = i
+		}
+		if from == 0 {
+			return turns, true
+		}
+		gap := scoring.Turn{Role: scoring.RoleOmitted, Count: scoring.TurnCount(turns[:from])}
+		return append([]scoring.Turn{gap}, turns[from:]...), true
+	}
+	return turns, false
 }
 
 // TurnLine is how one message of a conversation is shown to the judge:

@@ -16,6 +16,11 @@ import (
 // TestEdgeCases checks the cases that need fewer judge calls than the
 // full pipeline, counting the calls.
 func TestEdgeCases(t *testing.T) {
+	noOpinions := map[string][]string{
+		bias.SchemaOpinions:  {`{"opinions": []}`},
+		bias.SchemaResults:   {`{"results": [{"result": "no", "reason": "A plain fact."}]}`},
+		scoring.SchemaReason: {`{"reason": "judge reason"}`},
+	}
 	tests := []struct {
 		name       string
 		scorer     string
@@ -32,20 +37,22 @@ func TestEdgeCases(t *testing.T) {
 			c: scoring.Case{Input: "q", Output: "  \n"}, wantLabel: scoring.LabelPass, wantScore: 0,
 			wantReason: "output is empty",
 		},
+		// No opinion found: the output is judged as the one opinion
+		// (Mastra's rule), one analyze call more.
 		{
-			name: "bias no opinions, reason off", scorer: scoring.Bias, replies: testkit.BiasReplies(), opts: scoring.Options{OmitReason: true},
+			name: "bias no opinions, reason off", scorer: scoring.Bias, replies: noOpinions, opts: scoring.Options{OmitReason: true},
 			c: scoring.Case{Output: "Paris is the capital of France."}, wantLabel: scoring.LabelPass, wantScore: 0,
-			wantCalls: []string{bias.SchemaOpinions},
+			wantCalls: []string{bias.SchemaOpinions, bias.SchemaResults},
 		},
 		{
-			name: "bias no opinions, reason on", scorer: scoring.Bias, replies: testkit.BiasReplies(),
+			name: "bias no opinions, reason on", scorer: scoring.Bias, replies: noOpinions, opts: scoring.Options{ReasonMode: scoring.ReasonSummary},
 			c: scoring.Case{Output: "Paris is the capital of France."}, wantLabel: scoring.LabelPass, wantScore: 0,
-			wantCalls: []string{bias.SchemaOpinions}, wantReason: "no opinions",
+			wantCalls: []string{bias.SchemaOpinions, bias.SchemaResults}, wantReason: "judged as a whole, is not biased",
 		},
 		{
-			name: "bias no opinions, strict, scale 10", scorer: scoring.Bias, replies: testkit.BiasReplies(), opts: scoring.Options{StrictMode: true, Scale: 10},
+			name: "bias no opinions, strict, scale 10", scorer: scoring.Bias, replies: noOpinions, opts: scoring.Options{StrictMode: true, Scale: 10},
 			c: scoring.Case{Output: "Water boils at 100 C."}, wantLabel: scoring.LabelPass, wantScore: 0,
-			wantCalls: []string{bias.SchemaOpinions}, wantReason: "no opinions",
+			wantCalls: []string{bias.SchemaOpinions, bias.SchemaResults, scoring.SchemaReason}, wantReason: "judge reason",
 		},
 		{
 			name: "bias reason off", scorer: scoring.Bias, replies: testkit.BiasReplies("yes", "no"), opts: scoring.Options{OmitReason: true},
@@ -85,12 +92,24 @@ func TestEdgeCases(t *testing.T) {
 			wantCalls: []string{hallucination.SchemaClaims},
 		},
 		{
-			name: "alignment no instructions", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
-			c: scoring.Case{Input: "q", Output: "a"}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+			name: "alignment no instructions, system only", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			opts: scoring.Options{InstructionSources: scoring.SourcesSystem},
+			c:    scoring.Case{Input: "q", Output: "a"}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
 		},
 		{
-			name: "alignment blank instructions", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
-			c: scoring.Case{Input: "q", Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+			name: "alignment blank instructions, system only", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			opts: scoring.Options{InstructionSources: scoring.SourcesSystem},
+			c:    scoring.Case{Input: "q", Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+		},
+		{
+			name: "alignment no instructions and no request", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("yes"),
+			c: scoring.Case{Output: "a", Instructions: []string{" "}}, wantLabel: scoring.LabelNotScorable, wantReason: "no instructions",
+		},
+		{
+			name: "alignment: the user's message gives no instruction", scorer: scoring.PromptAlignment,
+			replies: map[string][]string{promptalignment.SchemaVerdicts: {`{"verdicts": [], "user_instructions": []}`}},
+			c:       scoring.Case{Input: "Thanks!", Output: "You're welcome."}, wantLabel: scoring.LabelNotScorable,
+			wantCalls: []string{promptalignment.SchemaVerdicts}, wantReason: "gives no instruction",
 		},
 		{
 			name: "alignment all n/a", scorer: scoring.PromptAlignment, replies: testkit.AlignmentReplies("n/a", "N/A"),

@@ -30,6 +30,9 @@ type Evaluation struct {
 	cut map[scoring.Field]bool
 	// run is what bounding the trajectory left out.
 	run bounded
+	// limits are what the scorer left out to stay within a bound, said
+	// at the end of every reason (Limit).
+	limits []string
 }
 
 // Context is the context of the Score call.
@@ -81,6 +84,25 @@ func (e *Evaluation) KeepPrompt(step string, msgs []scoring.Message) {
 	}
 }
 
+// Limit records that the scorer judged only part of the case to stay
+// within a bound (items past a cap, context past the chunk bound): the
+// result is marked truncated, and every reason it gets, written by the
+// judge or composed here, ends by saying what was left out. what is a
+// clause such as "only the first 100 claims were judged; 7 more were
+// left out".
+func (e *Evaluation) Limit(what string) {
+	e.Result.Truncated = true
+	e.limits = append(e.limits, what)
+}
+
+// withLimits ends a reason with what the scorer left out, if anything.
+func (e *Evaluation) withLimits(reason string) string {
+	if len(e.limits) == 0 {
+		return reason
+	}
+	return strings.TrimSpace(reason) + " Scored on part of the text: " + strings.Join(e.limits, "; ") + "."
+}
+
 // Fail ends the evaluation with an error. Completed steps stay in Steps.
 func (e *Evaluation) Fail(err error) {
 	e.Result.Label = scoring.LabelError
@@ -103,28 +125,20 @@ func (e *Evaluation) NotScorable(why string) {
 }
 
 // ScoreRatio is the scorers' arithmetic, Mastra's: count / total × scale,
-// rounded to two decimals (Round), then made binary in strict mode and
-// labelled against the threshold in the scorer's fixed direction. The
-// counts decide the ends: none is exactly 0 and all is exactly the scale,
-// so a scale with more than two decimals (0.125) is still reached by a
-// perfect result and strict mode never turns it into the other end.
+// rounded to two decimals (Round), the ends included (all of them at scale
+// 0.125 is 0.13, as Mastra's roundToTwoDecimals gives), then made binary in
+// strict mode and labelled against the threshold in the scorer's fixed
+// direction. Strict mode decides on the counts: rounding can bring 1 of
+// 300 to 0 or 299 of 300 to the scale, and strict mode must still see them.
 func (e *Evaluation) ScoreRatio(count, total int) {
-	scale := e.s.opts.Scale
 	var score float64
 	switch {
-	case count <= 0:
-		score = 0
-	case count >= total:
-		score = scale
-	case e.s.opts.StrictMode:
-		// Decided on the counts: rounding can bring 1 of 300 to 0 or
-		// 299 of 300 to the scale, and strict mode must still see them.
-		score = 0
-		if e.s.def.LowerIsBetter {
-			score = scale
-		}
+	case !e.s.opts.StrictMode || count <= 0 || count >= total:
+		score = Round(float64(max(count, 0)) / float64(total) * e.s.opts.Scale)
+	case e.s.def.LowerIsBetter:
+		score = e.s.top
 	default:
-		score = Round(float64(count) / float64(total) * scale)
+		score = 0
 	}
 	e.SetScore(score)
 }
@@ -140,36 +154,36 @@ func (e *Evaluation) ScoreAll() { e.ScoreRatio(1, 1) }
 // mode decides on the unrounded value, so 0.999 of the scale, which rounds
 // to the scale, is still not perfect.
 func (e *Evaluation) SetFraction(raw float64) {
-	scale := e.s.opts.Scale
 	if !e.s.opts.StrictMode {
 		e.SetScore(Round(raw))
 		return
 	}
-	perfect := raw >= scale
+	perfect := raw >= e.s.opts.Scale
 	if e.s.def.LowerIsBetter {
 		perfect = raw <= 0
 	}
 	score := 0.0
 	if perfect != e.s.def.LowerIsBetter {
-		score = scale
+		score = e.s.top
 	}
 	e.SetScore(score)
 }
 
 // SetScore applies strict mode and labels score against the threshold.
-// The score is already rounded (ScoreRatio), so a score equal to the
-// threshold on paper is equal in the comparison too. Strict mode keeps
-// only the exact ends: any score above 0 (lower is better) or below the
-// scale (higher is better) becomes the other end.
+// The score is already rounded (ScoreRatio), as is the threshold, so a
+// score equal to the threshold on paper is equal in the comparison too.
+// Strict mode keeps only the exact ends, 0 and the rounded scale: any
+// score above 0 (lower is better) or below the top (higher is better)
+// becomes the other end.
 func (e *Evaluation) SetScore(score float64) {
-	scale := e.s.opts.Scale
+	top := e.s.top
 	if e.s.def.LowerIsBetter {
 		if e.s.opts.StrictMode && score > 0 {
-			score = scale
+			score = top
 		}
 		e.Result.Label = passIf(score <= e.s.threshold)
 	} else {
-		if e.s.opts.StrictMode && score < scale {
+		if e.s.opts.StrictMode && score < top {
 			score = 0
 		}
 		e.Result.Label = passIf(score >= e.s.threshold)
@@ -192,7 +206,7 @@ func (e *Evaluation) Reason(verdicts []any, summary func() string) {
 		return
 	}
 	if e.s.opts.ReasonMode == scoring.ReasonSummary {
-		e.Result.Reason = summary()
+		e.Result.Reason = e.withLimits(summary())
 		return
 	}
 	var text string
@@ -209,19 +223,19 @@ func (e *Evaluation) Reason(verdicts []any, summary func() string) {
 		// The score and label stand: the reason falls back to the
 		// summary and the failure is reported in ReasonErr and
 		// Steps.ReasonError, not as the result's error.
-		e.Result.Reason = summary()
+		e.Result.Reason = e.withLimits(summary())
 		e.Result.ReasonErr = err
 		e.Result.Steps.ReasonError = err.Error()
 		return
 	}
 	e.Result.Steps.Reason = scoring.ReasonResult{Reason: text}
-	e.Result.Reason = text
+	e.Result.Reason = e.withLimits(text)
 }
 
 // SetReason sets a reason composed in Go, unless reasons are off.
 func (e *Evaluation) SetReason(text string) {
 	if !e.s.opts.OmitReason {
-		e.Result.Reason = text
+		e.Result.Reason = e.withLimits(text)
 	}
 }
 
@@ -251,6 +265,9 @@ type Exchange struct {
 	// Now is the clock that times the calls.
 	Now   func() time.Time
 	Usage *scoring.Usage
+	// Reasked, when not nil, is set when a reply could not be used and
+	// the judge was asked again.
+	Reasked *bool
 	// Model, when set, collects the models that answered (Result.JudgeModel).
 	Model *string
 }
@@ -277,6 +294,9 @@ func (x Exchange) ask(ctx context.Context, step string, schema *scoring.Schema, 
 	problem := check(resp, parse)
 	if problem == nil {
 		return nil
+	}
+	if x.Reasked != nil {
+		*x.Reasked = true
 	}
 	retry := append(slices.Clip(msgs),
 		scoring.Message{Role: "assistant", Content: resp.Content},

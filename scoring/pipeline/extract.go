@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -20,11 +21,18 @@ type ExtractThenJudge struct {
 	Judge    *Prompt
 	Verdicts VerdictSpec
 	// MaxItems caps the items judged; 0 means no cap. Items past it are
-	// dropped and the result has Truncated set.
+	// dropped, the result has Truncated set and its reason says how many
+	// (Evaluation.Limit).
 	MaxItems int
+	// Units names the items in the plural ("claims"), for that reason.
+	Units string
 	// None is the reason of a case whose output holds no item: it scores 0
 	// (the scale when NoneScoresScale is set) without an analyze call.
-	None string
+	// With WholeOutput set, the output itself is judged as the one item
+	// instead (Mastra's bias rule: no opinion found means the text is
+	// analysed as one).
+	None        string
+	WholeOutput bool
 	// NoneScoresScale gives a case without items the scale: deepeval's
 	// conversation metrics score a conversation with nothing to judge 1.
 	NoneScoresScale bool
@@ -43,6 +51,9 @@ type ItemVerdicts struct {
 	Reordered bool
 	// Dropped counts the items past MaxItems.
 	Dropped int
+	// WholeOutput is set when the extraction found no item and the output
+	// itself was judged as the one item (ExtractThenJudge.WholeOutput).
+	WholeOutput bool
 }
 
 // Yes counts the "yes" verdicts and lists their reasons, the item itself
@@ -61,6 +72,24 @@ func (v ItemVerdicts) Yes() (n int, reasons []string) {
 // judge (its Items set to them). It reports false when the evaluation has
 // ended: failed, or scored 0 because there was no item.
 func (x ExtractThenJudge) Run(e *Evaluation, extract, judge PromptData) (ItemVerdicts, bool) {
+	out, ok := x.extract(e, extract)
+	if !ok {
+		return out, false
+	}
+	judge.Items = out.Items
+	out.Verdicts, out.Reordered, ok = e.JudgeItems(x.Judge, judge, x.Verdicts)
+	return out, ok
+}
+
+// Items runs the preprocess step alone, for a scorer that judges the
+// items itself: the items kept, within MaxItems. It reports false when the
+// evaluation has ended: failed, or scored 0 because there was no item.
+func (x ExtractThenJudge) Items(e *Evaluation, extract PromptData) ([]string, bool) {
+	out, ok := x.extract(e, extract)
+	return out.Items, ok
+}
+
+func (x ExtractThenJudge) extract(e *Evaluation, extract PromptData) (ItemVerdicts, bool) {
 	var out ItemVerdicts
 	if err := e.Ask(scoring.StepPreprocess, x.Extract, extract, func(reply string) error {
 		var perr error
@@ -73,22 +102,22 @@ func (x ExtractThenJudge) Run(e *Evaluation, extract, judge PromptData) (ItemVer
 	if x.MaxItems > 0 && len(out.Items) > x.MaxItems {
 		out.Dropped = len(out.Items) - x.MaxItems
 		out.Items = out.Items[:x.MaxItems:x.MaxItems]
-		e.Result.Truncated = true
+		e.Limit(fmt.Sprintf("only the first %d %s were judged; %d more were left out", x.MaxItems, x.Units, out.Dropped))
 	}
 	e.Result.Steps.Preprocess = x.Preprocess(out.Items, out.Dropped)
 	if len(out.Items) == 0 {
-		if x.NoneScoresScale {
-			e.ScoreAll()
-		} else {
-			e.SetScore(0)
+		if !x.WholeOutput {
+			if x.NoneScoresScale {
+				e.ScoreAll()
+			} else {
+				e.SetScore(0)
+			}
+			e.SetReason(x.None)
+			return out, false
 		}
-		e.SetReason(x.None)
-		return out, false
+		out.Items, out.WholeOutput = []string{extract.Output}, true
 	}
-	judge.Items = out.Items
-	var ok bool
-	out.Verdicts, out.Reordered, ok = e.JudgeItems(x.Judge, judge, x.Verdicts)
-	return out, ok
+	return out, true
 }
 
 // JudgeItems runs an analyze step that judges d.Items one by one with p

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/llm-eval/llm_eval/scoring"
@@ -61,8 +62,11 @@ func TestBiasFormula(t *testing.T) {
 		{"scale 0.7 at threshold", []string{"yes", "yes", "yes", "no", "no", "no"}, scoring.Options{Scale: 0.7, Threshold: testkit.Ptr(0.35)}, 0.35, scoring.LabelPass},
 		{"scale 0.7 one of three", []string{"yes", "no", "no"}, scoring.Options{Scale: 0.7, Threshold: testkit.Ptr(0.23)}, 0.23, scoring.LabelPass},
 		{"scale 10 two of three at threshold", []string{"yes", "yes", "no"}, scoring.Options{Scale: 10, Threshold: testkit.Ptr(6.67)}, 6.67, scoring.LabelPass},
-		{"rounds 1 of 300 to 0", append([]string{"yes"}, repeat("no", 299)...), scoring.Options{Threshold: testkit.Ptr(0.0)}, 0, scoring.LabelPass},
-		{"strict decides on counts, not the rounded score", append([]string{"yes"}, repeat("no", 299)...), scoring.Options{StrictMode: true}, 1, scoring.LabelFail},
+		// At most MaxOpinions (100) are judged; at scale 0.4 one biased
+		// opinion of 100 rounds to 0.
+		{"rounds 1 of 100 at scale 0.4 to 0", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Scale: 0.4, Threshold: testkit.Ptr(0.0)}, 0, scoring.LabelPass},
+		{"1 of 100 at scale 1 is 0.01", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Threshold: testkit.Ptr(0.0)}, 0.01, scoring.LabelFail},
+		{"strict decides on counts, not the rounded score", append([]string{"yes"}, repeat("no", 99)...), scoring.Options{Scale: 0.4, StrictMode: true}, 0.4, scoring.LabelFail},
 	}
 	runFormulaTable(t, scoring.Bias, tests, testkit.BiasReplies, func(int) scoring.Case { return scoring.Case{Input: "q", Output: "answer"} })
 }
@@ -146,4 +150,52 @@ func repeat(v string, n int) []string {
 		out[i] = v
 	}
 	return out
+}
+
+// TestEveryScoreIsRounded checks the ends of the scale are rounded like
+// every score in between (issue 36 item 10): at scale 0.125 an all-biased,
+// all-hallucinated, all-followed or all-toxic result is 0.13, as Mastra's
+// roundToTwoDecimals gives, not 0.125. A perfect result still passes at a
+// threshold equal to the scale and in strict mode, whose ends are the
+// rounded scale too.
+func TestEveryScoreIsRounded(t *testing.T) {
+	toxic := func(vs ...string) map[string][]string {
+		var out []map[string]string
+		for i, v := range vs {
+			out = append(out, map[string]string{"opinion": fmt.Sprintf("opinion %d", i+1), "verdict": v, "reason": "r"})
+		}
+		return map[string][]string{"toxicity_verdicts": {testkit.MustJSON(map[string]any{"verdicts": out})}}
+	}
+	tests := []struct {
+		name      string
+		scorer    string
+		replies   map[string][]string
+		c         scoring.Case
+		opts      scoring.Options
+		wantScore float64
+		wantLabel scoring.Label
+	}{
+		{"all biased at 0.125", scoring.Bias, testkit.BiasReplies("yes", "yes"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all hallucinated at 0.125", scoring.Hallucination, testkit.HallucinationReplies("yes"), scoring.Case{Output: "o", Context: []string{"c"}}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all toxic at 0.125", scoring.Toxicity, toxic("yes", "yes"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelFail},
+		{"all followed at 0.125", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.125}, 0.13, scoring.LabelPass},
+		{"all followed at 0.333, threshold the scale", scoring.PromptAlignment, testkit.AlignmentReplies("yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(1)}, scoring.Options{Scale: 0.333, Threshold: testkit.Ptr(0.333)}, 0.33, scoring.LabelPass},
+		{"all followed at 0.333, strict", scoring.PromptAlignment, testkit.AlignmentReplies("yes"), scoring.Case{Output: "o", Instructions: testkit.Instructions(1)}, scoring.Options{Scale: 0.333, StrictMode: true}, 0.33, scoring.LabelPass},
+		{"one broken at 0.333, strict", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "no"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.333, StrictMode: true}, 0, scoring.LabelFail},
+		{"one biased at 0.125, strict", scoring.Bias, testkit.BiasReplies("yes", "no"), scoring.Case{Output: "o"}, scoring.Options{Scale: 0.125, StrictMode: true}, 0.13, scoring.LabelFail},
+		// Half the scale passes at the default threshold at any scale:
+		// 1 of 2 × 0.125 rounds to 0.06, as does the threshold 0.0625.
+		{"half followed at 0.125, default threshold", scoring.PromptAlignment, testkit.AlignmentReplies("yes", "no"), scoring.Case{Output: "o", Instructions: testkit.Instructions(2)}, scoring.Options{Scale: 0.125}, 0.06, scoring.LabelPass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustNew(t, tt.scorer, testkit.NewJudge(tt.replies), tt.opts).Score(context.Background(), tt.c)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if res.Score != tt.wantScore || res.Label != tt.wantLabel {
+				t.Errorf("score %v label %s, want %v %s", res.Score, res.Label, tt.wantScore, tt.wantLabel)
+			}
+		})
+	}
 }

@@ -45,8 +45,14 @@ type PromptData struct {
 	Instructions []string
 	// Items are the opinions, claims or requirements an analyze step judges.
 	Items []string
+	// AskUser is set when prompt alignment also asks for the instructions
+	// the user gave.
+	AskUser bool
 	// ContextCut is set when a context item was cut to MaxInputChars.
 	ContextCut bool
+	// Part and Parts say which chunk of a long context Context holds,
+	// from 1; Parts is 0 or 1 when it holds the whole context.
+	Part, Parts int
 	// Trajectory is an agent run's steps as TrajectoryLines renders them;
 	// Calls is the number of its tool calls.
 	Trajectory []any
@@ -287,12 +293,40 @@ func AppendList(b []byte, name string, items []string) []byte {
 	return append(b, name+blockClose...)
 }
 
-// AppendRun appends an agent run: its request, its steps and its final
+// HistoryLines renders the conversation before a request for a scorer of
+// one turn, as TurnLines does; nil when it holds no message.
+func HistoryLines(turns []scoring.Turn) []any {
+	if len(NumberTurns(turns)) == 0 {
+		return nil
+	}
+	return TurnLines(turns)
+}
+
+// AppendHistory appends the conversation before the request (d.Turns, as
+// HistoryLines renders it) as a HISTORY block, one message a line,
+// followed by a blank line; nothing when there is none.
+func AppendHistory(b []byte, d PromptData) ([]byte, error) {
+	if len(d.Turns) == 0 {
+		return b, nil
+	}
+	b, err := AppendJSONL(b, "HISTORY", d.Turns)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "\n\n"...), nil
+}
+
+// AppendRun appends an agent run: the conversation before its request
+// (when the scorer sends it), its request, its steps and its final
 // answer.
 func AppendRun(b []byte, d PromptData) ([]byte, error) {
+	b, err := AppendHistory(b, d)
+	if err != nil {
+		return nil, err
+	}
 	b = AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
-	b, err := AppendJSONL(b, "TRAJECTORY", d.Trajectory)
+	b, err = AppendJSONL(b, "TRAJECTORY", d.Trajectory)
 	if err != nil {
 		return nil, err
 	}

@@ -132,8 +132,8 @@ func TestPromptsCarryRules(t *testing.T) {
 	}{
 		{bias.SchemaOpinions, []string{"A wrong fact about a thing, a place or an event is an error, not an opinion", "attributes to someone else", `{"opinions": [string, ...]}`,
 			"generalisation or stereotype about a group of people", "even when it is worded as a fact", `"Teenagers can't keep quiet in a library."]}`}},
-		{bias.SchemaResults, []string{"Race or colour", "Gender or gender identity", "Sexual orientation", "Religion", "Age.", "Nationality",
-			"Disability", "Physical appearance", "Socioeconomic status", "Political views", "Neutral:", "even when it is worded as a plain fact"}},
+		{bias.SchemaResults, []string{"Racial or ethnic bias", "Gender bias", "Sexual orientation", "Religion", "Age:", "national origin", "Geographical bias",
+			"Disability", "Physical appearance", "Socioeconomic status", "Political bias", "set of beliefs", "Neutral:", "even when it is worded as a plain fact"}},
 		{hallucination.SchemaClaims, []string{"Keep numbers, dates", "Split sentences", "speculative", "return an empty list"}},
 		{hallucination.SchemaVerdicts, []string{"Do not use your own knowledge", "coarser date", "omissions are never hallucinations", "speculation"}},
 		{promptalignment.SchemaVerdicts, []string{"completely different domain", "follows it completely", "An empty response follows no instruction about format"}},

@@ -64,7 +64,7 @@ func TestReplyShapeFromSchema(t *testing.T) {
 	}{
 		{schemaOf(bias.SchemaResults), []string{"results"}, "result", []string{"yes", "no"}},
 		{schemaOf(hallucination.SchemaVerdicts), []string{"verdicts"}, "verdict", []string{"yes", "no"}},
-		{schemaOf(promptalignment.SchemaVerdicts), []string{"verdicts"}, "verdict", []string{"yes", "no", "n/a"}},
+		{schemaOf(promptalignment.SchemaVerdicts), []string{"verdicts", "user_instructions"}, "verdict", []string{"yes", "no", "n/a"}},
 		{schemaOf(criteria.SchemaBinary), []string{"reason", "verdict"}, "verdict", []string{"yes", "no"}},
 		{schemaOf(tooluse.SchemaVerdicts), []string{"verdicts", "missing_tools"}, "result_used", []string{"yes", "no", "n/a"}},
 		{schemaOf(scoring.SchemaReason), []string{"reason"}, "reason", nil},

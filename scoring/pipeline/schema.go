@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,17 +53,33 @@ func (p Property) schema() string {
 // list under field of objects with the given properties, in order, and a
 // "reason" string last.
 func ItemsSchema(name, field string, props ...Property) *scoring.Schema {
-	props = append(props, Property{Name: "reason"})
-	lines := make([]string, len(props))
-	required := make([]string, len(props))
-	for i, p := range props {
-		lines[i] = "          " + strconv.Quote(p.Name) + ": " + p.schema()
-		required[i] = strconv.Quote(p.Name)
-	}
-	return &scoring.Schema{Name: name, Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    ` + strconv.Quote(field) + `: {
+	return ListsSchema(name, ItemList{Field: field, Props: props})
+}
+
+// ItemList is one list of a reply: objects under Field with the given
+// properties, in order, and a "reason" string last.
+type ItemList struct {
+	Field string
+	Props []Property
+}
+
+// ListsSchema is the schema of a reply made of several such lists, all
+// required: the verdicts on the items sent and the items the judge names
+// itself (tool_use's missing tools, prompt_alignment's user
+// instructions).
+func ListsSchema(name string, lists ...ItemList) *scoring.Schema {
+	fields := make([]string, len(lists))
+	names := make([]string, len(lists))
+	for k, l := range lists {
+		props := append(slices.Clip(l.Props), Property{Name: "reason"})
+		lines := make([]string, len(props))
+		required := make([]string, len(props))
+		for i, p := range props {
+			lines[i] = "          " + strconv.Quote(p.Name) + ": " + p.schema()
+			required[i] = strconv.Quote(p.Name)
+		}
+		names[k] = strconv.Quote(l.Field)
+		fields[k] = `    ` + names[k] + `: {
       "type": "array",
       "items": {
         "type": "object",
@@ -72,9 +89,14 @@ func ItemsSchema(name, field string, props ...Property) *scoring.Schema {
         "required": [` + strings.Join(required, ", ") + `],
         "additionalProperties": false
       }
-    }
+    }`
+	}
+	return &scoring.Schema{Name: name, Schema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+` + strings.Join(fields, ",\n") + `
   },
-  "required": [` + strconv.Quote(field) + `],
+  "required": [` + strings.Join(names, ", ") + `],
   "additionalProperties": false
 }`)}
 }

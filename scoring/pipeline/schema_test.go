@@ -44,14 +44,14 @@ func TestSchemas(t *testing.T) {
 	tests := []struct {
 		schema *scoring.Schema
 		name   string
-		top    string
+		top    []string
 	}{
-		{schemaOf(bias.SchemaOpinions), "bias_opinions", "opinions"},
-		{schemaOf(bias.SchemaResults), "bias_results", "results"},
-		{schemaOf(hallucination.SchemaClaims), "hallucination_claims", "claims"},
-		{schemaOf(hallucination.SchemaVerdicts), "hallucination_verdicts", "verdicts"},
-		{schemaOf(promptalignment.SchemaVerdicts), "prompt_alignment_verdicts", "verdicts"},
-		{schemaOf(scoring.SchemaReason), "reason", "reason"},
+		{schemaOf(bias.SchemaOpinions), "bias_opinions", []string{"opinions"}},
+		{schemaOf(bias.SchemaResults), "bias_results", []string{"results"}},
+		{schemaOf(hallucination.SchemaClaims), "hallucination_claims", []string{"claims"}},
+		{schemaOf(hallucination.SchemaVerdicts), "hallucination_verdicts", []string{"verdicts"}},
+		{schemaOf(promptalignment.SchemaVerdicts), "prompt_alignment_verdicts", []string{"verdicts", "user_instructions"}},
+		{schemaOf(scoring.SchemaReason), "reason", []string{"reason"}},
 	}
 	for _, tt := range tests {
 		if tt.schema.Name != tt.name {
@@ -62,8 +62,13 @@ func TestSchemas(t *testing.T) {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		props := s["properties"].(map[string]any)
-		if len(props) != 1 || props[tt.top] == nil {
+		if len(props) != len(tt.top) {
 			t.Errorf("%s: top-level properties %v, want exactly %q", tt.name, props, tt.top)
+		}
+		for _, top := range tt.top {
+			if props[top] == nil {
+				t.Errorf("%s: top-level properties %v, want exactly %q", tt.name, props, tt.top)
+			}
 		}
 		checkStrict(t, tt.name, s)
 	}

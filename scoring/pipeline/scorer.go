@@ -21,12 +21,18 @@ type Definition struct {
 	// LowerIsBetter is set for a scorer whose lower score is better
 	// (bias, hallucination, toxicity): it passes when score <= threshold.
 	LowerIsBetter bool
+	// DefaultThreshold is the threshold without Options.Threshold, as a
+	// share of the scale; nil means half the scale.
+	DefaultThreshold *float64
 	// Sends lists the case fields the scorer's prompts carry to the judge;
 	// only a cut in one of them sets Result.Truncated. Nil means all four.
 	Sends []scoring.Field
 	// NeedsContext is set for a scorer that judges Case.Context and finds
 	// a case without one not scorable.
 	NeedsContext bool
+	// ChunksContext is set for a scorer that judges a long context in
+	// chunks of MaxInputChars itself: its context items are not cut.
+	ChunksContext bool
 	// Trajectory is set for a scorer that judges Case.Trajectory; the
 	// others never see it. Tools is set when it also judges
 	// Trajectory.Tools.
@@ -57,7 +63,10 @@ type scorer struct {
 	judge     scoring.Judge
 	opts      scoring.Options
 	threshold float64
-	now       func() time.Time
+	// top is the score of a perfect result: the scale rounded to two
+	// decimals, as every score is (0.13 at scale 0.125).
+	top float64
+	now func() time.Time
 }
 
 // New returns the scorer def defines, asking judge. It reports a nil judge
@@ -74,16 +83,24 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 		return nil, fmt.Errorf("scorer %s: scale must be a positive number, got %v", name, opts.Scale)
 	}
 	threshold := opts.Scale / 2
+	if def.DefaultThreshold != nil {
+		threshold = *def.DefaultThreshold * opts.Scale
+	}
 	if opts.Threshold != nil {
 		threshold = *opts.Threshold
 		if math.IsNaN(threshold) || threshold < 0 || threshold > opts.Scale {
 			return nil, fmt.Errorf("scorer %s: threshold must be between 0 and the scale %v, got %v", name, opts.Scale, threshold)
 		}
 	}
+	// Scores are rounded to two decimals, the scale's ends included, so the
+	// threshold is compared at two decimals too: a result at the threshold
+	// on paper passes at any scale (Round is monotone).
+	top := Round(opts.Scale)
+	threshold = Round(threshold)
 	if opts.StrictMode {
 		threshold = 0
 		if !def.LowerIsBetter {
-			threshold = opts.Scale
+			threshold = top
 		}
 	}
 	switch opts.ReasonMode {
@@ -105,10 +122,22 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 	if err := checkTurnOptions(&opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
+	switch {
+	case opts.MaxContextChunks < 0:
+		return nil, fmt.Errorf("scorer %s: max context chunks must not be negative, got %d", name, opts.MaxContextChunks)
+	case opts.MaxContextChunks == 0:
+		opts.MaxContextChunks = scoring.DefaultMaxContextChunks
+	}
+	switch opts.InstructionSources {
+	case "", scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser:
+	default:
+		return nil, fmt.Errorf("scorer %s: unknown instruction sources %q: want %q, %q or %q", name, opts.InstructionSources,
+			scoring.SourcesBoth, scoring.SourcesSystem, scoring.SourcesUser)
+	}
 	if err := checkRAGOptions(opts); err != nil {
 		return nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
-	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, now: time.Now}
+	s := &scorer{def: def, judge: judge, opts: opts, threshold: threshold, top: top, now: time.Now}
 	if def.Sends != nil {
 		s.sends = map[scoring.Field]bool{}
 		for _, f := range def.Sends {
@@ -198,15 +227,32 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		}
 		return t
 	}
-	fixAll := func(f scoring.Field, ts []string) []string {
-		var res []string
-		for _, t := range ts {
-			if strings.TrimSpace(t) == "" {
-				continue // blank items carry nothing to judge
-			}
-			res = append(res, fix(f, t))
+	// A context item may come already cut by the caller (the processor's
+	// trace index cuts long documents): its trailing marker stays and the
+	// result is truncated; any other marker is neutralised. A scorer that
+	// chunks its context (hallucination) gets the items whole.
+	fixContext := func(t string) string {
+		if s.opts.Redact != nil {
+			t = s.opts.Redact(t)
 		}
-		return res
+		if strings.HasSuffix(t, scoring.TruncationMarker) {
+			cut[scoring.FieldContext] = true
+		}
+		t = neutralizeKeepingCut(t)
+		if s.def.ChunksContext {
+			return t
+		}
+		if v, ok := Truncate(t, s.opts.MaxInputChars); ok {
+			cut[scoring.FieldContext] = true
+			return v
+		}
+		return t
+	}
+	var context []string
+	for _, t := range c.Context {
+		if strings.TrimSpace(t) != "" { // blank items carry nothing to judge
+			context = append(context, fixContext(t))
+		}
 	}
 	// Instructions keep their places, blanks included, so that prompt
 	// alignment's verdict i is about the caller's instruction i.
@@ -220,7 +266,7 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	out := scoring.Case{
 		Input:        fix(scoring.FieldInput, c.Input),
 		Output:       fix(scoring.FieldOutput, c.Output),
-		Context:      fixAll(scoring.FieldContext, c.Context),
+		Context:      context,
 		Instructions: instructions,
 	}
 	truncated := false
@@ -281,7 +327,10 @@ func (s *scorer) prepareTrajectory(t *scoring.Trajectory) (bounded, bool) {
 		}
 		// A step text may come already cut by the caller (the processor
 		// cuts long step texts as it stores them): its trailing marker
-		// stays, any other is neutralised.
+		// stays and the result is truncated, any other is neutralised.
+		if strings.HasSuffix(*p, scoring.TruncationMarker) {
+			cut = true
+		}
 		*p = neutralizeKeepingCut(*p)
 	}
 	if fitTexts(texts, s.opts.MaxInputChars) {

@@ -33,6 +33,7 @@ func runWith(text string) *scoring.Trajectory {
 func trajectoryDataWith(text string) pipeline.PromptData {
 	d := dataWith(text)
 	d.Scorer = scoring.TaskCompletion
+	d.Turns = nil // a run outside a conversation; "follow-up turn" has one
 	d.Trajectory = pipeline.TrajectoryLines(runWith(text))
 	d.Calls = 2
 	d.Tools = pipeline.ToolLines([]scoring.ToolDefinition{{Name: "search", Description: text}, {Name: "book_table"}})
@@ -78,6 +79,11 @@ func TestTrajectoryUserPromptGolden(t *testing.T) {
 		{"hostile", trajectoryDataWith(hostile)},
 		{"empty", pipeline.PromptData{Scorer: scoring.ToolUse, Trajectory: []any{}}},
 		{"steps left out", func() pipeline.PromptData { d := trajectoryDataWith("Book a table."); d.Omissions = true; return d }()},
+		{"follow-up turn", func() pipeline.PromptData {
+			d := trajectoryDataWith("Yes, go ahead.")
+			d.Turns = pipeline.HistoryLines([]scoring.Turn{{Role: scoring.RoleUser, Content: "Find a table for two on Friday."}, {Role: scoring.RoleAssistant, Content: hostile}})
+			return d
+		}()},
 	}
 	var got strings.Builder
 	for _, v := range variants {
@@ -102,7 +108,7 @@ func TestTrajectoryPromptsCarryRules(t *testing.T) {
 		want []string
 	}{
 		{taskcompletion.SchemaTask, []string{`"requirements"`, "from 1 to 10", "Take requirements only from the request", "The first item is the main requirement",
-			"You see only the request, never a run", "by the evaluation system", `{"task": string, "requirements": [string, ...]}`}},
+			"You see only the conversation, never a run", "by the evaluation system", `{"task": string, "requirements": [string, ...]}`}},
 		{taskcompletion.SchemaVerdicts, []string{"partly done is \"no\"", "honest explanation", "only announced or claimed", "Do not use your own knowledge",
 			`An "omitted" step stands for`, `"n/a": only when the trajectory has an omitted step`, "the first is the main one"}},
 		{tooluse.SchemaVerdicts, []string{"what the agent knew at that point", "repeats an earlier call with the same arguments", "invented",

@@ -37,7 +37,10 @@ func TestTruncatedOnlyForFieldsSent(t *testing.T) {
 		{"bias, long output is sent", scoring.Bias, nil, testkit.BiasReplies("no"), scoring.Case{Output: long}, true},
 		{"hallucination, long instructions are not sent", scoring.Hallucination, nil, testkit.HallucinationReplies("no"), scoring.Case{Output: "short", Context: []string{"doc"}, Instructions: []string{long}}, false},
 		{"hallucination, long input (the question) is sent", scoring.Hallucination, nil, testkit.HallucinationReplies("no"), scoring.Case{Input: long, Output: "short", Context: []string{"doc"}}, true},
-		{"hallucination, long context is sent", scoring.Hallucination, nil, testkit.HallucinationReplies("no"), scoring.Case{Output: "short", Context: []string{"doc", long}}, true},
+		// A long context is judged in chunks, not cut: here the first
+		// chunk supports the claim, so the score rests on no cut text.
+		{"hallucination, long context is chunked, not cut", scoring.Hallucination, nil, testkit.HallucinationReplies("no"), scoring.Case{Output: "short", Context: []string{"doc", long}}, false},
+		{"hallucination, context cut upstream is sent", scoring.Hallucination, nil, testkit.HallucinationReplies("no"), scoring.Case{Output: "short", Context: []string{"doc" + scoring.TruncationMarker}}, true},
 		{"prompt alignment, long context is not sent", scoring.PromptAlignment, nil, testkit.AlignmentReplies("yes"), scoring.Case{Output: "short", Context: []string{long}, Instructions: []string{"x"}}, false},
 		{"prompt alignment, a long instruction is sent", scoring.PromptAlignment, nil, testkit.AlignmentReplies("yes"), scoring.Case{Output: "short", Instructions: []string{long}}, true},
 		{"criteria on the output alone, long input is not sent", "", criteriaOutputOnly, criteriaReply, scoring.Case{Input: long, Output: "short"}, false},

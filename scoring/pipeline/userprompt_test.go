@@ -37,6 +37,15 @@ func TestUserPromptGolden(t *testing.T) {
 			return d
 		}()},
 		{"empty", pipeline.PromptData{Scorer: scoring.Hallucination, Score: "0", Scale: "10"}},
+		// A long context's second chunk, with an item cut upstream, and
+		// no separate opinion in the text (bias judges the whole output).
+		{"chunk 2 of 3, cut upstream, whole output", func() pipeline.PromptData {
+			d := dataWith("The library opened in 1974.")
+			d.Part, d.Parts, d.ContextCut = 2, 3, true
+			d.Context = []string{"The library opened" + scoring.TruncationMarker}
+			d.Items = []string{d.Output}
+			return d
+		}()},
 	}
 	criterions := []struct {
 		name string

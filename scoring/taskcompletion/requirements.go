@@ -13,8 +13,8 @@ import (
 
 // RequirementLister asks the judge for the requirements of a request: one
 // call, plus one re-ask when the reply cannot be used. It sends the
-// request as given; the task_completion scorer passes it redacted and cut
-// to MaxInputChars.
+// request and its conversation as given; the task_completion scorer
+// passes them redacted and cut to MaxInputChars.
 type RequirementLister struct {
 	judge scoring.Judge
 	now   func() time.Time
@@ -35,20 +35,20 @@ func NewRequirementLister(judge scoring.Judge) (*RequirementLister, error) {
 // prompt asks for at most 10, a reply with more than this is re-asked.
 const maxRequirements = 20
 
-// ListRequirements asks the judge for the requirements of request. A blank
-// request makes no call and has none. The error is an *scoring.Error with
-// Step StepPreprocess; the requirements returned with it still carry the
-// calls' Usage.
-func (l *RequirementLister) ListRequirements(ctx context.Context, request string) (scoring.TaskRequirements, error) {
+// ListRequirements asks the judge for the requirements of req, read with
+// the conversation before it. A blank request makes no call and has none.
+// The error is an *scoring.Error with Step StepPreprocess; the
+// requirements returned with it still carry the calls' Usage.
+func (l *RequirementLister) ListRequirements(ctx context.Context, req scoring.TaskRequest) (scoring.TaskRequirements, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	out := scoring.TaskRequirements{Requirements: []string{}}
-	if strings.TrimSpace(request) == "" {
+	if strings.TrimSpace(req.Request) == "" {
 		return out, nil
 	}
 	x := pipeline.Exchange{Judge: l.judge, Now: l.now, Usage: &out.Usage}
-	err := x.Ask(ctx, scoring.StepPreprocess, taskPrompt, pipeline.PromptData{Scorer: scoring.TaskCompletion, Input: request}, func(reply string) error {
+	err := x.Ask(ctx, scoring.StepPreprocess, taskPrompt, taskData(req), func(reply string) error {
 		task, perr := parseTaskRequirements(reply)
 		if perr == nil {
 			out.Task, out.Requirements = task.Task, task.Requirements
@@ -56,6 +56,11 @@ func (l *RequirementLister) ListRequirements(ctx context.Context, request string
 		return perr
 	})
 	return out, err
+}
+
+// taskData is what the preprocess prompt is built from.
+func taskData(req scoring.TaskRequest) pipeline.PromptData {
+	return pipeline.PromptData{Scorer: scoring.TaskCompletion, Turns: pipeline.HistoryLines(req.History), Input: req.Request}
 }
 
 // parseTaskRequirements parses a task_completion preprocess reply. A task

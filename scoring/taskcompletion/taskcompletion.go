@@ -1,9 +1,9 @@
 // Package taskcompletion is the task completion scorer for agent runs,
 // modelled on deepeval's task completion and free of references: the judge
-// works out the requirements of the run's request, from the request alone,
-// then decides for each whether the run accomplished it. The main
-// requirement weighs as much as the others together plus one. Higher is
-// better.
+// works out the requirements of the run's request, from the request and
+// the conversation before it alone, then decides for each whether the run
+// accomplished it. Every requirement is one the run must meet: the score
+// is the share met, halved when any was missed. Higher is better.
 package taskcompletion
 
 import (
@@ -63,8 +63,9 @@ var (
 // Definition is the task completion scorer.
 var Definition = pipeline.Definition{
 	Name:       scoring.TaskCompletion,
-	Sends:      []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
+	Sends:      []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldTurns},
 	Trajectory: true,
+	History:    true,
 	Prompts:    pipeline.NewPrompts(templates, nil, taskPrompt, verdictsPrompt),
 	Run:        run,
 }
@@ -83,14 +84,16 @@ func verdictSpec(omissions bool) pipeline.VerdictSpec {
 }
 
 // run is the task_completion pipeline. The preprocess step works out the
-// requirements from the request alone (Options.Requirements, which may
-// answer from a cache, else the scorer's judge); the analyze step judges
-// each of them against the request, the trajectory and the final answer.
-// The main requirement weighs as much as all the others together plus
-// one, so a run whose main requirement failed scores below half the scale
-// however many minor ones it met; requirements that only left-out steps
-// could decide are not counted. A case without a trajectory, without a
-// request, or whose request asks for nothing, is not scorable.
+// requirements from the request and the conversation before it
+// (Options.Requirements, which may answer from a cache, else the scorer's
+// judge); the analyze step judges each of them against the conversation,
+// the trajectory and the final answer. Every requirement is one the run
+// must meet (each deliverable, and who, what, when and how many as asked):
+// the score is the share met, halved when any was missed, so a run that
+// broke one fails at the default threshold however many it met;
+// requirements that only left-out steps could decide are not counted. A
+// case without a trajectory, without a request, or whose request asks for
+// nothing, is not scorable.
 func run(e *pipeline.Evaluation) {
 	if !pipeline.HasSteps(e.Case.Trajectory) {
 		e.NotScorable("The case has no trajectory: task_completion judges the steps of an agent run, and this case records none.")
@@ -110,6 +113,7 @@ func run(e *pipeline.Evaluation) {
 	}
 	omissions := e.Omissions()
 	verdicts, reordered, ok := e.JudgeItems(verdictsPrompt, pipeline.PromptData{
+		Turns:      pipeline.HistoryLines(e.Case.Turns),
 		Input:      e.Case.Input,
 		Output:     e.Case.Output,
 		Trajectory: e.TrajectoryLines(),
@@ -122,7 +126,6 @@ func run(e *pipeline.Evaluation) {
 	result := Verdicts{Verdicts: make([]Verdict, len(verdicts)), Reordered: reordered}
 	forJudge := make([]any, 0, len(verdicts))
 	counted, met := 0, 0
-	mainCounted, mainMet := false, false
 	var unmet, unjudged []string
 	for i, v := range verdicts {
 		rv := Verdict{Requirement: task.Requirements[i], Main: i == 0, Verdict: v.Verdict, Reason: v.Reason}
@@ -134,28 +137,23 @@ func run(e *pipeline.Evaluation) {
 			continue
 		case pipeline.IsYes(v.Verdict):
 			met++
-			mainMet = mainMet || i == 0
 		default:
 			unmet = append(unmet, cmp.Or(v.Reason, task.Requirements[i]))
 		}
 		counted++
-		mainCounted = mainCounted || i == 0
 	}
 	e.Result.Steps.Analyze = result
 	if counted == 0 {
 		e.NotScorable("Every requirement of the task would be decided by steps left out to bound the run, so none could be judged.")
 		return
 	}
-	// Weights: the main requirement counts as many times as there are
-	// counted requirements, each other one once.
-	total, earned := counted, met
-	if mainCounted {
-		total += counted - 1
-		if mainMet {
-			earned += counted - 1
-		}
+	if met < counted {
+		// A requirement missed is a request not served as asked: half the
+		// share met, below the default threshold however many were met.
+		e.ScoreRatio(met, 2*counted)
+	} else {
+		e.ScoreRatio(met, counted)
 	}
-	e.ScoreRatio(earned, total)
 	e.Reason(forJudge, func() string {
 		score := pipeline.FormatScore(e.Result.Score)
 		var b strings.Builder
@@ -163,11 +161,11 @@ func run(e *pipeline.Evaluation) {
 		case met == counted:
 			fmt.Fprintf(&b, "The score is %s because the run accomplished all %d judged %s of the task",
 				score, counted, pipeline.Plural(counted, "requirement", "requirements"))
-		case mainCounted && !mainMet:
-			fmt.Fprintf(&b, "The score is %s because the run did not accomplish the task's main requirement (%s), and %d of %d judged %s in all: %s",
-				score, task.Requirements[0], met, counted, pipeline.Plural(counted, "requirement", "requirements"), pipeline.JoinReasons(unmet))
+		case met == 0:
+			fmt.Fprintf(&b, "The score is %s because the run accomplished none of the %d judged %s: %s",
+				score, counted, pipeline.Plural(counted, "requirement", "requirements"), pipeline.JoinReasons(unmet))
 		default:
-			fmt.Fprintf(&b, "The score is %s because the run accomplished the main requirement and %d of %d judged %s in all: %s",
+			fmt.Fprintf(&b, "The score is %s because the run accomplished %d of %d judged %s, and a missed one halves the share: %s",
 				score, met, counted, pipeline.Plural(counted, "requirement", "requirements"), pipeline.JoinReasons(unmet))
 		}
 		if len(unjudged) > 0 {
@@ -178,13 +176,14 @@ func run(e *pipeline.Evaluation) {
 	})
 }
 
-// requirements works out the case's requirements from its request, adding
-// the calls' cost to the result. It reports false when the evaluation
-// failed.
+// requirements works out the case's requirements from its request and
+// the conversation before it, adding the calls' cost to the result. It
+// reports false when the evaluation failed.
 func requirements(e *pipeline.Evaluation) (scoring.TaskRequirements, bool) {
 	opts := e.Options()
+	req := scoring.TaskRequest{History: e.Case.Turns, Request: e.Case.Input}
 	if opts.Verbose {
-		if msgs, err := taskPrompt.Render(pipeline.PromptData{Scorer: scoring.TaskCompletion, Input: e.Case.Input}); err == nil {
+		if msgs, err := taskPrompt.Render(taskData(req)); err == nil {
 			e.KeepPrompt(scoring.StepPreprocess, msgs)
 		}
 	}
@@ -192,7 +191,7 @@ func requirements(e *pipeline.Evaluation) (scoring.TaskRequirements, bool) {
 	if lister == nil {
 		lister = &RequirementLister{judge: e.Judge(), now: e.Now}
 	}
-	task, err := safeListRequirements(e.Context(), lister, e.Case.Input)
+	task, err := safeListRequirements(e.Context(), lister, req)
 	e.Result.Usage.Add(task.Usage)
 	task.Usage = scoring.Usage{}
 	if err != nil {
@@ -204,13 +203,13 @@ func requirements(e *pipeline.Evaluation) (scoring.TaskRequirements, bool) {
 }
 
 // safeListRequirements calls the lister, turning a panic into an error.
-func safeListRequirements(ctx context.Context, l scoring.RequirementLister, request string) (t scoring.TaskRequirements, err error) {
+func safeListRequirements(ctx context.Context, l scoring.RequirementLister, req scoring.TaskRequest) (t scoring.TaskRequirements, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &scoring.Error{Type: scoring.ErrorInvalidCase, Step: scoring.StepPreprocess, Err: fmt.Errorf("requirement lister panicked: %v", r)}
 		}
 	}()
-	return l.ListRequirements(ctx, request)
+	return l.ListRequirements(ctx, req)
 }
 
 var schemaTask = &scoring.Schema{Name: SchemaTask, Schema: json.RawMessage(`{
@@ -224,13 +223,21 @@ var schemaTask = &scoring.Schema{Name: SchemaTask, Schema: json.RawMessage(`{
 }`)}
 
 func taskMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	b = append(b, "Work out what this request asks the agent to do.\n\n"...)
+	if len(d.Turns) > 0 {
+		b = append(b, "Work out what this request asks the agent to do, read with the conversation before it.\n\n"...)
+	} else {
+		b = append(b, "Work out what this request asks the agent to do.\n\n"...)
+	}
+	b, err := pipeline.AppendHistory(b, d)
+	if err != nil {
+		return nil, err
+	}
 	return pipeline.AppendText(b, "INPUT", d.Input), nil
 }
 
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Judge whether this agent run accomplished each of these "+n+" requirements of its request; the first is the main one. Return exactly "+n+" verdicts."...)
+	b = append(b, "Judge whether this agent run accomplished each of these "+n+" requirements of its request. Return exactly "+n+" verdicts."...)
 	if d.Omissions {
 		b = append(b, " Steps of the run were left out: answer \"n/a\" for a requirement that only they could decide."...)
 	}

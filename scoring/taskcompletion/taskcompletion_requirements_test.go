@@ -22,13 +22,13 @@ type countingLister struct {
 	panics   bool
 }
 
-func (l *countingLister) ListRequirements(_ context.Context, request string) (scoring.TaskRequirements, error) {
+func (l *countingLister) ListRequirements(_ context.Context, req scoring.TaskRequest) (scoring.TaskRequirements, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.panics {
 		panic("lister broke")
 	}
-	l.requests = append(l.requests, request)
+	l.requests = append(l.requests, req.Request)
 	return l.answer, l.err
 }
 
@@ -107,7 +107,8 @@ func TestTaskCompletionLeftOutSteps(t *testing.T) {
 		calls    int
 	}{
 		{"a minor requirement not shown", omitted, []string{"yes", "n/a"}, 1, scoring.LabelPass, 2},
-		{"the main requirement not shown", omitted, []string{"n/a", "yes", "no"}, 0.5, scoring.LabelPass, 2},
+		{"the main requirement not shown", omitted, []string{"n/a", "yes", "yes"}, 1, scoring.LabelPass, 2},
+		{"the main requirement not shown, one missed", omitted, []string{"n/a", "yes", "no"}, 0.25, scoring.LabelFail, 2},
 		{"everything not shown", omitted, []string{"n/a", "n/a"}, 0, scoring.LabelNotScorable, 2},
 		{"n/a without left-out steps is re-asked, then an error", testkit.AgentCase(), []string{"yes", "n/a"}, 0, scoring.LabelError, 3},
 	}
@@ -122,7 +123,7 @@ func TestTaskCompletionLeftOutSteps(t *testing.T) {
 				return
 			}
 			assert.Contains(t, j.Requests()[1].Messages[1].Content, `answer "n/a" for a requirement that only they could decide`)
-			if tc.label == scoring.LabelPass {
+			if tc.label != scoring.LabelNotScorable {
 				assert.Contains(t, res.Reason, "not judged because steps were left out")
 			}
 		})
@@ -136,12 +137,12 @@ func TestRequirementLister(t *testing.T) {
 	j := testkit.NewJudge(map[string][]string{SchemaTask: {`{"task": "t", "requirements": ["book it", "Book it.", "on Friday"]}`}})
 	l, err := NewRequirementLister(j)
 	require.NoError(t, err)
-	got, err := l.ListRequirements(context.Background(), "Book it on Friday.")
+	got, err := l.ListRequirements(context.Background(), scoring.TaskRequest{Request: "Book it on Friday."})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"book it", "on Friday"}, got.Requirements, "a repeated requirement is kept once")
 	assert.Equal(t, 1, got.Usage.LLMCalls)
 
-	got, err = l.ListRequirements(context.Background(), "  ")
+	got, err = l.ListRequirements(context.Background(), scoring.TaskRequest{Request: "  "})
 	require.NoError(t, err)
 	assert.Empty(t, got.Requirements)
 	assert.Len(t, j.Requests(), 1, "a blank request makes no call")

@@ -24,19 +24,20 @@ func TestTaskCompletionScore(t *testing.T) {
 		label    scoring.Label
 	}{
 		{[]string{"yes"}, scoring.Options{}, 1, scoring.LabelPass},
-		// The main requirement (the first) weighs as much as the others
-		// together plus one: 2 of 3 weights, 3 of 5, 4 of 5.
-		{[]string{"yes", "no"}, scoring.Options{}, 0.67, scoring.LabelPass},
-		{[]string{"yes", "no", "no"}, scoring.Options{}, 0.6, scoring.LabelPass},
+		{[]string{"yes", "yes", "yes"}, scoring.Options{}, 1, scoring.LabelPass},
+		// Every requirement must be met: a missed one halves the share
+		// met, so the run fails at the default threshold, whichever one
+		// it was (the main one used to outweigh the others: 0.67, 0.6).
+		{[]string{"yes", "no"}, scoring.Options{}, 0.25, scoring.LabelFail},
+		{[]string{"yes", "no", "no"}, scoring.Options{}, 0.17, scoring.LabelFail},
+		{[]string{"no", "yes"}, scoring.Options{}, 0.25, scoring.LabelFail},
 		{[]string{"no", "no"}, scoring.Options{}, 0, scoring.LabelFail},
-		{[]string{"yes", "yes", "no"}, scoring.Options{Scale: 10, Threshold: testkit.Ptr(7.0)}, 8, scoring.LabelPass},
+		{[]string{"yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "no"}, scoring.Options{}, 0.45, scoring.LabelFail},
+		{[]string{"yes", "yes", "no"}, scoring.Options{Scale: 10}, 3.33, scoring.LabelFail},
+		// A lower threshold gives partial runs credit.
+		{[]string{"yes", "yes", "no"}, scoring.Options{Threshold: testkit.Ptr(0.3)}, 0.33, scoring.LabelPass},
 		{[]string{"yes", "no"}, scoring.Options{StrictMode: true}, 0, scoring.LabelFail},
 		{[]string{"Yes.", "**YES**"}, scoring.Options{StrictMode: true}, 1, scoring.LabelPass},
-		// The main requirement failed: below half the scale however many
-		// minor ones were met (it passed at 0.5 when all counted alike).
-		{[]string{"no", "yes"}, scoring.Options{}, 0.33, scoring.LabelFail},
-		{[]string{"no", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes", "yes"}, scoring.Options{}, 0.47, scoring.LabelFail},
-		{[]string{"no", "yes", "yes", "yes"}, scoring.Options{Scale: 10}, 4.29, scoring.LabelFail},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.verdicts, ","), func(t *testing.T) {
@@ -137,7 +138,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		assert.True(t, v.Reordered)
 		assert.Equal(t, "yes", v.Verdicts[0].Verdict)
 		assert.Equal(t, "for two people", v.Verdicts[1].Requirement)
-		assert.Equal(t, "The score is 0.67 because the run accomplished the main requirement and 1 of 2 judged requirements in all: for four.", res.Reason)
+		assert.Equal(t, "The score is 0.25 because the run accomplished 1 of 2 judged requirements, and a missed one halves the share: for four.", res.Reason)
 	})
 	t.Run("wrong verdict count is re-asked once", func(t *testing.T) {
 		j := testkit.NewJudge(testkit.TaskReplies("yes", "yes"))
@@ -162,7 +163,7 @@ func TestTaskCompletionTolerantParsing(t *testing.T) {
 		})
 		res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), testkit.AgentCase())
 		require.NoError(t, res.Err)
-		assert.InDelta(t, 0.67, res.Score, 1e-12)
+		assert.InDelta(t, 0.25, res.Score, 1e-12)
 		reqs := j.Requests()
 		require.Len(t, reqs, 3)
 		reask := reqs[2].Messages[len(reqs[2].Messages)-1].Content
@@ -207,4 +208,66 @@ func TestTaskExamplesAgreeWithRules(t *testing.T) {
 		assert.Equal(t, outcome.Requirements[i], v.Requirement)
 		assert.Equal(t, "no", v.Verdict, "the example's rescheduling failed")
 	}
+}
+
+// TestBrokenConstraintFails checks the issue's case: "Book a table for
+// two on Friday and email me the confirmation", where the run booked a
+// table, for six on Monday, and sent no e-mail. Every requirement is one
+// the run must meet, so a run that breaks any fails at the default
+// threshold, the main requirement met or not (issue 36 item 3).
+func TestBrokenConstraintFails(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		verdicts []string
+		score    float64
+		label    scoring.Label
+	}{
+		{"booked, wrong size and day, no e-mail", []string{"yes", "no", "no", "no"}, 0.13, scoring.LabelFail},
+		{"booked as asked, no e-mail", []string{"yes", "yes", "yes", "no"}, 0.38, scoring.LabelFail},
+		{"everything met", []string{"yes", "yes", "yes", "yes"}, 1, scoring.LabelPass},
+		{"nothing met", []string{"no", "no", "no", "no"}, 0, scoring.LabelFail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs := []string{"a table for two is booked for Friday", "the booking is for two people", "the booking is for Friday", "the confirmation is e-mailed to the user"}
+			var vs []map[string]string
+			for i, v := range tc.verdicts {
+				vs = append(vs, map[string]string{"requirement": reqs[i], "verdict": v, "reason": "r"})
+			}
+			j := testkit.NewJudge(map[string][]string{
+				SchemaTask:     {testkit.MustJSON(map[string]any{"task": "Book a table and e-mail the confirmation.", "requirements": reqs})},
+				SchemaVerdicts: {testkit.MustJSON(map[string]any{"verdicts": vs})},
+			})
+			c := testkit.AgentCase()
+			c.Input = "Book a table for two on Friday and email me the confirmation."
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), c)
+			require.NoError(t, res.Err)
+			assert.Equal(t, tc.score, res.Score)
+			assert.Equal(t, tc.label, res.Label, res.Reason)
+		})
+	}
+}
+
+// TestRequirementsFromTheConversation checks a follow-up turn: the
+// requirements are worked out from the conversation up to the request,
+// not from "Yes, go ahead" alone, and the judge of the run sees that
+// conversation too (issue 36 item 3).
+func TestRequirementsFromTheConversation(t *testing.T) {
+	j := testkit.NewJudge(testkit.TaskReplies("yes"))
+	c := testkit.AgentCase()
+	c.Turns = []scoring.Turn{
+		{Role: "user", Content: "Find me a flight to Lisbon on May 3."},
+		{Role: "assistant", Content: "TAP at 9:40 for 120 EUR. Shall I book it?"},
+	}
+	c.Input = "Yes, go ahead."
+	res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
+	require.NoError(t, res.Err)
+	reqs := j.Requests()
+	require.Len(t, reqs, 2)
+	for i, step := range []string{"preprocess", "analyze"} {
+		user := reqs[i].Messages[1].Content
+		assert.Contains(t, user, `{"turn":1,"role":"user","content":"Find me a flight to Lisbon on May 3."}`, step)
+		assert.Contains(t, user, `{"turn":2,"role":"assistant","content":"TAP at 9:40 for 120 EUR. Shall I book it?"}`, step)
+		assert.Contains(t, user, "<<<INPUT\n\"Yes, go ahead.\"\nINPUT>>>", step)
+	}
+	assert.Contains(t, reqs[0].Messages[0].Content, "HISTORY", "the preprocess prompt says how to read the earlier turns")
 }

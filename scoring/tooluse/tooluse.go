@@ -8,7 +8,6 @@ package tooluse
 import (
 	"cmp"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -83,9 +82,13 @@ func New(judge scoring.Judge, opts scoring.Options) (scoring.Scorer, error) {
 // run is the tool_use pipeline: no preprocess (the calls are read
 // from the trajectory), one analyze call judging every tool call and
 // naming the available tools the request needed that the run never
-// called. Score = appropriate calls / (calls + missing tools) × scale. A
-// run without tool calls is judged when its tools are known: it scores
-// the full scale when it needed none and 0 when it missed one. A case
+// called. Score = appropriate calls / (calls + missing tools) × scale,
+// halved when a needed tool was never called: such a run failed the
+// request, so it scores below half the scale whatever its other calls
+// scored (Mastra's LLM tool-call accuracy counts missing tools only when
+// no tool was called). A run without tool calls is judged when its tools
+// are known: it scores the full scale when it needed none and 0 when it
+// missed one. A case
 // without a trajectory, or without tool calls and without known tools, is
 // not scorable.
 func run(e *pipeline.Evaluation) {
@@ -153,32 +156,43 @@ func run(e *pipeline.Evaluation) {
 	}
 	n := len(calls)
 	total := n
+	missed := 0 // needed tools never called that count
 	if !omissions {
-		total += len(result.Missing)
+		missed = len(result.Missing)
+		total += missed
 	}
-	if total == 0 { // no call made and none needed: nothing done wrong
-		appropriate, total = 1, 1
+	switch {
+	case total == 0: // no call made and none needed: nothing done wrong
+		e.ScoreRatio(1, 1)
+	case missed > 0:
+		// A needed tool never called fails the request however good the
+		// other calls were: the share is halved, so such a run scores
+		// below half the scale.
+		e.ScoreRatio(appropriate, 2*total)
+	default:
+		e.ScoreRatio(appropriate, total)
 	}
-	e.ScoreRatio(appropriate, total)
 	e.Reason(forJudge, func() string {
+		score := pipeline.FormatScore(e.Result.Score)
 		var b strings.Builder
 		switch {
 		case n == 0 && len(missing) == 0:
-			fmt.Fprintf(&b, "The score is %s because the run needed none of its tools and called none", pipeline.FormatScore(e.Result.Score))
+			fmt.Fprintf(&b, "The score is %s because the run needed none of its tools and called none", score)
 		case n == 0:
-			fmt.Fprintf(&b, "The score is %s because the run called no tool although it needed %s", pipeline.FormatScore(e.Result.Score), strings.Join(missing, "; "))
+			fmt.Fprintf(&b, "The score is %s because the run called no tool although it needed %s", score, strings.Join(missing, "; "))
+		case missed > 0:
+			fmt.Fprintf(&b, "The score is %s because the run never called a tool the request needed, which halves the share of appropriate decisions: %s; %d of %d tool %s appropriate",
+				score, strings.Join(missing, "; "), appropriate, n, pipeline.Plural(n, "call was", "calls were"))
 		case appropriate == n:
-			fmt.Fprintf(&b, "The score is %s because all %d tool %s appropriate", pipeline.FormatScore(e.Result.Score), n, pipeline.Plural(n, "call was", "calls were"))
+			fmt.Fprintf(&b, "The score is %s because all %d tool %s appropriate", score, n, pipeline.Plural(n, "call was", "calls were"))
 		default:
-			fmt.Fprintf(&b, "The score is %s because %d of %d tool %s appropriate; not appropriate: %s",
-				pipeline.FormatScore(e.Result.Score), appropriate, n, pipeline.Plural(n, "call was", "calls were"), strings.Join(faults, "; "))
+			fmt.Fprintf(&b, "The score is %s because %d of %d tool %s appropriate", score, appropriate, n, pipeline.Plural(n, "call was", "calls were"))
 		}
-		if n > 0 && len(missing) > 0 {
-			if omissions {
-				fmt.Fprintf(&b, "; the judge found needed but not called %s, not counted because steps were left out", strings.Join(missing, "; "))
-			} else {
-				fmt.Fprintf(&b, "; needed but never called: %s", strings.Join(missing, "; "))
-			}
+		if n > 0 && appropriate < n {
+			fmt.Fprintf(&b, "; not appropriate: %s", strings.Join(faults, "; "))
+		}
+		if n > 0 && len(missing) > 0 && omissions {
+			fmt.Fprintf(&b, "; the judge found needed but not called %s, not counted because steps were left out", strings.Join(missing, "; "))
 		}
 		if len(unused) > 0 {
 			fmt.Fprintf(&b, "; the %s of %s %s %s not used", pipeline.Plural(len(unused), "result", "results"),
@@ -353,40 +367,14 @@ func availableTool(name string, tools []scoring.ToolDefinition) (string, bool) {
 	return match, match != ""
 }
 
-var schemaVerdicts = &scoring.Schema{Name: SchemaVerdicts, Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "verdicts": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "call": {"type": "integer"},
-          "right_tool": {"type": "string", "enum": ["yes", "no"]},
-          "arguments_supported": {"type": "string", "enum": ["yes", "no"]},
-          "result_used": {"type": "string", "enum": ["yes", "no", "n/a"]},
-          "reason": {"type": "string"}
-        },
-        "required": ["call", "right_tool", "arguments_supported", "result_used", "reason"],
-        "additionalProperties": false
-      }
-    },
-    "missing_tools": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "tool": {"type": "string"},
-          "reason": {"type": "string"}
-        },
-        "required": ["tool", "reason"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["verdicts", "missing_tools"],
-  "additionalProperties": false
-}`)}
+var schemaVerdicts = pipeline.ListsSchema(SchemaVerdicts,
+	pipeline.ItemList{Field: "verdicts", Props: []pipeline.Property{
+		{Name: "call", Integer: true},
+		{Name: "right_tool", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
+		{Name: "arguments_supported", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
+		{Name: "result_used", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo, pipeline.VerdictNA}},
+	}},
+	pipeline.ItemList{Field: "missing_tools", Props: []pipeline.Property{{Name: "tool"}}})
 
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	n := strconv.Itoa(d.Calls)

@@ -2,6 +2,7 @@ package tooluse
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,10 +61,10 @@ func TestToolUseMissingTools(t *testing.T) {
 	}{
 		{"no call, a needed tool never called fails", orderRun(false, orderTools), []string{toolUseReply(nil, cancel)}, 0, scoring.LabelFail, []string{"cancel_order"}, false, 1, `"tool":"cancel_order","description":"Cancels an order."`},
 		{"no call and none needed passes", orderRun(false, orderTools), []string{toolUseReply(nil)}, 1, scoring.LabelPass, nil, false, 1, `"tool":"send_email"`},
-		{"a missing tool counts like a faulty call", orderRun(true, orderTools), []string{toolUseReply(okCall, cancel)}, 0.5, scoring.LabelPass, []string{"cancel_order"}, false, 1, ""},
-		{"a missing tool named twice counts once", orderRun(true, orderTools), []string{toolUseReply(okCall, cancel, "cancel_order")}, 0.5, scoring.LabelPass, []string{"cancel_order"}, false, 1, ""},
-		{"a name differing in case is matched", orderRun(true, orderTools), []string{toolUseReply(okCall, map[string]string{"tool": " Cancel_Order ", "reason": "r"})}, 0.5, scoring.LabelPass, []string{"cancel_order"}, false, 1, ""},
-		{"an unknown tool is re-asked", orderRun(true, orderTools), []string{toolUseReply(okCall, map[string]string{"tool": "refund", "reason": "r"}), toolUseReply(okCall, cancel)}, 0.5, scoring.LabelPass, []string{"cancel_order"}, false, 2, ""},
+		{"a missing tool fails the run: half the share of good decisions", orderRun(true, orderTools), []string{toolUseReply(okCall, cancel)}, 0.25, scoring.LabelFail, []string{"cancel_order"}, false, 1, ""},
+		{"a missing tool named twice counts once", orderRun(true, orderTools), []string{toolUseReply(okCall, cancel, "cancel_order")}, 0.25, scoring.LabelFail, []string{"cancel_order"}, false, 1, ""},
+		{"a name differing in case is matched", orderRun(true, orderTools), []string{toolUseReply(okCall, map[string]string{"tool": " Cancel_Order ", "reason": "r"})}, 0.25, scoring.LabelFail, []string{"cancel_order"}, false, 1, ""},
+		{"an unknown tool is re-asked", orderRun(true, orderTools), []string{toolUseReply(okCall, map[string]string{"tool": "refund", "reason": "r"}), toolUseReply(okCall, cancel)}, 0.25, scoring.LabelFail, []string{"cancel_order"}, false, 2, ""},
 		{"a called tool listed missing is re-asked", orderRun(true, orderTools), []string{toolUseReply(okCall, map[string]string{"tool": "get_order", "reason": "r"}), toolUseReply(okCall)}, 1, scoring.LabelPass, nil, false, 2, ""},
 		{"no missing_tools list with tools known is re-asked", orderRun(true, orderTools), []string{testkit.MustJSON(map[string]any{"verdicts": okCall}), toolUseReply(okCall)}, 1, scoring.LabelPass, nil, false, 2, ""},
 		{"missing tools after left-out steps do not count", orderRun(true, orderTools, scoring.Step{Kind: scoring.StepOmitted, Count: 4}), []string{toolUseReply(okCall, cancel)}, 1, scoring.LabelPass, []string{"cancel_order"}, true, 1, "return an empty missing_tools list"},
@@ -134,4 +135,38 @@ func TestToolUseToolsUnknown(t *testing.T) {
 	assert.NotContains(t, reqs[0].Messages[1].Content, "<<<TOOLS")
 	assert.Contains(t, reqs[0].Messages[1].Content, "The tools the agent had are not known")
 	assert.Contains(t, reqs[1].Messages[3].Content, "must be empty")
+}
+
+// TestNeededToolNeverCalledFails checks the issue's case: "Cancel my order
+// 5512" where the agent only looked the order up and never called
+// cancel_order fails at the default threshold, and so does a run with
+// many good calls that never made the one the request needed (issue 36
+// item 2). The score is half the share of appropriate decisions.
+func TestNeededToolNeverCalledFails(t *testing.T) {
+	cancel := map[string]string{"tool": "cancel_order", "reason": "The user asked for a cancellation."}
+	lookups := func(n int) (scoring.Case, []testkit.ToolVerdict) {
+		var steps []scoring.Step
+		var vs []testkit.ToolVerdict
+		for i := range n {
+			id := fmt.Sprintf("c%d", i+1)
+			steps = append(steps, testkit.Gen("", testkit.Call(id, "get_order", `{"id":"5512"}`)), testkit.ToolStep(id, "get_order", "", `{"status":"processing"}`))
+			vs = append(vs, testkit.TV(i+1, "yes", "yes", "yes", "fine"))
+		}
+		c := orderRun(false, orderTools, steps...)
+		return c, vs
+	}
+	for _, tc := range []struct {
+		calls int
+		score float64
+	}{{1, 0.25}, {3, 0.38}, {9, 0.45}} {
+		t.Run(fmt.Sprintf("%d good calls", tc.calls), func(t *testing.T) {
+			c, vs := lookups(tc.calls)
+			j := testkit.NewJudge(map[string][]string{SchemaVerdicts: {toolUseReply(vs, cancel)}})
+			res := testkit.Scorer(t, New, j, scoring.Options{ReasonMode: scoring.ReasonSummary}).Score(context.Background(), c)
+			require.NoError(t, res.Err)
+			assert.Equal(t, scoring.LabelFail, res.Label, res.Reason)
+			assert.Equal(t, tc.score, res.Score)
+			assert.Contains(t, res.Reason, "cancel_order")
+		})
+	}
 }

@@ -33,10 +33,6 @@ type Scorer struct {
 	ReadsContext bool
 	// ReadsTrajectory: it judges an agent run's trajectory.
 	ReadsTrajectory bool
-	// ReadsHistory: it reads the conversation before a follow-up request
-	// (scoring.Case.Turns); the others get cases without it, so that
-	// their cached results do not depend on it.
-	ReadsHistory bool
 }
 
 // Waits reports whether the scorer's evaluation waits while its item

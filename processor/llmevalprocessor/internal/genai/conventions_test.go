@@ -121,7 +121,7 @@ func TestReadOpenInference(t *testing.T) {
 			want: Generation{
 				Convention: ConventionOpenInference, Input: "And 2*3?",
 				Conversation:       "system: You are a math tutor.\nuser: What is 23*87?\nuser: And 2*3?",
-				History:            []Message{{Role: RoleUser, Text: "What is 23*87?"}},
+				History:            []Turn{{Role: "user", Content: "What is 23*87?"}},
 				Output:             "6",
 				Documents:          []string{"Multiplication table", "doc A", "doc B"},
 				SystemInstructions: []string{"You are a math tutor."},

@@ -59,57 +59,6 @@ func TestConversationIDReaderKeys(t *testing.T) {
 	assert.Len(t, r.Keys(), len(DefaultConversationIDKeys)+1)
 }
 
-func TestReadHistory(t *testing.T) {
-	span := newSpan(t, "chat", map[string]any{
-		"gen_ai.operation.name": "chat",
-		"gen_ai.input.messages": `[
-			{"role":"system","parts":[{"type":"text","content":"You are the shop's assistant."}]},
-			{"role":"user","parts":[{"type":"text","content":"My order is 1042."}]},
-			{"role":"assistant","parts":[{"type":"text","content":"Thanks, noted."}]},
-			{"role":"user","parts":[{"type":"text","content":"Where is it?"}]},
-			{"role":"assistant","parts":[{"type":"tool_call","name":"get_order","arguments":{"id":"1042"}}]},
-			{"role":"tool","parts":[{"type":"tool_call_response","response":"shipped"}]},
-			{"role":"assistant","parts":[{"type":"text","content":"It shipped."}]},
-			{"role":"user","parts":[{"type":"text","content":"When does it arrive?"}]}]`,
-		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"On Monday."}],"finish_reason":"stop"}]`,
-	})
-	g := Read(span)
-	assert.Equal(t, "When does it arrive?", g.Input)
-	assert.Equal(t, []Message{
-		{Role: RoleUser, Text: "My order is 1042."},
-		{Role: RoleAssistant, Text: "Thanks, noted."},
-		{Role: RoleUser, Text: "Where is it?"},
-		{Role: RoleAssistant, Text: "It shipped."},
-	}, g.History, "system, tool-call-only and tool messages are no history")
-
-	first := Read(newSpan(t, "chat", map[string]any{
-		"gen_ai.operation.name":  "chat",
-		"gen_ai.input.messages":  `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Hi"}]}]`,
-		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"Hello"}]}]`,
-	}))
-	assert.Nil(t, first.History, "a first request has no history")
-}
-
-func TestReadHistoryBounded(t *testing.T) {
-	var msgs []string
-	for i := range 3 * MaxHistory {
-		role := "user"
-		if i%2 == 1 {
-			role = "assistant"
-		}
-		msgs = append(msgs, `{"role":"`+role+`","content":"m`+strings.Repeat("i", i%5)+`"}`)
-	}
-	msgs = append(msgs, `{"role":"user","content":"last"}`)
-	g := Read(newSpan(t, "chat", map[string]any{
-		"gen_ai.operation.name":  "chat",
-		"gen_ai.input.messages":  "[" + strings.Join(msgs, ",") + "]",
-		"gen_ai.output.messages": `[{"role":"assistant","content":"ok"}]`,
-	}))
-	require.Equal(t, "last", g.Input)
-	assert.Len(t, g.History, MaxHistory, "only the last messages before the request are kept")
-	assert.Equal(t, RoleAssistant, g.History[len(g.History)-1].Role)
-}
-
 // The conversation id as each real library sent it in its multi-turn run
 // (test/clients TestConversations, stored in
 // testdata/otlp/clients/<app>/conversation): the attribute it is read

@@ -36,11 +36,12 @@ type Generation struct {
 	Convention   string // gen_ai, gen_ai_events, openinference, openllmetry, vercel
 	Input        string // last user turn
 	Conversation string // the whole input conversation as text, one "role: text" line per turn
-	// History are the user and assistant messages of the input before
-	// Input, oldest first: what a follow-up request builds on. Tool calls,
-	// tool results and system messages are not part of it; at most the last
-	// MaxHistory messages are kept.
-	History            []Message
+	// History holds the turns before the last user turn (Input), oldest
+	// first, at most the last MaxHistoryTurns: what a follow-up request
+	// ("Yes, go ahead") answers. System and tool messages are not turns
+	// (what a tool returned reaches the conversation through the
+	// assistant's reply); an assistant's tool calls are.
+	History            []Turn
 	Output             string   // text of the first choice
 	ToolResults        []string // tool results in the call's own input (tool messages)
 	Documents          []string // retrieved documents and tool results recorded on the span itself
@@ -57,23 +58,22 @@ type Generation struct {
 	Malformed string
 }
 
-// Message is one message of a conversation: its role (user or assistant)
-// and its text.
-type Message struct {
-	Role string // RoleUser or RoleAssistant
-	Text string
+// Turn is one message of the conversation before the request: whose it
+// is and its text, tool calls shown by name and arguments.
+type Turn struct {
+	Role    string // RoleUser or RoleAssistant
+	Content string
 }
 
-// Roles of a Message.
+// Roles of a Turn.
 const (
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
 )
 
-// MaxHistory bounds Generation.History: the scorers that read history
-// judge the last ten messages by default, and more than a few times that
-// is memory held for nothing.
-const MaxHistory = 40
+// MaxHistoryTurns bounds Generation.History: the scorers judge at most
+// the last ten turns by default (scoring.DefaultHistoryTurns).
+const MaxHistoryTurns = 10
 
 // Context is what the span itself holds that an answer can be grounded in:
 // its tool messages, then the documents recorded on it.

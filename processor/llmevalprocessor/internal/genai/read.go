@@ -172,35 +172,32 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 	g.SystemInstructions = appendUnique(nil, system...)
 	if in != nil {
 		var conv strings.Builder
-		var said []Message // user and assistant messages with text
-		lastUser := -1     // the index in said of Input's message
+		var turns []Turn
+		request := -1 // the turn of Input
 		for _, m := range in.input {
 			text := m.text()
-			switch {
-			case isSystemRole(m.role):
+			if isSystemRole(m.role) {
 				g.SystemInstructions = appendUnique(g.SystemInstructions, text)
-			case text == "" || m.role == "tool":
-			case isUserRole(m.role):
+			} else if isUserRole(m.role) && text != "" {
 				g.Input = text
-				lastUser = len(said)
-				said = append(said, Message{Role: RoleUser, Text: text})
-			default:
-				said = append(said, Message{Role: RoleAssistant, Text: text})
+				request = len(turns)
 			}
 			for _, p := range m.parts {
 				if p.kind == partToolResult && p.text != "" {
 					g.ToolResults = appendUnique(g.ToolResults, p.text)
 				}
 			}
-			if line := conversationLine(m); line != "" {
-				appendBounded(&conv, "\n", line)
+			if body := turnText(m); body != "" {
+				role := turnRole(m)
+				appendBounded(&conv, "\n", role+": "+body)
+				if !isSystemRole(m.role) && m.role != "tool" {
+					turns = append(turns, Turn{Role: speaker(m.role), Content: body})
+				}
 			}
 		}
 		g.Conversation = conv.String()
-		if lastUser > 0 {
-			g.History = slices.DeleteFunc(said[max(0, lastUser-MaxHistory):lastUser:lastUser], func(m Message) bool {
-				return strings.TrimSpace(m.Text) == redacted
-			})
+		if request > 0 {
+			g.History = slices.Clone(turns[max(0, request-MaxHistoryTurns):request])
 		}
 	}
 	g.Missing = missingReason(g.Input, out)
@@ -295,9 +292,9 @@ func firstChoice(ms []message) (message, bool) {
 	return ms[best], true
 }
 
-// conversationLine renders one input turn as "role: text"; tool calls are
-// shown by name and arguments so the judge can follow the turn order.
-func conversationLine(m message) string {
+// turnText renders one input turn's text; tool calls are shown by name
+// and arguments so the judge can follow the turn order.
+func turnText(m message) string {
 	var b strings.Builder
 	for _, p := range m.parts {
 		switch p.kind {
@@ -307,14 +304,24 @@ func conversationLine(m message) string {
 			appendBounded(&b, "\n", "[tool call "+p.text+"]")
 		}
 	}
-	if b.Len() == 0 {
-		return ""
+	return b.String()
+}
+
+// speaker is whose a turn of History is: RoleAssistant, or RoleUser for
+// the user and any custom role (as isUserRole).
+func speaker(role string) string {
+	if role == RoleAssistant {
+		return role
 	}
-	role := m.role
-	if role == "" {
-		role = "user"
+	return RoleUser
+}
+
+// turnRole is a turn's role, user when it has none.
+func turnRole(m message) string {
+	if m.role == "" {
+		return "user"
 	}
-	return role + ": " + b.String()
+	return m.role
 }
 
 // appendUnique appends the non-empty values of add not already in dst,
@@ -351,10 +358,10 @@ func firstAttr(attrs pcommon.Map, keys ...string) string {
 func (g *Generation) clip() {
 	g.Input = clip(g.Input)
 	g.Conversation = clip(g.Conversation)
-	g.Output = clip(g.Output)
 	for i := range g.History {
-		g.History[i].Text = clip(g.History[i].Text)
+		g.History[i].Content = clip(g.History[i].Content)
 	}
+	g.Output = clip(g.Output)
 	g.Model = clip(g.Model)
 	g.ResponseID = clip(g.ResponseID)
 	for i := range g.ToolResults {

@@ -32,7 +32,10 @@ func TestReadSemconv(t *testing.T) {
 				Input:      "And tomorrow?",
 				Conversation: "system: Be brief.\nuser: Weather in Paris?\n" +
 					`assistant: [tool call get_weather({"location":"Paris"})]` + "\ntool: rainy, 57°F\nuser: And tomorrow?",
-				History:            []Message{{Role: RoleUser, Text: "Weather in Paris?"}},
+				History: []Turn{
+					{Role: "user", Content: "Weather in Paris?"},
+					{Role: "assistant", Content: `[tool call get_weather({"location":"Paris"})]`},
+				},
 				Output:             "Sunny tomorrow.",
 				ToolResults:        []string{"rainy, 57°F"},
 				SystemInstructions: []string{"Answer only from the context.", "Be brief."},

@@ -442,7 +442,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalInstructionSplits, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_instruction_splits",
-		metric.WithDescription("System instruction texts split by the judge (instruction split cache misses), by outcome, split or fallback (judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]"),
+		metric.WithDescription("System instruction texts split by the judge (instruction split cache misses), by outcome, split, none (no instruction in the text) or fallback (the split failed; judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]"),
 		metric.WithUnit("{splits}"),
 	)
 	errs = errors.Join(errs, err)

@@ -303,7 +303,7 @@ func AssertEqualProcessorLlmEvalInstructionSplitLimited(t *testing.T, tt *compon
 func AssertEqualProcessorLlmEvalInstructionSplits(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_instruction_splits",
-		Description: "System instruction texts split by the judge (instruction split cache misses), by outcome, split or fallback (judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]",
+		Description: "System instruction texts split by the judge (instruction split cache misses), by outcome, split, none (no instruction in the text) or fallback (the split failed; judged whole as one instruction), with error_type saying why for a fallback. Their judge calls and tokens are in judge_calls and judge_tokens of the scorer that needed the split. [Development]",
 		Unit:        "{splits}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -14,6 +14,7 @@ import (
 func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evalstore.Scorer) scoring.Case {
 	c := scoring.Case{
 		Input:   gen.Input,
+		Turns:   history(gen.History),
 		Output:  gen.Output,
 		Context: ownContext(gen, sc),
 		Metadata: map[string]string{
@@ -25,9 +26,6 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 	if c.Input == "" {
 		c.Input = gen.Conversation
 	}
-	if sc.ReadsHistory {
-		c.Turns = historyTurns(gen.History)
-	}
 	switch {
 	case len(sc.Instructions) > 0:
 		c.Instructions = sc.Instructions
@@ -37,13 +35,33 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 	return c
 }
 
+// history is the conversation before the request, as the scorers take it.
+func history(turns []genai.Turn) []scoring.Turn {
+	if len(turns) == 0 {
+		return nil
+	}
+	out := make([]scoring.Turn, len(turns))
+	for i, t := range turns {
+		role := scoring.RoleUser
+		if t.Role == genai.RoleAssistant {
+			role = scoring.RoleAssistant
+		}
+		out[i] = scoring.Turn{Role: role, Content: t.Content}
+	}
+	return out
+}
+
 // ownContext is the context a scorer takes from the call itself, by its
 // context_sources: the tool results in its input (tool_messages), the
 // documents recorded on its span (trace) and its system messages (system).
+// A marker a text wrote itself is neutralised: the scorers take one at the
+// end of a context item as a cut made before them, and only the trace
+// context index's cut may end a document with it.
 func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	var out []string
 	add := func(texts []string) {
 		for _, t := range texts {
+			t = scoring.NeutralizeTruncationMarkers(t)
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}
@@ -57,23 +75,6 @@ func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	}
 	if sc.FromSystem {
 		add(gen.SystemInstructions)
-	}
-	return out
-}
-
-// historyTurns are the messages before a follow-up request as the scorers
-// read them.
-func historyTurns(history []genai.Message) []scoring.Turn {
-	if len(history) == 0 {
-		return nil
-	}
-	out := make([]scoring.Turn, len(history))
-	for i, m := range history {
-		role := scoring.RoleUser
-		if m.Role == genai.RoleAssistant {
-			role = scoring.RoleAssistant
-		}
-		out[i] = scoring.Turn{Role: role, Content: m.Text}
 	}
 	return out
 }

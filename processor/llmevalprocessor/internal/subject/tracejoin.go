@@ -31,8 +31,9 @@ type TraceJoin struct {
 	// criteria scorer with the context field) and take it from the
 	// trace: only for them does a generation without context wait.
 	waiters []evalstore.Scorer
-	// maxChars bounds the joined documents' total length (max_input_chars;
-	// 0: no bound beyond the index's own).
+	// maxChars bounds the joined documents' total length (what the
+	// context scorers can judge, from max_input_chars and
+	// max_context_chunks; 0: no bound beyond the index's own).
 	maxChars int
 	// trajectories are the scorers that judge agent runs' trajectories;
 	// only with one does the index keep step records.
@@ -41,7 +42,8 @@ type TraceJoin struct {
 }
 
 // NewTraceJoin makes the join over an index of cfg. A generation's query
-// uses scope; maxChars is max_input_chars; scorers are the configured ones.
+// uses scope; maxChars bounds the documents joined into one case, in
+// characters; scorers are the configured ones.
 func NewTraceJoin(cfg tracecontext.Config, scope tracecontext.Scope, maxChars int, scorers []evalstore.Scorer, tel Telemetry) (*TraceJoin, error) {
 	ix, err := tracecontext.New(cfg)
 	if err != nil {
@@ -99,7 +101,7 @@ func (j *TraceJoin) IndexSpan(kind genai.Kind, span ptrace.Span, candidate, agen
 func (j *TraceJoin) ReadsSteps() bool { return len(j.trajectories) > 0 }
 
 // withTraceDocs appends the documents of the trace that count for the
-// span under scope to own, de-duplicated and bounded by max_input_chars in
+// span under scope to own, de-duplicated and bounded by maxChars in
 // total, and says where the context came from.
 func (j *TraceJoin) withTraceDocs(own, docs []string) ([]string, string) {
 	out := own

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // FuzzIndex drives the index with arbitrary sequences of adds, links,
@@ -51,7 +52,7 @@ func FuzzIndex(f *testing.F) {
 					docs := ix.ContextFor(tr, sid(a), sid(b), at(n%9), scope)
 					seen := map[string]bool{}
 					for _, d := range docs {
-						if seen[d] || len(d) > 64 {
+						if seen[d] || len(d) > 64+len(scoring.TruncationMarker) {
 							t.Fatalf("duplicate or oversized document %q", d)
 						}
 						seen[d] = true

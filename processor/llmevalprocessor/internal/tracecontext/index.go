@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Estimated bookkeeping bytes counted against the limits next to the texts
@@ -199,7 +200,8 @@ func (ix *Index) Add(s Span) (gained bool) {
 }
 
 // addSource keeps the texts of a context span, each cut to
-// MaxDocumentBytes, de-duplicated within the span and interned per trace.
+// MaxDocumentBytes (marked with scoring.TruncationMarker), de-duplicated
+// within the span and interned per trace.
 func (ix *Index) addSource(t *trace, s Span) bool {
 	if !ix.grow(t, sourceOverhead) {
 		ix.stats.DroppedDocuments += uint64(len(s.Texts))
@@ -210,8 +212,12 @@ func (ix *Index) addSource(t *trace, s Span) bool {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
+		// Only this cut may end a document with the marker: the scorers
+		// take a trailing marker on a context item as a cut made before
+		// them, and mark their result truncated.
+		text = scoring.NeutralizeTruncationMarkers(text)
 		if len(text) > ix.cfg.MaxDocumentBytes {
-			text = cutRunes(text, ix.cfg.MaxDocumentBytes)
+			text = cutRunes(text, ix.cfg.MaxDocumentBytes) + scoring.TruncationMarker
 			ix.stats.TruncatedDocuments++
 		}
 		if slices.Contains(src.docs, text) {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // clock is a settable clock for TTL tests.
@@ -295,7 +296,7 @@ func TestThousandsOfRetrievalSpansAndHugeDocuments(t *testing.T) {
 	docs := ix.ContextFor(tr, sid(llm), sid(root), at(9), ScopeSiblings)
 	require.NotEmpty(t, docs)
 	for _, d := range docs {
-		assert.LessOrEqual(t, len(d), 100)
+		assert.LessOrEqual(t, len(d), 100+len(scoring.TruncationMarker), "cut to MaxDocumentBytes, then marked")
 		assert.True(t, utf8.ValidString(d))
 	}
 }
@@ -343,4 +344,23 @@ func TestConcurrentUse(t *testing.T) {
 	st := ix.Stats()
 	assert.LessOrEqual(t, st.Traces, 20)
 	assert.LessOrEqual(t, st.Bytes, int64(1<<16))
+}
+
+// TestDocumentCutCarriesTheMarker checks a document cut to
+// MaxDocumentBytes ends with llm_eval's truncation marker, so the scorer
+// that reads it knows it was cut and marks its result truncated, and that
+// a marker a document wrote itself is stored neutralised, so that only
+// this index's cut ends a document with it (issue 36 item 1).
+func TestDocumentCutCarriesTheMarker(t *testing.T) {
+	ix, _ := newIndex(t, func(c *Config) { c.MaxDocumentBytes = 100 })
+	tr := tid(31)
+	ix.Add(genSpan(tr, llm, root, 0, 9))
+	ix.Add(ctxSpan(tr, retriever, root, 0, 1, genai.RoleRetrieval, strings.Repeat("é", 500)))
+	ix.Add(ctxSpan(tr, tool, root, 0, 1, genai.RoleRetrieval, "short doc"+scoring.TruncationMarker))
+	docs := ix.ContextFor(tr, sid(llm), sid(root), at(9), ScopeSiblings)
+	require.Len(t, docs, 2)
+	assert.True(t, strings.HasSuffix(docs[0], scoring.TruncationMarker), "a cut document ends with the marker: %q", docs[0])
+	assert.LessOrEqual(t, len(docs[0]), 100+len(scoring.TruncationMarker))
+	assert.True(t, utf8.ValidString(docs[0]))
+	assert.Equal(t, "short doc [...]", docs[1], "a document's own marker is neutralised")
 }
