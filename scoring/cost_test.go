@@ -145,13 +145,19 @@ func costScorers() []costScorer {
 
 // BenchmarkEvaluationCost measures what one evaluation costs per scorer and
 // reason mode: judge calls and the tokens the fake judge reports (about four
-// characters per token of the messages sent and of the reply). One op is
+// characters per token of the messages sent and of the reply); per step,
+// the share of its prompt tokens in the prefix every call of the step
+// shares (<step>_prefix_%, and prefix_% over the evaluation's calls); and
+// what an evaluation costs at judgePrices, in USD per 1,000 evaluations,
+// at the list price and with OpenAI's cached-input price for the tokens
+// its prompt caching would serve from the prefixes. One op is
 // one evaluation; the samples are scored round robin over HTTP, so a
 // -benchtime that is a multiple of 10 (20x) scores every sample equally
 // often. A criteria scorer is measured in its steady state: its first
 // evaluation, made before the measured ones, also has the judge write the
 // criterion's steps, and first_eval_calls and first_eval_prompt_tokens
-// report what that evaluation cost.
+// report what that evaluation cost. The prefix figures need several
+// samples per step: a step called once shares its whole prompt.
 func BenchmarkEvaluationCost(b *testing.B) {
 	modes := []struct {
 		name string
@@ -216,7 +222,35 @@ func BenchmarkEvaluationCost(b *testing.B) {
 				b.ReportMetric(float64(total.LLMCalls)/n, "calls/eval")
 				b.ReportMetric(float64(total.PromptTokens)/n, "prompt_tokens/eval")
 				b.ReportMetric(float64(total.CompletionTokens)/n, "completion_tokens/eval")
+				reportPrefixCache(b, srv.Calls()[first.LLMCalls:], total, n)
 			})
 		}
+	}
+}
+
+// reportPrefixCache reports the prefix figures of the measured calls of
+// one sub-benchmark (see BenchmarkEvaluationCost); total is their usage
+// and n the evaluations they made.
+func reportPrefixCache(b *testing.B, calls []scoringtest.Call, total scoring.Usage, n float64) {
+	b.Helper()
+	prefixes := sharedPrefixes(calls)
+	prompt, prefix := 0, 0
+	for step, p := range prefixes {
+		b.ReportMetric(100*p.share(), step+"_prefix_%")
+		prompt += p.promptTokens
+		prefix += p.calls * p.prefixTokens()
+	}
+	if prompt != total.PromptTokens {
+		b.Fatalf("the calls hold %d prompt tokens, the results report %d", prompt, total.PromptTokens)
+	}
+	if prompt == 0 {
+		return
+	}
+	b.ReportMetric(100*float64(prefix)/float64(prompt), "prefix_%")
+	cached := cachedTokens(calls, prefixes)
+	b.ReportMetric(float64(cached)/n, "openai_cached_tokens/eval")
+	for _, p := range judgePrices {
+		b.ReportMetric(1000*p.cost(total.PromptTokens, 0, total.CompletionTokens)/n, "usd/1k_evals_"+p.model)
+		b.ReportMetric(1000*p.cost(total.PromptTokens, cached, total.CompletionTokens)/n, "usd_cached/1k_evals_"+p.model)
 	}
 }

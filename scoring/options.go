@@ -126,7 +126,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "7"
+const PromptVersion = "9"
 
 // DefaultMaxContextChunks is the chunk bound when Options.MaxContextChunks
 // is 0: a context of up to four times MaxInputChars is judged whole.

@@ -157,21 +157,26 @@ func statementsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
 }
 
+// resultsMessage sends the conversation before the question (on a
+// follow-up), the question and the statements, then the task, which names
+// their number, and how to read the history: what differs between calls
+// comes last.
 func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Judge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results.\n\n"...)
-	if d.Turns != nil {
-		// Said here, not in the system prompt, so that only a follow-up
-		// pays for it.
-		b = append(b, "The HISTORY block is the conversation before the question, one message a line (\"role\" is \"user\" or \"assistant\"; an \"omitted_turns\" line stands for earlier messages left out). "+
-			"Use it only to understand what the question refers to (\"And in winter?\" after a question about Lisbon's weather asks about Lisbon's weather in winter), "+
-			"then judge the statements against the question so understood, not against earlier questions.\n\n"...)
-		var err error
-		if b, err = pipeline.AppendHistory(b, d); err != nil {
-			return nil, err
-		}
+	b, err := pipeline.AppendHistory(b, d)
+	if err != nil {
+		return nil, err
 	}
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "STATEMENTS", d.Items), nil
+	b = pipeline.AppendList(b, "STATEMENTS", d.Items)
+	n := strconv.Itoa(len(d.Items))
+	b = append(b, "\n\nJudge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results."...)
+	if d.Turns != nil {
+		// Said here, not in the system prompt, so that only a follow-up
+		// pays for it.
+		b = append(b, "\n\nThe HISTORY block is the conversation before the question, one message a line (\"role\" is \"user\" or \"assistant\"; an \"omitted_turns\" line stands for earlier messages left out). "+
+			"Use it only to understand what the question refers to (\"And in winter?\" after a question about Lisbon's weather asks about Lisbon's weather in winter), "+
+			"then judge the statements against the question so understood, not against earlier questions."...)
+	}
+	return b, nil
 }

@@ -142,16 +142,18 @@ func opinionsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
 }
 
+// resultsMessage sends the text and its opinions, then the task, which
+// names their number: what differs between calls comes last.
 func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	if len(d.Items) == 1 && d.Items[0] == d.Output {
 		// No separate opinion was found: the text is the one opinion, and
 		// is not sent twice.
-		b = append(b, "No separate opinion was found in this text: judge the whole text as one opinion. Return exactly 1 result.\n\n"...)
-		return pipeline.AppendList(b, "OPINIONS", d.Items), nil
+		b = pipeline.AppendList(b, "OPINIONS", d.Items)
+		return append(b, "\n\nNo separate opinion was found in this text: judge the whole text as one opinion. Return exactly 1 result."...), nil
 	}
 	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Decide for each of these "+n+" opinions from the text whether it is biased. Return exactly "+n+" results.\n\n"...)
 	b = pipeline.AppendText(b, "OUTPUT", d.Output)
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "OPINIONS", d.Items), nil
+	b = pipeline.AppendList(b, "OPINIONS", d.Items)
+	return append(b, "\n\nDecide for each of these "+n+" opinions from the text whether it is biased. Return exactly "+n+" results."...), nil
 }

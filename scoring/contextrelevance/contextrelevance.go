@@ -272,12 +272,14 @@ var schemaEvaluations = &scoring.Schema{Name: SchemaEvaluations, Schema: json.Ra
   "additionalProperties": false
 }`)}
 
+// evaluationsMessage sends the case, then the task, which names the
+// number of context items: what differs between calls comes last.
 func evaluationsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Context))
-	b = append(b, "Judge each of these "+n+" context items against the question and the response. Return exactly "+n+" evaluations.\n\n"...)
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
 	b = pipeline.AppendText(b, "OUTPUT", d.Output)
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "CONTEXT", d.Context), nil
+	b = pipeline.AppendList(b, "CONTEXT", d.Context)
+	n := strconv.Itoa(len(d.Context))
+	return append(b, "\n\nJudge each of these "+n+" context items against the question and the response. Return exactly "+n+" evaluations."...), nil
 }

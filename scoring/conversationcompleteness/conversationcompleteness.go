@@ -142,13 +142,15 @@ func intentionsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
 }
 
+// verdictsMessage sends the conversation and the intentions, then the
+// task, which names their number: what differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Judge whether the assistant satisfied each of these "+n+" intentions of the user by the end of the conversation. Return exactly "+n+" verdicts.\n\n"...)
 	b, err := pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
 	if err != nil {
 		return nil, err
 	}
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "INTENTIONS", d.Items), nil
+	b = pipeline.AppendList(b, "INTENTIONS", d.Items)
+	n := strconv.Itoa(len(d.Items))
+	return append(b, "\n\nJudge whether the assistant satisfied each of these "+n+" intentions of the user by the end of the conversation. Return exactly "+n+" verdicts."...), nil
 }

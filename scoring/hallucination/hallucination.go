@@ -228,25 +228,28 @@ func claimsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
 }
 
+// verdictsMessage sends the context and the claims, then the task, which
+// names their number and the chunk: what differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	b = pipeline.AppendList(b, "CONTEXT", d.Context)
+	b = append(b, "\n\n"...)
+	b = pipeline.AppendList(b, "CLAIMS", d.Items)
 	n := strconv.Itoa(len(d.Items))
 	if d.Parts > 1 {
-		b = append(b, "The context is long, so it is given in "+strconv.Itoa(d.Parts)+" parts, each judged on its own; this is part "+strconv.Itoa(d.Part)+
+		b = append(b, "\n\nThe context is long, so it is given in "+strconv.Itoa(d.Parts)+" parts, each judged on its own; this is part "+strconv.Itoa(d.Part)+
 			". Judge each of these "+n+" claims against this part alone: \"no\" when this part supports the claim, \"yes\" when it contradicts the claim or says nothing about it. "+
-			"A claim that any part supports is not a hallucination. Return exactly "+n+" verdicts.\n\n"...)
+			"A claim that any part supports is not a hallucination. Return exactly "+n+" verdicts."...)
 	} else {
-		b = append(b, "Judge each of these "+n+" claims against the context. Return exactly "+n+" verdicts.\n\n"...)
+		b = append(b, "\n\nJudge each of these "+n+" claims against the context. Return exactly "+n+" verdicts."...)
 	}
 	if d.ContextCut {
 		b = append(b, contextCutNote...)
 	}
-	b = pipeline.AppendList(b, "CONTEXT", d.Context)
-	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "CLAIMS", d.Items), nil
+	return b, nil
 }
 
 // contextCutNote tells the judge that context items were cut before they
 // reached it, and that the seed's rule holds all the same: a claim the
 // context shown does not support is a hallucination.
-var contextCutNote = "Some context items end with \"" + strings.TrimSpace(scoring.TruncationMarker) + "\": they were cut to a length limit before they reached you. " +
-	"Judge against the context shown: a claim it does not support is \"yes\", whatever the missing part might have said.\n\n"
+var contextCutNote = "\n\nSome context items end with \"" + strings.TrimSpace(scoring.TruncationMarker) + "\": they were cut to a length limit before they reached you. " +
+	"Judge against the context shown: a claim it does not support is \"yes\", whatever the missing part might have said."

@@ -233,9 +233,10 @@ func factsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
 }
 
+// verdictsMessage sends the conversation, the facts and the replies to
+// judge, then the task, which names their number: what differs between
+// calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Targets))
-	b = append(b, "Judge whether each of these "+n+" replies of the assistant keeps the facts the user told it before the reply. Return exactly "+n+" verdicts.\n\n"...)
 	b, err := pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
 	if err != nil {
 		return nil, err
@@ -245,5 +246,9 @@ func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, "\n\n"...)
-	return pipeline.AppendTargets(b, "REPLIES", d.Targets)
+	if b, err = pipeline.AppendTargets(b, "REPLIES", d.Targets); err != nil {
+		return nil, err
+	}
+	n := strconv.Itoa(len(d.Targets))
+	return append(b, "\n\nJudge whether each of these "+n+" replies of the assistant keeps the facts the user told it before the reply. Return exactly "+n+" verdicts."...), nil
 }

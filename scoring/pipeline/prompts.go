@@ -241,11 +241,15 @@ func (p *Prompt) System(d PromptData) (string, error) {
 	return sys.String(), nil
 }
 
-// reasonMessage is the reason step's user message: the score and the
-// verdicts it rests on.
+// reasonMessage is the reason step's user message: the verdicts and the
+// score they gave, last, so that the prompt up to the verdicts is the same
+// in every call of the step (a provider's prefix cache).
 func reasonMessage(b []byte, d PromptData) ([]byte, error) {
-	b = append(b, "Score: "+d.Score+" (scale 0 to "+d.Scale+")\n\n"...)
-	return AppendJSONL(b, "VERDICTS", d.Verdicts)
+	b, err := AppendJSONL(b, "VERDICTS", d.Verdicts)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "\n\nScore: "+d.Score+" (scale 0 to "+d.Scale+")"...), nil
 }
 
 // PromptText is how a prompt is kept in Result.Steps when verbose.

@@ -261,26 +261,29 @@ var schemaVerdicts = pipeline.ListsSchema(SchemaVerdicts,
 		{Name: "verdict", Enum: []string{pipeline.VerdictYes, pipeline.VerdictNo}},
 	}})
 
+// verdictsMessage sends the case, then the task, which names the number
+// of instructions: what differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Instructions))
-	switch {
-	case len(d.Instructions) == 0:
-		b = append(b, "There are no system instructions: return an empty verdicts list."...)
-	default:
-		b = append(b, "Judge whether the response follows each of these "+n+" instructions. Return exactly "+n+" verdicts."...)
-	}
 	if d.AskUser {
-		b = append(b, " In user_instructions, list the instructions the user gave for this response and judge each.\n\n"...)
 		var err error
 		if b, err = pipeline.AppendHistory(b, d); err != nil {
 			return nil, err
 		}
-	} else {
-		b = append(b, " The user's own instructions are not judged here: return an empty user_instructions list.\n\n"...)
 	}
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
 	b = pipeline.AppendText(b, "OUTPUT", d.Output)
 	b = append(b, "\n\n"...)
-	return pipeline.AppendList(b, "INSTRUCTIONS", d.Instructions), nil
+	b = pipeline.AppendList(b, "INSTRUCTIONS", d.Instructions)
+	n := strconv.Itoa(len(d.Instructions))
+	switch {
+	case len(d.Instructions) == 0:
+		b = append(b, "\n\nThere are no system instructions: return an empty verdicts list."...)
+	default:
+		b = append(b, "\n\nJudge whether the response follows each of these "+n+" instructions. Return exactly "+n+" verdicts."...)
+	}
+	if d.AskUser {
+		return append(b, " In user_instructions, list the instructions the user gave for this response and judge each."...), nil
+	}
+	return append(b, " The user's own instructions are not judged here: return an empty user_instructions list."...), nil
 }

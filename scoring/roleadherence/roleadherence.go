@@ -91,9 +91,10 @@ func systemPrompt(instructions []string) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// verdictsMessage sends the system prompt, the conversation and the
+// messages to judge, then the task, which names their number: what
+// differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(len(d.Targets))
-	b = append(b, "Judge whether each of these "+n+" messages of the assistant stays in the role its system prompt gives it. Return exactly "+n+" verdicts.\n\n"...)
 	b = pipeline.AppendText(b, "SYSTEM", d.SystemPrompt)
 	b = append(b, "\n\n"...)
 	b, err := pipeline.AppendJSONL(b, "CONVERSATION", d.Turns)
@@ -101,5 +102,9 @@ func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, "\n\n"...)
-	return pipeline.AppendTargets(b, "REPLIES", d.Targets)
+	if b, err = pipeline.AppendTargets(b, "REPLIES", d.Targets); err != nil {
+		return nil, err
+	}
+	n := strconv.Itoa(len(d.Targets))
+	return append(b, "\n\nJudge whether each of these "+n+" messages of the assistant stays in the role its system prompt gives it. Return exactly "+n+" verdicts."...), nil
 }

@@ -178,6 +178,11 @@ func (c Call) Text() string {
 	return strings.Join(parts, "\n\n")
 }
 
+// PromptTokens is the server's estimate of the call's prompt tokens, the
+// prompt_tokens its reply reports unless a script sets them: about four
+// characters of Text a token.
+func (c Call) PromptTokens() int { return estimateTokens(c.Text()) }
+
 // ChatRequest is the part of a chat completions request the server decodes.
 type ChatRequest struct {
 	Model               string          `json:"model"`
@@ -400,7 +405,7 @@ func completionBody(c Call, rep Reply) []byte {
 	}
 	pt, ct := rep.promptTokens, rep.completionTokens
 	if pt == 0 {
-		pt = estimateTokens(c.Text())
+		pt = c.PromptTokens()
 	}
 	if ct == 0 {
 		ct = estimateTokens(content)

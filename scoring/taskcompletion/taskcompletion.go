@@ -222,27 +222,34 @@ var schemaTask = &scoring.Schema{Name: SchemaTask, Schema: json.RawMessage(`{
   "additionalProperties": false
 }`)}
 
+// taskMessage sends the task, the same in every call, then the request;
+// a request that came in a conversation is told so last.
 func taskMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	if len(d.Turns) > 0 {
-		b = append(b, "Work out what this request asks the agent to do, read with the conversation before it.\n\n"...)
-	} else {
-		b = append(b, "Work out what this request asks the agent to do.\n\n"...)
-	}
+	b = append(b, "Work out what this request asks the agent to do.\n\n"...)
 	b, err := pipeline.AppendHistory(b, d)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.AppendText(b, "INPUT", d.Input), nil
+	b = pipeline.AppendText(b, "INPUT", d.Input)
+	if len(d.Turns) > 0 {
+		b = append(b, "\n\nRead the request with the conversation before it."...)
+	}
+	return b, nil
 }
 
+// verdictsMessage sends the requirements and the run, then the task, which
+// names their number: what differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	b = pipeline.AppendList(b, "REQUIREMENTS", d.Items)
+	b = append(b, "\n\n"...)
+	b, err := pipeline.AppendRun(b, d)
+	if err != nil {
+		return nil, err
+	}
 	n := strconv.Itoa(len(d.Items))
-	b = append(b, "Judge whether this agent run accomplished each of these "+n+" requirements of its request. Return exactly "+n+" verdicts."...)
+	b = append(b, "\n\nJudge whether this agent run accomplished each of these "+n+" requirements of its request. Return exactly "+n+" verdicts."...)
 	if d.Omissions {
 		b = append(b, " Steps of the run were left out: answer \"n/a\" for a requirement that only they could decide."...)
 	}
-	b = append(b, "\n\n"...)
-	b = pipeline.AppendList(b, "REQUIREMENTS", d.Items)
-	b = append(b, "\n\n"...)
-	return pipeline.AppendRun(b, d)
+	return b, nil
 }

@@ -376,27 +376,31 @@ var schemaVerdicts = pipeline.ListsSchema(SchemaVerdicts,
 	}},
 	pipeline.ItemList{Field: "missing_tools", Props: []pipeline.Property{{Name: "tool"}}})
 
+// verdictsMessage sends the tools and the run, then the task, which names
+// the number of calls: what differs between calls comes last.
 func verdictsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
-	n := strconv.Itoa(d.Calls)
-	if d.Calls == 0 {
-		b = append(b, "This agent run made no tool calls: return an empty verdicts list."...)
-	} else {
-		b = append(b, "Judge each of the "+n+" tool calls of this agent run, numbered 1 to "+n+" in the trajectory. Return exactly "+n+" verdicts, in call order."...)
-	}
-	switch {
-	case len(d.Tools) == 0:
-		b = append(b, " The tools the agent had are not known: return an empty missing_tools list.\n\n"...)
-	case d.Omissions:
-		b = append(b, " Steps of the run were left out, so a tool may have been called in them: return an empty missing_tools list.\n\n"...)
-	default:
-		b = append(b, " In missing_tools, list the tools of the TOOLS block that the request needed and the run never called.\n\n"...)
-	}
+	var err error
 	if len(d.Tools) > 0 {
-		var err error
 		if b, err = pipeline.AppendJSONL(b, "TOOLS", d.Tools); err != nil {
 			return nil, err
 		}
 		b = append(b, "\n\n"...)
 	}
-	return pipeline.AppendRun(b, d)
+	if b, err = pipeline.AppendRun(b, d); err != nil {
+		return nil, err
+	}
+	n := strconv.Itoa(d.Calls)
+	if d.Calls == 0 {
+		b = append(b, "\n\nThis agent run made no tool calls: return an empty verdicts list."...)
+	} else {
+		b = append(b, "\n\nJudge each of the "+n+" tool calls of this agent run, numbered 1 to "+n+" in the trajectory. Return exactly "+n+" verdicts, in call order."...)
+	}
+	switch {
+	case len(d.Tools) == 0:
+		return append(b, " The tools the agent had are not known: return an empty missing_tools list."...), nil
+	case d.Omissions:
+		return append(b, " Steps of the run were left out, so a tool may have been called in them: return an empty missing_tools list."...), nil
+	default:
+		return append(b, " In missing_tools, list the tools of the TOOLS block that the request needed and the run never called."...), nil
+	}
 }

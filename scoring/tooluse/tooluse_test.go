@@ -56,7 +56,10 @@ func TestToolUsePrompt(t *testing.T) {
 	res := testkit.Scorer(t, New, j, scoring.Options{}).Score(context.Background(), testkit.ThreeCalls())
 	require.NoError(t, res.Err)
 	user := j.Requests()[0].Messages[1].Content
-	assert.True(t, strings.HasPrefix(user, "Judge each of the 3 tool calls of this agent run, numbered 1 to 3 in the trajectory. Return exactly 3 verdicts, in call order."), user)
+	// The run comes first and the task, which names the number of calls,
+	// last: what differs between calls ends the prompt.
+	assert.True(t, strings.HasPrefix(user, "<<<INPUT\n"), user)
+	assert.True(t, strings.HasSuffix(user, "OUTPUT>>>\n\nJudge each of the 3 tool calls of this agent run, numbered 1 to 3 in the trajectory. Return exactly 3 verdicts, in call order. The tools the agent had are not known: return an empty missing_tools list."), user)
 	assert.Contains(t, user, `{"step":5,"kind":"generation","tool_calls":[{"call":3,"tool":"book_taxi","arguments":"to the airport"}]}`)
 	assert.Contains(t, user, "<<<OUTPUT\n\"Tomorrow Lyon will be sunny.\"\nOUTPUT>>>")
 	sys := j.Requests()[0].Messages[0].Content

@@ -56,3 +56,15 @@ func ExampleReply(t *testing.T, system string) string {
 	}
 	return m[1]
 }
+
+// CommonPrefixLen is the length in bytes of the longest common prefix of a
+// and b: how much of two prompts a provider's prefix cache can share.
+func CommonPrefixLen(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
