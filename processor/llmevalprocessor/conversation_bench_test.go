@@ -1,17 +1,11 @@
 package llmevalprocessor
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
@@ -39,37 +33,11 @@ func BenchmarkConversationOverhead(b *testing.B) {
 				cfg.Conversation.IdleTimeout = time.Hour
 				scorers = append(scorers, fixedScorer(scoring.ConversationCompleteness, 1, scoring.LabelPass))
 			}
-			build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
-				return judgeSet{scorers: scorers}, nil
-			}
-			_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop(), build)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := proc.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = proc.Shutdown(context.Background()) }()
-			work, genIndex := benchBatch()
+			var edit func(ptrace.Span)
 			if c.turn {
-				work.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(genIndex).Attributes().PutStr("gen_ai.conversation.id", "bench-conversation")
+				edit = func(gen ptrace.Span) { gen.Attributes().PutStr("gen_ai.conversation.id", "bench-conversation") }
 			}
-			saved := ptrace.NewSpan()
-			work.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(genIndex).CopyTo(saved)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				spans := work.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-				if spans.Len() < 100 {
-					b.StopTimer()
-					saved.CopyTo(spans.AppendEmpty())
-					b.StartTimer()
-				}
-				spans.At(genAt(spans, genIndex)).SetTraceID(randomTraceID())
-				if err := proc.ConsumeTraces(context.Background(), work); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchConsume(b, cfg, scorers, edit)
 		})
 	}
 }
