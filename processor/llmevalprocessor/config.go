@@ -51,6 +51,9 @@ type Config struct {
 	// TraceContext sizes the per-trace index of retrieved documents and
 	// tool results joined into generations' cases (the trace join of the subjects).
 	TraceContext TraceContextConfig `mapstructure:"trace_context"`
+	// Conversation groups the spans of a conversation for the scorers
+	// that target conversations (config_conversation.go).
+	Conversation ConversationConfig `mapstructure:"conversation"`
 	// SpanFilterConfig (include, exclude) limits which generation spans
 	// are scored, by resource and span attributes (config_context.go).
 	SpanFilterConfig `mapstructure:",squash"`
@@ -120,6 +123,7 @@ var (
 	_ confmap.Validator   = (*ScorerConfig)(nil)
 	_ confmap.Validator   = (*CacheConfig)(nil)
 	_ confmap.Validator   = (*RedactionConfig)(nil)
+	_ confmap.Validator   = (*ConversationConfig)(nil)
 )
 
 // Unmarshal rejects keys the processor does not know, naming each by its

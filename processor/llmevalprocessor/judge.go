@@ -156,19 +156,24 @@ func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorer
 	spec.Options.MaxInputChars = cfg.MaxInputChars
 	spec.Options.MaxContextChunks = cfg.MaxContextChunks
 	spec.Options.Redact = redact
+	if sc.conversationScorer() {
+		spec.Options.MaxTurns = cfg.Conversation.MaxTurns
+	}
 	return spec
 }
 
 // unsentFree wraps a cached scorer that never sends the case's context
 // (bias, prompt alignment, toxicity, answer relevancy, ...) or the
-// conversation before the request (all but task_completion and
-// prompt_alignment) in one that hands it cases without them, so that its
-// cache key is what the judge sees: the same call with and without its
-// trace's documents (a copy delivered again after a restart, whose held
-// twin came back from storage without the trace context index), or in two
-// conversations, is judged once.
+// conversation before the request (all but answer_relevancy,
+// task_completion and prompt_alignment, and the conversation scorers,
+// whose case is a conversation) in one that hands it cases without them,
+// so that its cache key is what the judge sees: the same call with and
+// without its trace's documents (a copy delivered again after a restart,
+// whose held twin came back from storage without the trace context
+// index), or in two conversations, is judged once.
 func unsentFree(s scoring.Scorer, sc ScorerConfig) scoring.Scorer {
-	withoutContext, withoutHistory := !scorerReadsContext(sc), !sc.readsHistory()
+	// A conversation scorer's case is its conversation: its turns stay.
+	withoutContext, withoutHistory := !scorerReadsContext(sc), !sc.readsHistory() && !sc.conversationScorer()
 	if !withoutContext && !withoutHistory {
 		return s
 	}
@@ -188,7 +193,7 @@ func (s fieldsFree) Score(ctx context.Context, cs scoring.Case) scoring.Result {
 		cs.Context = nil
 	}
 	if s.history {
-		cs.History = nil
+		cs.Turns = nil
 	}
 	return s.next.Score(ctx, cs)
 }
@@ -224,10 +229,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d max_context_chunks=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t instruction_sources=%s",
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d max_context_chunks=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t instruction_sources=%s max_turns=%d",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars, cfg.MaxContextChunks,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), sc.instructionSources()) + sc.ragFingerprint()
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), sc.instructionSources(), cfg.Conversation.MaxTurns) + sc.ragFingerprint()
 }
 
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP

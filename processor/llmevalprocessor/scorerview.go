@@ -24,6 +24,7 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 			Name:                  sc.Name,
 			Generation:            sc.hasTarget(targetGeneration),
 			Agent:                 sc.hasTarget(targetAgent),
+			Conversation:          sc.hasTarget(targetConversation),
 			Instructions:          sc.Instructions,
 			UseSystemInstructions: sc.UseSystemInstructions,
 			ContextPresent:        sc.When.ContextPresent,

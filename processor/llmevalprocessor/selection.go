@@ -8,6 +8,9 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // Selection decides which items llm_eval evaluates: the trace sampler, and
@@ -85,6 +88,24 @@ func newTraceSampler(percentage float64) traceSampler {
 // sampled reports whether the trace is in the sample.
 func (s traceSampler) sampled(id pcommon.TraceID) bool {
 	return s.all || fnv1a64(id) < s.threshold
+}
+
+// sampledID reports whether a conversation id is in the sample: by the
+// same hash of its bytes, so every replica decides alike.
+func (s traceSampler) sampledID(id string) bool {
+	if s.all {
+		return true
+	}
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= prime
+	}
+	return h < s.threshold
 }
 
 // fnv1a64 hashes the 16 bytes of a trace id without allocating.
@@ -280,4 +301,15 @@ func (s scorerSelection) excluded(res, attrs pcommon.Map, trace pcommon.TraceID)
 		}
 	}
 	return out
+}
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step, or as a turn of a
+	// conversation, read it already.
+	gen *genai.Generation
+	// conversation is the conversation it is a turn of, if it names one.
+	conversation conversation.Key
 }
