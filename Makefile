@@ -132,7 +132,7 @@ e2e-clients: $(COLLECTOR) clients-install
 
 # Store what each library sends in testdata/otlp/clients/<app>/ (no collector).
 clients-samples: clients-install
-	$(GO) test -tags clients -count=1 -timeout 10m -run TestClients ./$(CLIENTS)/ -update-samples
+	$(GO) test -tags clients -count=1 -timeout 10m -run 'TestClients|TestConversations' ./$(CLIENTS)/ -update-samples
 
 # Mastra's own bias, hallucination, answer relevancy, context relevance and
 # toxicity scorers (npm @mastra/evals, on the node@22 of test/mastra) and

@@ -5,19 +5,14 @@ import (
 	"strings"
 )
 
-// Case is one LLM generation or agent run to evaluate: what was asked, what
-// the model answered, the context it was given, the instructions it had to
-// follow and, for an agent run, the steps it took.
+// Case is one LLM generation, agent run or conversation to evaluate: what
+// was asked, what the model answered, the context it was given, the
+// instructions it had to follow, for an agent run the steps it took and,
+// in a conversation, the messages that came before.
 type Case struct {
-	// Input is the user's request (for a conversation, its last user turn).
+	// Input is the user's request (in a conversation, its last user
+	// message; the earlier ones are in Turns).
 	Input string `json:"input"`
-	// History holds the turns of the conversation before Input, oldest
-	// first, when the request is a follow-up ("Yes, go ahead" means what
-	// the turns before it proposed). task_completion works out the
-	// request's requirements from them and Input together, and
-	// prompt_alignment reads the user's instructions from them. Scorers
-	// judge at most the last MaxHistoryTurns of them.
-	History []Turn `json:"history,omitempty"`
 	// Output is the model's answer.
 	Output string `json:"output"`
 	// Context holds retrieved documents and tool results the answer should
@@ -25,28 +20,30 @@ type Case struct {
 	Context []string `json:"context,omitempty"`
 	// Instructions are the rules the answer must follow. The prompt
 	// alignment scorer needs them; its verdict i is about instruction i,
-	// and a blank instruction is skipped in its place.
+	// and a blank instruction is skipped in its place. The role_adherence
+	// scorer reads them, joined, as the assistant's system prompt: the
+	// role it must keep over a conversation.
 	Instructions []string `json:"instructions,omitempty"`
 	// Trajectory holds an agent run's steps: its model calls, the tool
 	// calls they asked for and the tool executions. The task_completion
 	// and tool_use scorers and the checks scorer's trajectory rules need
 	// it; nil for a single generation.
 	Trajectory *Trajectory `json:"trajectory,omitempty"`
+	// Turns are the messages of the conversation that came before Input,
+	// oldest first; nil for a generation outside a conversation. The
+	// conversation scorers judge the whole conversation (Conversation:
+	// Turns, then Input and Output), so a case of a finished conversation
+	// may hold every message in Turns and leave Input and Output empty.
+	// Scorers of one turn that read history read the last of them
+	// (Options.HistoryTurns) as the conversation so far: answer_relevancy
+	// to understand what a follow-up question refers to, task_completion
+	// to work out what a follow-up such as "Yes, go ahead" asks for, and
+	// prompt_alignment to find the instructions the user gave. The others
+	// ignore them.
+	Turns []Turn `json:"turns,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
-
-// Turn is one message of a conversation: who sent it (user, assistant,
-// tool) and its text.
-type Turn struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// MaxHistoryTurns bounds the turns of Case.History a scorer sends to its
-// judge: the last ten, as Mastra's scorers remember by default. They are
-// also bounded together by Options.MaxInputChars.
-const MaxHistoryTurns = 10
 
 // Field is a part of a Case: what a scorer sends to its judge, and what a
 // criteria scorer shows it.
@@ -58,8 +55,86 @@ const (
 	FieldOutput       Field = "output"
 	FieldContext      Field = "context"
 	FieldInstructions Field = "instructions" // the system instructions
-	FieldHistory      Field = "history"      // the conversation before the input
+	FieldTurns        Field = "turns"        // the conversation's messages
 )
+
+// Turn is one message of a conversation: a user's message, an
+// assistant's reply, or a mark standing for messages left out.
+type Turn struct {
+	Role TurnRole `json:"role"`
+	// Content is the message's text. A turn with blank content carries
+	// nothing to judge and is skipped, as a blank context item is.
+	Content string `json:"content,omitempty"`
+	// Count is the number of messages an omitted turn stands for.
+	Count int `json:"count,omitempty"`
+}
+
+// TurnRole says whose a Turn is.
+type TurnRole string
+
+// Turn roles. The system prompt is not a turn: it is the case's
+// Instructions. Tool messages are not turns either: what a tool returned
+// reaches the conversation through the assistant's reply.
+const (
+	RoleUser      TurnRole = "user"
+	RoleAssistant TurnRole = "assistant"
+	// RoleOmitted stands for Count messages left out at this point to keep
+	// the conversation bounded. Whoever holds a conversation may insert it
+	// when it dropped messages (the processor does when a session's bound
+	// is hit); the scorers insert one when they cut a long conversation,
+	// and the judge is told how many messages it does not see.
+	RoleOmitted TurnRole = "omitted"
+)
+
+// Conversation returns the case's whole conversation: Turns, then Input as
+// a user turn and Output as an assistant turn, each when it is not blank.
+// It returns Turns itself when there is nothing to add.
+func (c Case) Conversation() []Turn {
+	in, out := strings.TrimSpace(c.Input) != "", strings.TrimSpace(c.Output) != ""
+	if !in && !out {
+		return c.Turns
+	}
+	conv := make([]Turn, len(c.Turns), len(c.Turns)+2)
+	copy(conv, c.Turns)
+	if in {
+		conv = append(conv, Turn{Role: RoleUser, Content: c.Input})
+	}
+	if out {
+		conv = append(conv, Turn{Role: RoleAssistant, Content: c.Output})
+	}
+	return conv
+}
+
+// TurnCount is the number of messages of turns, those omitted turns stand
+// for included.
+func TurnCount(turns []Turn) int {
+	n := 0
+	for _, t := range turns {
+		if t.Role == RoleOmitted {
+			n += t.Count
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// ValidateTurns reports a turn of an unknown role and an omitted turn
+// without a positive count.
+func ValidateTurns(turns []Turn) error {
+	for i, t := range turns {
+		switch t.Role {
+		case RoleUser, RoleAssistant:
+		case RoleOmitted:
+			if t.Count < 1 {
+				return fmt.Errorf("turn %d: an omitted turn needs a positive count, got %d", i, t.Count)
+			}
+		default:
+			return fmt.Errorf("turn %d: unknown role %q: want %q, %q or %q", i, t.Role, RoleUser, RoleAssistant, RoleOmitted)
+		}
+	}
+	return nil
+}
 
 // Trajectory is what an agent did during one run, in order: the model calls
 // it made, the tool calls each of them asked for, and the tool executions

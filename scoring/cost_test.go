@@ -31,6 +31,11 @@ var costCases = map[string]string{
 	scoring.AnswerRelevancy:  "hallucination_halueval_qa.jsonl",
 	scoring.ContextRelevance: "hallucination_halueval_qa.jsonl",
 	scoring.Toxicity:         "bias_crows_pairs.jsonl",
+	// Five conversations of ten messages each, with a system prompt.
+	scoring.ConversationCompleteness: "conversations.jsonl",
+	scoring.KnowledgeRetention:       "conversations.jsonl",
+	scoring.RoleAdherence:            "conversations.jsonl",
+	scoring.ConversationRelevancy:    "conversations.jsonl",
 }
 
 func loadCases(tb testing.TB, file string) []scoring.Case {

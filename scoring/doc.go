@@ -2,7 +2,8 @@
 // judge. It has no OpenTelemetry imports and can be used on its own.
 //
 // This package holds what every scorer shares: a Case is one generation
-// (Input, Output, Context, Instructions) or agent run (its Trajectory); a
+// (Input, Output, Context, Instructions), agent run (its Trajectory) or
+// conversation (its Turns, the system prompt in Instructions); a
 // Scorer turns it into a Result (Score, Label, Reason, Steps, Usage); a
 // Judge answers the chat Requests a scorer sends; Options tune a scorer;
 // an Error says why an evaluation failed. The scorers themselves are
@@ -25,6 +26,10 @@
 //     contextrelevance, toxicity, taskcompletion, tooluse and criteria:
 //     one LLM-judged scorer each, with its prompts, reply schemas, steps
 //     and the offline demo judge's replies.
+//   - conversationcompleteness, knowledgeretention, roleadherence and
+//     conversationrelevancy: the conversation scorers, which judge a
+//     whole conversation once (scorers.ConversationNames), after
+//     deepeval's conversational metrics.
 //   - checks: deterministic rules over the output and the trajectory, with
 //     no judge call.
 //   - instructions: splits a system prompt into its separate instructions.

@@ -17,8 +17,8 @@ type Options struct {
 	Scale float64
 	// Threshold decides pass or fail. Bias, hallucination and toxicity
 	// pass when score <= threshold; the others (prompt alignment, answer
-	// relevancy, context relevance, criteria, task completion, tool use)
-	// pass when score >= threshold.
+	// relevancy, context relevance, criteria, task completion, tool use
+	// and the conversation scorers) pass when score >= threshold.
 	// Nil means the default, half the scale (0.5 at the default scale).
 	// It must lie in [0, Scale].
 	Threshold *float64
@@ -54,6 +54,24 @@ type Options struct {
 	// last steps, the judge is told how many were left out between them,
 	// and the result has Truncated set.
 	MaxTrajectorySteps int
+	// MaxTurns caps the messages of a conversation sent to the judge by
+	// the conversation scorers, an omitted turn counting as one (0 means
+	// DefaultMaxTurns). A longer conversation keeps its first and last
+	// messages, the judge is told how many were left out between them,
+	// and the result has Truncated set. The texts of the messages kept are
+	// capped together by MaxInputChars, as a trajectory's are.
+	MaxTurns int
+	// HistoryTurns caps the earlier messages (Case.Turns) that a scorer
+	// of one turn reads as the conversation so far (0 means
+	// DefaultHistoryTurns): the last ones are kept, and the judge is told
+	// how many earlier messages it does not see. Leaving out history does
+	// not set Truncated; cutting the texts kept to MaxInputChars does.
+	HistoryTurns int
+	// ConversationWindow is how many exchanges conversation_relevancy
+	// judges each assistant reply against: the reply's own exchange (a
+	// user message and the replies to it) and the ones before it, at most
+	// this many in all (0 means DefaultConversationWindow).
+	ConversationWindow int
 	// Redact, when set, is applied to every evaluated text (input, output,
 	// each context item and instruction) before it is sent to the judge.
 	// It runs before MaxInputChars is applied.
@@ -86,7 +104,7 @@ type InstructionSources string
 const (
 	// SourcesBoth judges the system instructions (Case.Instructions) and
 	// the instructions the user gave in the request and the earlier user
-	// turns that still apply (Case.Input, Case.History).
+	// turns that still apply (Case.Input, Case.Turns).
 	SourcesBoth InstructionSources = "both"
 	// SourcesSystem judges the system instructions only.
 	SourcesSystem InstructionSources = "system"
@@ -108,7 +126,7 @@ const TruncationMarker = " [...truncated by llm_eval]"
 
 // PromptVersion changes whenever a prompt template changes, so cached
 // results of older prompts are not reused.
-const PromptVersion = "8"
+const PromptVersion = "9"
 
 // DefaultMaxContextChunks is the chunk bound when Options.MaxContextChunks
 // is 0: a context of up to four times MaxInputChars is judged whole.
@@ -116,6 +134,24 @@ const DefaultMaxContextChunks = 4
 
 // DefaultMaxTrajectorySteps is the step bound when Options.MaxTrajectorySteps is 0.
 const DefaultMaxTrajectorySteps = 50
+
+// DefaultMaxTurns is the message bound of a conversation when
+// Options.MaxTurns is 0: 25 exchanges of a user message and a reply. At
+// the default MaxInputChars of the processor (20,000 characters for the
+// texts together) that leaves 400 characters a message when every message
+// is long, and about 5,000 prompt tokens a judge call.
+const DefaultMaxTurns = 50
+
+// DefaultHistoryTurns is how many earlier messages a scorer of one turn
+// reads when Options.HistoryTurns is 0: the last five exchanges, enough to
+// resolve what a follow-up ("yes, do that") refers to, while the prompt
+// of every turn grows by at most ten messages (Mastra's scorers also
+// remember the last ten by default).
+const DefaultHistoryTurns = 10
+
+// DefaultConversationWindow is conversation_relevancy's window when
+// Options.ConversationWindow is 0: deepeval's window_size, 10 exchanges.
+const DefaultConversationWindow = 10
 
 // DefaultUncertaintyWeight is what an "unsure" statement counts for in
 // answer_relevancy unless Options.UncertaintyWeight says otherwise

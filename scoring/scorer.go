@@ -26,6 +26,12 @@ const (
 	AnswerRelevancy  = "answer_relevancy"
 	ContextRelevance = "context_relevance"
 	Toxicity         = "toxicity"
+
+	// The conversation scorers judge a whole conversation (Case.Turns).
+	ConversationCompleteness = "conversation_completeness"
+	KnowledgeRetention       = "knowledge_retention"
+	RoleAdherence            = "role_adherence"
+	ConversationRelevancy    = "conversation_relevancy"
 )
 
 // The kinds of scorer that run under a configured name: Criteria, one

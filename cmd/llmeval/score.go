@@ -31,8 +31,9 @@ const (
 
 // knownCaseFields lists the fields of an input line, and of its
 // trajectory's steps, for error messages.
-const knownCaseFields = "input, output, context, instructions, history (role, content), trajectory, metadata; " +
-	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count"
+const knownCaseFields = "input, output, context, instructions, trajectory, turns, metadata; " +
+	"trajectory: steps, tools (name, description); a step: kind, output, tool_calls (id, name, arguments), tool, call_id, arguments, result, error, count; " +
+	"a turn: role, content, count"
 
 // scoreFlags are the flags of "llmeval score".
 type scoreFlags struct {
@@ -59,7 +60,12 @@ type scoreFlags struct {
 	azure             bool
 	verbose           bool
 	maxInputChars     int
-	maxContextChunks  int
+	// maxTurns and conversationWindow bound the conversation scorers; 0
+	// keeps the library's defaults.
+	maxTurns           int
+	conversationWindow int
+	historyTurns       int
+	maxContextChunks   int
 	// instructionSources says whose instructions prompt_alignment judges.
 	instructionSources string
 	maxLineBytes       int
@@ -115,16 +121,19 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       llmeval score --scorer checks --rules rules.json [flags] < cases.jsonl > results.jsonl")
 		fmt.Fprintln(stderr, `
 Reads one case per line: {"input": "...", "output": "...", "context": ["..."], "instructions": ["..."],
-"history": [{"role": "user", "content": "..."}, ...], "trajectory": {"steps": [...]}, "metadata": {...}}.
-"history" holds the turns of the conversation before "input", oldest first: task_completion works
-out the request's requirements with them, prompt_alignment reads the user's instructions in them.
-A trajectory (an agent run's steps, for
+"trajectory": {"steps": [...]}, "turns": [...], "metadata": {...}}. A conversation (for
+conversation_completeness, knowledge_retention, role_adherence and conversation_relevancy) is
+{"turns": [{"role": "user", "content": "..."}, {"role": "assistant", "content": "..."}, ...],
+"instructions": "the system prompt"}; output may then be left out. With "input", "turns" holds the
+conversation before it, oldest first: answer_relevancy reads what a follow-up question refers to,
+task_completion works out the request's requirements and prompt_alignment reads the user's
+instructions with them. A trajectory (an agent run's steps, for
 task_completion, tool_use and the checks trajectory rules) lists steps such as
 {"kind": "generation", "output": "...", "tool_calls": [{"id": "c1", "name": "search", "arguments": "{...}"}]},
 {"kind": "tool", "tool": "search", "call_id": "c1", "result": "...", "error": "..."} and {"kind": "omitted", "count": 12}.
 Writes one result per case, in input order: {"line", "scorer", "score" (null when not scored), "label",
 "reason", "error", "error_type", "steps", "usage", "metadata"}. Blank lines are skipped.
-A line with an unknown field, without "output", or longer than --max-line-bytes gets label
+A line with an unknown field, without "output" (or "turns"), or longer than --max-line-bytes gets label
 "error" (error_type "invalid_case") and the other lines are still scored. A summary line
 (cases, pass, fail, not_scorable, error) goes to stderr.
 
@@ -170,6 +179,9 @@ Flags:`)
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
+	fs.IntVar(&f.maxTurns, "max-turns", scoring.DefaultMaxTurns, "conversation scorers: messages of a conversation sent to the judge; a longer one keeps its first and last messages")
+	fs.IntVar(&f.conversationWindow, "conversation-window", scoring.DefaultConversationWindow, "conversation_relevancy: exchanges each reply is judged against, its own included")
+	fs.IntVar(&f.historyTurns, "history-turns", scoring.DefaultHistoryTurns, "answer_relevancy, task_completion and prompt_alignment: the last messages of a case's turns they read as the conversation before the input")
 	fs.IntVar(&f.maxContextChunks, "max-context-chunks", scoring.DefaultMaxContextChunks, "hallucination: requests at most for a context longer than --max-input-chars, judged in chunks of that many characters")
 	fs.StringVar(&f.instructionSources, "instruction-sources", "", "prompt_alignment: whose instructions are judged, both (the case's instructions and the user's), system or user (default both)")
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", defaultMaxLineBytes, "longest input line accepted, in bytes")
@@ -249,8 +261,18 @@ Flags:`)
 	if m := scoring.ReasonMode(f.reasonMode); m != scoring.ReasonLLM && m != scoring.ReasonSummary {
 		return usageError(stderr, "--reason-mode %q: want %s or %s", f.reasonMode, scoring.ReasonLLM, scoring.ReasonSummary)
 	}
+	if f.maxTurns < 2 {
+		return usageError(stderr, "--max-turns must be at least 2, got %d", f.maxTurns)
+	}
+	if f.conversationWindow < 1 {
+		return usageError(stderr, "--conversation-window must be at least 1, got %d", f.conversationWindow)
+	}
+	if f.historyTurns < 1 {
+		return usageError(stderr, "--history-turns must be at least 1, got %d", f.historyTurns)
+	}
 	opts := scoring.Options{Scale: f.scale, StrictMode: f.strict, OmitReason: f.noReason, ReasonMode: scoring.ReasonMode(f.reasonMode),
-		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxContextChunks: f.maxContextChunks}
+		Verbose: f.verbose, MaxInputChars: f.maxInputChars, MaxContextChunks: f.maxContextChunks,
+		MaxTurns: f.maxTurns, ConversationWindow: f.conversationWindow, HistoryTurns: f.historyTurns}
 	if msg := instructionSourcesFlag(f, names, &opts); msg != "" {
 		return usageError(stderr, "%s", msg)
 	}
@@ -579,15 +601,11 @@ type inputCase struct {
 	Output       *string             `json:"output"` // required; may be ""
 	Context      stringList          `json:"context"`
 	Instructions stringList          `json:"instructions"`
-	History      []historyTurn       `json:"history"`
 	Trajectory   *scoring.Trajectory `json:"trajectory"`
-	Metadata     map[string]string   `json:"metadata"`
-}
-
-// historyTurn is one turn of a case's "history", read strictly.
-type historyTurn struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	// Turns are a conversation's messages (before input and output, when
+	// those are given); with turns, output may be left out.
+	Turns    []scoring.Turn    `json:"turns"`
+	Metadata map[string]string `json:"metadata"`
 }
 
 type stringList []string
@@ -632,10 +650,13 @@ func decodeCase(text string) (inputCase, error) {
 	if dec.More() {
 		return in, errors.New("more than one JSON value on the line")
 	}
-	if in.Output == nil {
+	if in.Output == nil && in.Turns == nil {
 		return in, fmt.Errorf(`missing field "output" (known fields: %s)`, knownCaseFields)
 	}
 	if err := in.Trajectory.Validate(); err != nil {
+		return in, err
+	}
+	if err := scoring.ValidateTurns(in.Turns); err != nil {
 		return in, err
 	}
 	return in, nil
@@ -647,10 +668,10 @@ func (s *scoreRun) scoreLine(ctx context.Context, line int, text string) []recor
 	if err != nil {
 		return s.invalid(line, err)
 	}
-	c := scoring.Case{Input: in.Input, Output: *in.Output, Context: in.Context, Instructions: in.Instructions,
-		Trajectory: in.Trajectory, Metadata: in.Metadata}
-	for _, t := range in.History {
-		c.History = append(c.History, scoring.Turn{Role: t.Role, Content: t.Content})
+	c := scoring.Case{Input: in.Input, Context: in.Context, Instructions: in.Instructions,
+		Trajectory: in.Trajectory, Turns: in.Turns, Metadata: in.Metadata}
+	if in.Output != nil {
+		c.Output = *in.Output
 	}
 	if len(c.Instructions) == 0 {
 		c.Instructions = s.instructions

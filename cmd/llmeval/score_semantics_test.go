@@ -15,15 +15,15 @@ import (
 )
 
 // TestScoreConversationAndScorerSettings checks what llmeval score adds
-// for issue 36: a case's "history" (the turns before its request) reaches
+// for issue 36: a case's "turns" (the conversation before its request) reach
 // task_completion and prompt_alignment, --instruction-sources says whose
 // instructions prompt_alignment judges, and --max-context-chunks bounds
 // how much of a long context hallucination judges.
 func TestScoreConversationAndScorerSettings(t *testing.T) {
-	history := []map[string]string{{"role": "user", "content": "Find me a flight to Lisbon."}, {"role": "assistant", "content": "TAP at 9:40. Book it?"}}
-	t.Run("history reaches task_completion", func(t *testing.T) {
+	turns := []map[string]string{{"role": "user", "content": "Find me a flight to Lisbon."}, {"role": "assistant", "content": "TAP at 9:40. Book it?"}}
+	t.Run("the turns before the request reach task_completion", func(t *testing.T) {
 		srv := scoringtest.New(t)
-		in := jsonl(map[string]any{"input": "Yes, go ahead.", "output": "Booked.", "history": history,
+		in := jsonl(map[string]any{"input": "Yes, go ahead.", "output": "Booked.", "turns": turns,
 			"trajectory": map[string]any{"steps": []any{map[string]any{"kind": "generation", "output": "Booked."}}}})
 		code, out, stderr := runScoreCLI(t, in, append(judgeFlags(srv, "task_completion"), "--no-reason")...)
 		require.Equal(t, 0, code, stderr)
@@ -31,7 +31,7 @@ func TestScoreConversationAndScorerSettings(t *testing.T) {
 		var sawHistory bool
 		for _, c := range srv.Calls() {
 			if c.Step == taskcompletion.SchemaTask {
-				sawHistory = strings.Contains(c.Text(), `{"role":"assistant","content":"TAP at 9:40. Book it?"}`)
+				sawHistory = strings.Contains(c.Text(), `{"turn":2,"role":"assistant","content":"TAP at 9:40. Book it?"}`)
 			}
 		}
 		assert.True(t, sawHistory, "the requirements are worked out with the conversation")
@@ -47,7 +47,7 @@ func TestScoreConversationAndScorerSettings(t *testing.T) {
 			{"system", "not_scorable", false},
 		} {
 			srv := scoringtest.New(t)
-			in := jsonl(map[string]any{"input": "Say hello in French.", "output": "Bonjour.", "history": history})
+			in := jsonl(map[string]any{"input": "Say hello in French.", "output": "Bonjour.", "turns": turns})
 			args := append(judgeFlags(srv, "prompt_alignment"), "--no-reason")
 			if tt.sources != "" {
 				args = append(args, "--instruction-sources", tt.sources)

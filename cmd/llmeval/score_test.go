@@ -279,7 +279,7 @@ func TestScoreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, criteria, checks`},
+		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, conversation_completeness, knowledge_retention, role_adherence, conversation_relevancy, criteria, checks`},
 		{"misspelt scorer", append([]string{"--scorer", "halucination", "--model", "m"}, endpoint...), `--scorer: unknown scorer "halucination" (did you mean hallucination?)`},
 		{"misspelt scorer in a list", append([]string{"--scorer", "bias,Prompt-Alignment", "--model", "m"}, endpoint...), `unknown scorer "Prompt-Alignment" (did you mean prompt_alignment?)`},
 		{"checks in a list", append([]string{"--scorer", "bias,checks", "--model", "m"}, endpoint...), "checks needs no judge and is scored alone"},

@@ -97,21 +97,28 @@ func TestScoreRejectsBadTrajectories(t *testing.T) {
 // TestREADMETrajectoryExample runs the trajectory example of the README
 // through the CLI, so the documented line stays a valid case.
 func TestREADMETrajectoryExample(t *testing.T) {
+	srv := scoringtest.New(t)
+	code, out, stderr := runScoreCLI(t, readmeExample(t, "trajectory")+"\n", judgeFlags(srv, "tool_use")...)
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, out, 1)
+	assert.NotEqual(t, "not_scorable", out[0].Label, out[0].Reason)
+}
+
+// readmeExample returns the README's JSON example marked "<!-- name
+// example -->" as one line.
+func readmeExample(t *testing.T, name string) string {
+	t.Helper()
 	readme, err := os.ReadFile(filepath.Join("README.md"))
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(readme), "<!-- trajectory example -->\n```json\n")
-	require.True(t, ok, "README has no trajectory example")
+	_, rest, ok := strings.Cut(string(readme), "<!-- "+name+" example -->\n```json\n")
+	require.True(t, ok, "README has no %s example", name)
 	example, _, ok := strings.Cut(rest, "\n```")
 	require.True(t, ok)
 	var c map[string]any
 	require.NoError(t, json.Unmarshal([]byte(example), &c), "the example is one JSON object")
 	line, err := json.Marshal(c)
 	require.NoError(t, err)
-	srv := scoringtest.New(t)
-	code, out, stderr := runScoreCLI(t, string(line)+"\n", judgeFlags(srv, "tool_use")...)
-	require.Equal(t, exitOK, code, stderr)
-	require.Len(t, out, 1)
-	assert.NotEqual(t, "not_scorable", out[0].Label, out[0].Reason)
+	return string(line)
 }
 
 // TestScoreTrajectoryTools: a case may list the tools the agent had; a run

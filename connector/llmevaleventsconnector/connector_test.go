@@ -125,3 +125,31 @@ func TestPassesContextAndError(t *testing.T) {
 	assert.ErrorIs(t, c.ConsumeTraces(ctx, td), boom)
 	assert.Equal(t, []string{"a"}, seen)
 }
+
+// A conversation's results, on the span llm_eval adds under its last
+// turn, become records that name the conversation and that turn's span.
+func TestConversationResultRecords(t *testing.T) {
+	sink := &consumertest.LogsSink{}
+	c := newTestConnector(sink)
+	td, err := golden.ReadTraces(filepath.Join("testdata", "conversations.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	require.Len(t, sink.AllLogs(), 1)
+	ld := sink.AllLogs()[0]
+	require.Equal(t, 3, ld.LogRecordCount(), "one record per result")
+	for _, rl := range ld.ResourceLogs().All() {
+		svc, _ := rl.Resource().Attributes().Get("service.name")
+		for _, lr := range rl.ScopeLogs().At(0).LogRecords().All() {
+			id, ok := lr.Attributes().Get(evalconv.AttrConversationID)
+			require.True(t, ok, "the record carries the conversation id")
+			assert.Equal(t, "42", id.Str())
+			want := pcommon.SpanID{0xc0, 0, 0, 0, 0, 0, 0, 0x01}
+			if svc.Str() == "bank" {
+				want = pcommon.SpanID{0xc0, 0, 0, 0, 0, 0, 0, 0x02}
+			}
+			assert.Equal(t, want, lr.SpanID(), "and names the conversation's last turn")
+			_, ok = lr.Attributes().Get(evalconv.AttrRequestModel)
+			assert.True(t, ok, "and its model")
+		}
+	}
+}

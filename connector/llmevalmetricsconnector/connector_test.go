@@ -60,6 +60,7 @@ func TestGolden(t *testing.T) {
 		{name: "logs", input: "logs/input.yaml", logs: true, config: func(*Config) {}},
 		{name: "agents", input: "agents/input.yaml", config: func(*Config) {}},
 		{name: "rag", input: "rag/input.yaml", config: func(*Config) {}},
+		{name: "conversations", input: "conversations/input.yaml", config: func(*Config) {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

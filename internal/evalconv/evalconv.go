@@ -24,6 +24,9 @@ const (
 	AttrResponseModel = string(semconv.GenAIResponseModelKey)
 	AttrOperationName = string(semconv.GenAIOperationNameKey)
 	AttrAgentName     = string(semconv.GenAIAgentNameKey)
+	// AttrConversationID names the conversation a result of a
+	// conversation scorer is about.
+	AttrConversationID = string(semconv.GenAIConversationIDKey)
 )
 
 // AttrLegacyEventName is the attribute that named an event before log
@@ -52,6 +55,12 @@ const (
 	// that counts results from traces and logs skips such records, so each
 	// result is counted once.
 	AttrOnSpan = FlatPrefix + "on_span"
+	// AttrConversationMessages is the number of messages of the
+	// conversation the results of a conversation span are about, those
+	// left out to keep it bounded included.
+	AttrConversationMessages = FlatPrefix + "conversation.messages"
+	// AttrConversationOmitted is how many of them the judge did not see.
+	AttrConversationOmitted = FlatPrefix + "conversation.omitted"
 	// AttrJudgeModel names the model that judged a result (the evaluator),
 	// as judge.model names it; models of a primary and a fallback judge
 	// that both answered are joined by commas. gen_ai.request.model on a

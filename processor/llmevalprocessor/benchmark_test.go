@@ -62,7 +62,7 @@ func benchBatch() (ptrace.Traces, int) {
 }
 
 func BenchmarkOverhead(b *testing.B) {
-	td, genIndex := benchBatch()
+	td, _ := benchBatch()
 	raw, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	if err != nil {
 		b.Fatal(err)
@@ -86,39 +86,50 @@ func BenchmarkOverhead(b *testing.B) {
 		cfg := testConfig(scoring.Bias)
 		cfg.Sampling.Percentage = 10
 		cfg.QueueSize = 100000
-		build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
-			return judgeSet{scorers: []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}}, nil
-		}
-		_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop(), build)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := proc.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = proc.Shutdown(context.Background()) }()
-
-		work, _ := benchBatch()
-		gen := ptrace.NewSpan()
-		work.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(genIndex).CopyTo(gen)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			spans := work.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-			if spans.Len() < 100 {
-				// The sampled GenAI span was taken: put one back, untimed.
-				b.StopTimer()
-				gen.CopyTo(spans.AppendEmpty())
-				b.StartTimer()
-			}
-			spans.At(genAt(spans, genIndex)).SetTraceID(randomTraceID())
-			if err := proc.ConsumeTraces(context.Background(), work); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchConsume(b, cfg, []scoring.Scorer{fixedScorer(scoring.Bias, 0.1, scoring.LabelPass)}, nil)
 		llmEvalNsPerOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		b.ReportMetric(llmEvalNsPerOp/decodeNsPerOp, "of_decode")
 	})
+}
+
+// benchConsume runs a traces processor of cfg and scorers and times
+// ConsumeTraces on the batch of benchBatch (changed by edit first, when
+// set), a new trace id on the GenAI span each time.
+func benchConsume(b *testing.B, cfg *Config, scorers []scoring.Scorer, edit func(gen ptrace.Span)) {
+	b.Helper()
+	build := func(context.Context, *Config, component.Host, component.TelemetrySettings, judgeHooks) (judgeSet, error) {
+		return judgeSet{scorers: scorers}, nil
+	}
+	_, proc, err := newTracesProcessor(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop(), build)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := proc.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = proc.Shutdown(context.Background()) }()
+
+	work, genIndex := benchBatch()
+	if edit != nil {
+		edit(work.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(genIndex))
+	}
+	gen := ptrace.NewSpan()
+	work.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(genIndex).CopyTo(gen)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		spans := work.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		if spans.Len() < 100 {
+			// The sampled GenAI span was taken: put one back, untimed.
+			b.StopTimer()
+			gen.CopyTo(spans.AppendEmpty())
+			b.StartTimer()
+		}
+		spans.At(genAt(spans, genIndex)).SetTraceID(randomTraceID())
+		if err := proc.ConsumeTraces(context.Background(), work); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // genAt is the index of the GenAI span: where it started, or last once it

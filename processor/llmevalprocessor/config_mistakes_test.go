@@ -37,7 +37,7 @@ func TestConfigMistakesSuggestTheFix(t *testing.T) {
 		{name: "threshhold", want: "scorers::0::threshhold: unknown key (did you mean threshold?)"},
 		{name: "reason_mode_typo", want: `scorers::0: reason_mode: "sumary" is not one of llm, summary (did you mean summary?)`},
 		{name: "structured_outputs_typo", want: `judge: structured_outputs: "json-schema" is not one of auto, json_schema, json_object, off (did you mean json_schema?)`},
-		{name: "targets_plural", want: `targets[0]: "generations" is not one of generation, agent (did you mean generation?)`},
+		{name: "targets_plural", want: `targets[0]: "generations" is not one of generation, agent, conversation (did you mean generation?)`},
 		{name: "context_sources_typo", want: `context_sources[0]: "traces" is not one of trace, tool_messages, system (did you mean trace?)`},
 		{name: "late_results_typo", want: `late_results: "verdict" is not one of verdicts, all, none (did you mean verdicts?)`},
 		{name: "endpoint_no_scheme", want: "judge: endpoint: has no scheme: want an absolute http or https URL (did you mean http://localhost:11434/v1?)"},

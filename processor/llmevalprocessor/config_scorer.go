@@ -51,7 +51,7 @@ type ScorerConfig struct {
 	Sampling *SamplingConfig `mapstructure:"sampling"`
 	// Judge holds judge keys that override the shared judge's for this
 	// scorer: its own endpoint, model, key, limits and fallback
-	// (config_judges.go). It sits beside name in both forms.
+	// (Config.judges). It sits beside name in both forms.
 	Judge map[string]any `mapstructure:"judge"`
 	// UseSystemInstructions uses the span's system instructions when
 	// Instructions is empty (default true).
@@ -201,8 +201,12 @@ func (sc *ScorerConfig) Unmarshal(conf *confmap.Conf) error {
 	if sc.Name == "" {
 		sc.Name = sc.Type
 	}
-	if !conf.IsSet("targets") && sc.judgesTrajectory() {
+	switch {
+	case conf.IsSet("targets"):
+	case sc.judgesTrajectory():
 		sc.Targets = []string{targetAgent}
+	case sc.conversationScorer():
+		sc.Targets = []string{targetConversation}
 	}
 	return nil
 }
@@ -253,6 +257,9 @@ func (sc *ScorerConfig) Validate() error {
 	errs = append(errs, validateContextSources(sc.ContextSources)...)
 	if typ := sc.scorerType(); slices.Contains(scorers.TrajectoryNames(), typ) && !slices.Equal(sc.Targets, []string{targetAgent}) {
 		errs = append(errs, fmt.Errorf("targets: %s judges agent runs, so its targets must be [agent] (a generation span has no trajectory), got %v", typ, sc.Targets))
+	}
+	if err := sc.validateConversationTargets(); err != nil {
+		errs = append(errs, err)
 	}
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
@@ -339,16 +346,15 @@ func (sc *ScorerConfig) judgesSystemInstructions() bool {
 }
 
 // readsHistory reports whether the scorer sends the conversation before
-// the request to the judge: task_completion, and prompt_alignment unless
-// it judges only the system instructions.
+// the request to the judge: a scorer of one turn whose definition reads
+// it (answer_relevancy, task_completion, prompt_alignment), except
+// prompt_alignment judging only the system instructions.
 func (sc *ScorerConfig) readsHistory() bool {
-	switch sc.scorerType() {
-	case scoring.TaskCompletion:
-		return true
-	case scoring.PromptAlignment:
-		return sc.instructionSources() != scoring.SourcesSystem
+	if sc.scorerType() == scoring.PromptAlignment && sc.instructionSources() == scoring.SourcesSystem {
+		return false
 	}
-	return false
+	d, ok := scorers.Definition(sc.scorerType())
+	return ok && d.History
 }
 
 // splitsInstructions reports whether the scorer's instructions are split
@@ -565,9 +571,16 @@ func withoutKey(m map[string]any, key string) map[string]any {
 
 // Evaluation targets of a scorer.
 const (
-	targetGeneration = "generation" // LLM call spans (the default)
-	targetAgent      = "agent"      // agent or root spans: the request, the final answer, the trace's context
+	targetGeneration   = "generation"   // LLM call spans (the default)
+	targetAgent        = "agent"        // agent or root spans: the request, the final answer, the trace's context
+	targetConversation = "conversation" // whole conversations, when they end (config_conversation.go)
 )
+
+// conversationScorerNames are the built-in scorers that judge whole
+// conversations.
+func conversationScorerNames() []string { return scorers.ConversationNames() }
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 // Sources of a scorer's context (scorers[].context_sources).
 const (
@@ -608,7 +621,8 @@ func validateContextSources(sources []string) []error {
 // ScorerSelection says which spans one scorer evaluates. It is meant to be
 // squashed into ScorerConfig.
 type ScorerSelection struct {
-	// Targets are generation and/or agent (default [generation]).
+	// Targets are generation and/or agent (default [generation]), or
+	// conversation for the conversation scorers (their default).
 	Targets []string `mapstructure:"targets"`
 	// When holds conditions on what was read from the span.
 	When WhenConfig `mapstructure:"when"`
@@ -635,13 +649,13 @@ func defaultScorerSelection() ScorerSelection {
 func (s ScorerSelection) validate() []error {
 	var errs []error
 	if len(s.Targets) == 0 {
-		errs = append(errs, errors.New("targets: must name at least one of generation, agent"))
+		errs = append(errs, errors.New("targets: must name at least one of generation, agent, conversation"))
 	}
 	for i, t := range s.Targets {
 		switch t {
-		case targetGeneration, targetAgent:
+		case targetGeneration, targetAgent, targetConversation:
 		default:
-			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent)))
+			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, configcheck.NotOneOf(t, targetGeneration, targetAgent, targetConversation)))
 		}
 		if slices.Index(s.Targets, t) < i {
 			errs = append(errs, fmt.Errorf("targets[%d]: duplicate target %q", i, t))
@@ -656,4 +670,25 @@ func (s ScorerSelection) validate() []error {
 // hasTarget says whether the scorer evaluates spans of target.
 func (s ScorerSelection) hasTarget(target string) bool {
 	return slices.Contains(s.Targets, target)
+}
+
+// conversationScorer reports whether the scorer judges whole
+// conversations.
+func (sc *ScorerConfig) conversationScorer() bool {
+	return slices.Contains(conversationScorerNames(), sc.scorerType())
+}
+
+// validateConversationTargets checks that conversation scorers target
+// conversations and only they do.
+func (sc *ScorerConfig) validateConversationTargets() error {
+	conv := sc.conversationScorer()
+	switch {
+	case conv && !slices.Equal(sc.Targets, []string{targetConversation}):
+		return fmt.Errorf("targets: %s judges whole conversations, so its targets must be [conversation], got %v", sc.scorerType(), sc.Targets)
+	case !conv && sc.hasTarget(targetConversation):
+		return errors.New("targets: only the conversation scorers (" + joinNames(conversationScorerNames()) + ") target conversation")
+	case conv && (len(sc.Include) > 0 || len(sc.Exclude) > 0):
+		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
+	}
+	return nil
 }

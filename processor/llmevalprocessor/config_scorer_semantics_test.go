@@ -38,9 +38,10 @@ func TestContextChunksAndInstructionSourcesReachTheScorers(t *testing.T) {
 	assert.NotEqual(t, scorerFingerprint(cfg, cfg.Scorers[0]), scorerFingerprint(other, cfg.Scorers[0]))
 	assert.NotEqual(t, scorerFingerprint(cfg, cfg.Scorers[1]), scorerFingerprint(cfg, defaultScorerConfig(scoring.PromptAlignment)))
 
-	// The conversation reaches task_completion and prompt_alignment (not
-	// judging the system instructions alone), no other scorer.
-	c := scoring.Case{Input: "Yes.", Output: "Done.", History: []scoring.Turn{{Role: "user", Content: "Book it?"}}, Context: []string{"doc"}}
+	// The conversation reaches answer_relevancy, task_completion and
+	// prompt_alignment (not judging the system instructions alone), and a
+	// conversation scorer keeps its conversation; no other scorer gets it.
+	c := scoring.Case{Input: "Yes.", Output: "Done.", Turns: []scoring.Turn{{Role: scoring.RoleUser, Content: "Book it?"}}, Context: []string{"doc"}}
 	for _, tt := range []struct {
 		sc          ScorerConfig
 		wantHistory bool
@@ -50,6 +51,8 @@ func TestContextChunksAndInstructionSourcesReachTheScorers(t *testing.T) {
 		{cfg.Scorers[1], true, false},
 		{cfg.Scorers[2], true, false},
 		{defaultScorerConfig(scoring.Bias), false, false},
+		{defaultScorerConfig(scoring.AnswerRelevancy), true, false},
+		{defaultScorerConfig(scoring.KnowledgeRetention), true, false},
 		{func() ScorerConfig {
 			s := defaultScorerConfig(scoring.PromptAlignment)
 			s.InstructionSources = "system"
@@ -58,7 +61,7 @@ func TestContextChunksAndInstructionSourcesReachTheScorers(t *testing.T) {
 	} {
 		var got scoring.Case
 		unsentFree(caseKeeper{&got}, tt.sc).Score(context.Background(), c)
-		assert.Equal(t, tt.wantHistory, got.History != nil, "%s %s: history", tt.sc.Name, tt.sc.InstructionSources)
+		assert.Equal(t, tt.wantHistory, got.Turns != nil, "%s %s: history", tt.sc.Name, tt.sc.InstructionSources)
 		assert.Equal(t, tt.wantContext, got.Context != nil, "%s: context", tt.sc.Name)
 	}
 }

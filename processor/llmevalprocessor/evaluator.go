@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llm-eval/llm_eval/internal/sharedcomponent"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
@@ -48,21 +49,25 @@ import (
 // traces instance, still reads the calls it was joining and deletes their
 // held records.
 type evaluator struct {
-	cfg        *Config
-	set        component.TelemetrySettings
-	tel        *telemetry
-	buildJudge judgeBuilder
-	sampler    traceSampler
-	store      *evalStore
-	join       *subject.TraceJoin     // the trace context index and join
-	scorers    []evalstore.Scorer     // what the subjects see of cfg.Scorers
-	filter     spanFilter             // include, exclude
-	scorerSel  scorerSelection        // scorers[].include, exclude, sampling
-	agents     bool                   // a scorer targets agent spans
-	secrets    *redact.SecretScrubber // the judge's secrets, scrubbed from output
+	cfg         *Config
+	set         component.TelemetrySettings
+	tel         *telemetry
+	buildJudge  judgeBuilder
+	sampler     traceSampler
+	store       *evalStore
+	join        *subject.TraceJoin     // the trace context index and join
+	scorers     []evalstore.Scorer     // what the subjects see of cfg.Scorers
+	filter      spanFilter             // include, exclude
+	scorerSel   scorerSelection        // scorers[].include, exclude, sampling
+	agents      bool                   // a scorer targets agent spans
+	generations bool                   // a scorer targets generation spans
+	secrets     *redact.SecretScrubber // the judge's secrets, scrubbed from output
 	// storage keeps held items across a crash (internal/persistence); nil
 	// without the storage setting.
 	storage *persistence.Keeper
+	// convs holds the open conversations (conversations.go); nil when no
+	// scorer targets conversations.
+	convs *conversations
 
 	owner *evaluators // counts the instances using it; forgets it at the last release
 
@@ -119,6 +124,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	}
 	for _, sc := range cfg.Scorers {
 		ev.agents = ev.agents || sc.hasTarget(targetAgent)
+		ev.generations = ev.generations || sc.hasTarget(targetGeneration)
 	}
 	ev.scorers = evalScorers(cfg.Scorers)
 	if ev.join, err = subject.NewTraceJoin(cfg.TraceContext.indexConfig(), cfg.TraceContext.scope(), joinedContextChars(cfg), ev.scorers, tel); err != nil {
@@ -127,9 +133,14 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 	if err := tel.observeIndex(ev.join.Index, ev.join.ReadsSteps()); err != nil {
 		return nil, err
 	}
+	var journal conversation.Journal
 	if cfg.Storage != nil {
 		ev.storage = persistence.NewKeeper(*cfg.Storage, set.ID, cfg.StorageCheckTimeout,
 			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
+		journal = ev.storage
+	}
+	if ev.convs, err = newConversations(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
+		return nil, err
 	}
 	return ev, nil
 }
@@ -286,6 +297,7 @@ func (ev *evaluator) recover() {
 	if ev.traces != nil {
 		ev.traces.recoverPairs(ev.logs)
 	}
+	ev.convs.restoreFrom(ev.storage, ev.store, ev.tel.logger)
 }
 
 // release is one instance's Shutdown. The first stops the store, which
@@ -299,6 +311,9 @@ func (ev *evaluator) release(ctx context.Context) error {
 	ev.mu.Unlock()
 	var err error
 	if first {
+		// No conversation ends into a store shutting down; the open ones
+		// stay in storage.
+		ev.convs.stopEnding(ev.storage != nil && ev.storage.Journal() != nil)
 		err = ev.store.Shutdown(ctx)
 		ev.tel.shutdown()
 	}

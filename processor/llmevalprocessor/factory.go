@@ -69,6 +69,7 @@ func createDefaultConfig() component.Config {
 		StorageCheckTimeout: persistence.DefaultCheckTimeout,
 		LogEvents:           defaultLogEventsConfig(),
 		TraceContext:        defaultTraceContextConfig(),
+		Conversation:        defaultConversationConfig(),
 		Redaction:           RedactionConfig{Builtin: redact.Builtins()},
 		Scorers: []ScorerConfig{
 			defaultScorerConfig(scoring.Bias),

@@ -11,6 +11,7 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/scorers"
 )
 
@@ -155,19 +156,24 @@ func scorerSpec(cfg *Config, sc ScorerConfig, redact func(string) string) scorer
 	spec.Options.MaxInputChars = cfg.MaxInputChars
 	spec.Options.MaxContextChunks = cfg.MaxContextChunks
 	spec.Options.Redact = redact
+	if sc.conversationScorer() {
+		spec.Options.MaxTurns = cfg.Conversation.MaxTurns
+	}
 	return spec
 }
 
 // unsentFree wraps a cached scorer that never sends the case's context
 // (bias, prompt alignment, toxicity, answer relevancy, ...) or the
-// conversation before the request (all but task_completion and
-// prompt_alignment) in one that hands it cases without them, so that its
-// cache key is what the judge sees: the same call with and without its
-// trace's documents (a copy delivered again after a restart, whose held
-// twin came back from storage without the trace context index), or in two
-// conversations, is judged once.
+// conversation before the request (all but answer_relevancy,
+// task_completion and prompt_alignment, and the conversation scorers,
+// whose case is a conversation) in one that hands it cases without them,
+// so that its cache key is what the judge sees: the same call with and
+// without its trace's documents (a copy delivered again after a restart,
+// whose held twin came back from storage without the trace context
+// index), or in two conversations, is judged once.
 func unsentFree(s scoring.Scorer, sc ScorerConfig) scoring.Scorer {
-	withoutContext, withoutHistory := !scorerReadsContext(sc), !sc.readsHistory()
+	// A conversation scorer's case is its conversation: its turns stay.
+	withoutContext, withoutHistory := !scorerReadsContext(sc), !sc.readsHistory() && !sc.conversationScorer()
 	if !withoutContext && !withoutHistory {
 		return s
 	}
@@ -187,7 +193,7 @@ func (s fieldsFree) Score(ctx context.Context, cs scoring.Case) scoring.Result {
 		cs.Context = nil
 	}
 	if s.history {
-		cs.History = nil
+		cs.Turns = nil
 	}
 	return s.next.Score(ctx, cs)
 }
@@ -223,10 +229,10 @@ func scorerFingerprint(cfg *Config, sc ScorerConfig) string {
 	if sc.Threshold != nil {
 		threshold = fmt.Sprint(*sc.Threshold)
 	}
-	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d max_context_chunks=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t instruction_sources=%s",
+	return fmt.Sprintf("scale=%v threshold=%s strict=%t reason=%t reason_mode=%s max_input_chars=%d max_context_chunks=%d redaction=%t/%q/%q criteria=%q/%q/%q/%q split=%t instruction_sources=%s max_turns=%d",
 		sc.Scale, threshold, sc.StrictMode, sc.IncludeReason, sc.ReasonMode, cfg.MaxInputChars, cfg.MaxContextChunks,
 		cfg.Redaction.Enabled, cfg.Redaction.Builtin, cfg.Redaction.Patterns,
-		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), sc.instructionSources()) + sc.ragFingerprint()
+		sc.Criteria, sc.Steps, sc.Fields, sc.Verdict, sc.splitsInstructions(), sc.instructionSources(), cfg.Conversation.MaxTurns) + sc.ragFingerprint()
 }
 
 // judgeClientTelemetry returns the telemetry settings the judge's HTTP
@@ -278,4 +284,113 @@ func (js *judgeSet) splitInstructions(cfg *Config, sc ScorerConfig, s scoring.Sc
 		}
 	}
 	return splitInstructionsOf(s, js.splits, onSplit), nil
+}
+
+// judgeStack is one judge endpoint with its own guards, outermost first:
+// budget -> breaker -> limiter -> OpenAI client (retries).
+type judgeStack struct {
+	name    string
+	model   string
+	price   *guard.Price // nil without a price for model
+	breaker *guard.Breaker
+	guarded scoring.Judge
+}
+
+// buildJudgeStack makes the HTTP client, the OpenAI judge and the guards
+// of one judge. Nothing is dialed here.
+func buildJudgeStack(ctx context.Context, nj namedJudge, host component.Host, set component.TelemetrySettings, hooks judgeHooks) (*judgeStack, error) {
+	jc := nj.cfg
+	clientCfg := judgeClientConfig(jc)
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), judgeClientTelemetry(set))
+	if err != nil {
+		return nil, fmt.Errorf("%s HTTP client: %w", nj.name, err)
+	}
+	mode, err := openai.ParseStructuredOutputs(jc.StructuredOutputs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nj.name, err)
+	}
+	oc := openai.Config{
+		BaseURL:           jc.ClientConfig.Endpoint,
+		APIKey:            string(jc.APIKey),
+		HTTPClient:        client, // carries headers, TLS, proxy and timeout
+		MaxTokens:         jc.MaxTokens,
+		Seed:              jc.Seed,
+		StructuredOutputs: mode,
+		Retry:             jc.Retry.policy(),
+		Secrets:           jc.secrets(), // headers are set by client, not by the judge
+	}
+	jc.providerConfig(&oc)
+	if hooks.onRetry != nil {
+		oc.OnRetry = func(int, error, time.Duration) { hooks.onRetry() }
+	}
+	openAI, err := openai.NewJudge(oc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nj.name, err)
+	}
+	limiter := guard.NewLimiter(openAI, guard.LimiterConfig{
+		RequestsPerMinute: jc.RequestsPerMinute,
+		TokensPerMinute:   jc.TokensPerMinute,
+	})
+	cb := jc.CircuitBreaker
+	bc := guard.BreakerConfig{
+		FailureThreshold:  cb.FailureThreshold,
+		OpenDuration:      cb.OpenDuration,
+		AuthRetryInterval: cb.AuthRetryInterval,
+		Now:               hooks.now,
+	}
+	if hooks.onBreakerState != nil {
+		name := nj.name
+		bc.OnStateChange = func(from, to guard.BreakerState, cause error) { hooks.onBreakerState(name, from, to, cause) }
+	}
+	breaker := guard.NewBreaker(limiter, bc)
+	guarded, err := withBudget(jc, breaker, hooks.now)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nj.name, err)
+	}
+	return &judgeStack{name: nj.name, model: jc.model(), price: jc.price(), breaker: breaker, guarded: guarded}, nil
+}
+
+// metered returns the stack as scorer asks it: each answered call's cost
+// goes to onCost under scorer and the stack's model. Without a price or
+// onCost it is the stack itself.
+func (st *judgeStack) metered(scorer string, onCost func(ctx context.Context, scorer, model string, cost float64)) scoring.Judge {
+	if st.price == nil || onCost == nil {
+		return st.guarded
+	}
+	return costMeter{next: st.guarded, scorer: scorer, model: st.model, price: *st.price, record: onCost}
+}
+
+// costMeter records the cost of every call that reported usage.
+type costMeter struct {
+	next          scoring.Judge
+	scorer, model string
+	price         guard.Price
+	record        func(ctx context.Context, scorer, model string, cost float64)
+}
+
+func (m costMeter) Complete(ctx context.Context, req scoring.Request) (scoring.Response, error) {
+	resp, err := m.next.Complete(ctx, req)
+	if resp.PromptTokens > 0 || resp.CompletionTokens > 0 {
+		m.record(ctx, m.scorer, m.model, m.price.Cost(resp.PromptTokens, resp.CompletionTokens))
+	}
+	return resp, err
+}
+
+// withBudget puts judge.budget in front of judge; without a budget it
+// returns judge as it is.
+func withBudget(jc JudgeConfig, judge scoring.Judge, now func() time.Time) (scoring.Judge, error) {
+	b := jc.Budget
+	if b == nil {
+		return judge, nil
+	}
+	price := jc.price()
+	if price == nil {
+		return nil, fmt.Errorf("judge budget: no price for the judge model %q", jc.model())
+	}
+	budget, err := guard.NewBudget(judge, guard.BudgetConfig{Amount: b.Amount, Period: b.period(), Price: *price,
+		MaxCompletionTokens: jc.MaxTokens, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("judge budget: %w", err)
+	}
+	return budget, nil
 }

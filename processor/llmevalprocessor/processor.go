@@ -37,11 +37,15 @@ var _ processor.Traces = (*llmEvalProcessor)(nil)
 
 func newTracesInstance(ev *evaluator, next consumer.Traces) *llmEvalProcessor {
 	out := &resultwrite.Spans{Next: next, Tel: output{t: ev.tel, items: ev.tel.itemAttrs}}
-	return &llmEvalProcessor{
+	p := &llmEvalProcessor{
 		evaluator: ev,
 		out:       out,
 		subjects:  &subject.SpanOut{Sink: out, Tel: ev.tel, Policy: ev},
 	}
+	if ev.convs != nil {
+		ev.convs.out.Store(p.subjects) // a conversation's results leave with its spans
+	}
+	return p
 }
 
 // Capabilities reports that spans are modified (annotated, moved out).
@@ -68,10 +72,11 @@ func (p *llmEvalProcessor) Shutdown(ctx context.Context) error {
 func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	start := time.Now()
 	p.tel.incoming(ctx, td.SpanCount())
-	td, forward, taken := p.processTraces(ctx, td)
-	if p.storage != nil && taken > 0 {
-		// The admitted spans are on disk before ConsumeTraces returns; a
-		// batch that admitted nothing does not wait for storage.
+	td, forward, taken, queued := p.processTraces(ctx, td)
+	if p.storage != nil && (taken > 0 || queued) {
+		// The admitted spans and the turns of open conversations are on
+		// disk before ConsumeTraces returns; a batch that admitted and
+		// added nothing does not wait for storage.
 		p.storage.Commit()
 	}
 	p.tel.internalDuration(ctx, time.Since(start))
@@ -89,9 +94,10 @@ func (p *llmEvalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 // It goes over the batch twice: first it indexes the GenAI spans of
 // sampled traces and notes the generations, so that a generation's case
 // sees the context spans of its own batch; then it admits the generations.
-func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (_ ptrace.Traces, forward bool, taken int) {
+func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) (_ ptrace.Traces, forward bool, taken int, queued bool) {
 	var selected, sampled int
 	var candidates []generationAt
+	var scan conversationScan
 	var gained []pcommon.TraceID
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -102,12 +108,16 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				kind := genai.Classify(rs.Resource(), span)
+				if p.convs != nil {
+					p.convs.scan(&scan, [3]int{i, j, k}, rs, span, kind)
+				}
 				candidate := len(candidates) // the index of this span if it becomes one
 				switch kind {
 				case genai.KindGeneration:
-					if !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
-						// Not a candidate: forwarded as it is, and only
-						// indexed as a step of an agent run.
+					if !p.generations || !p.filter.passes(rs.Resource().Attributes(), span.Attributes()) {
+						// Not a candidate (no scorer targets generations,
+						// or the filter leaves it out): forwarded as it
+						// is, and only indexed as a step of an agent run.
 						if p.join == nil || !p.join.ReadsSteps() || !p.sampler.sampled(span.TraceID()) {
 							continue
 						}
@@ -171,6 +181,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	if len(gained) > 0 {
 		p.store.ContextMayHaveArrived(gained)
 	}
+	if p.convs != nil {
+		// Before admission: a held span moves out of the batch.
+		queued = p.convs.offer(&scan, candidates, p.filter)
+	}
 	if selected > 0 {
 		p.tel.spansSelected(ctx, selected, sampled)
 	}
@@ -196,10 +210,10 @@ func (p *llmEvalProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
 		if rss.Len() == 0 {
-			return td, false, taken
+			return td, false, taken, queued
 		}
 	}
-	return td, true, taken
+	return td, true, taken, queued
 }
 
 // removeIndexes removes the spans at the given increasing indexes.
@@ -213,14 +227,6 @@ func removeIndexes(spans ptrace.SpanSlice, take []int) {
 		}
 		return false
 	})
-}
-
-// generationAt is where a sampled generation span sits in its batch.
-type generationAt struct {
-	resource, scope, span int
-	agent                 bool // an agent span, scored by scorers targeting agent
-	// gen is the generation when indexing it as a step read it already.
-	gen *genai.Generation
 }
 
 // reading is what the scorers need of a span besides its content gen:
@@ -250,6 +256,7 @@ func (p *llmEvalProcessor) admit(ctx context.Context, rs ptrace.ResourceSpans, s
 	default:
 		gen = genai.Read(span)
 	}
+	p.convs.historyOf(&gen, at, span)
 	// With a logs pipeline through the same component, a generation's
 	// content may come as log events of the same trace and span id
 	// (the pair of both halves, internal/evalstore): the call is evaluated once, for both signals.

@@ -514,7 +514,7 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 		b.other(tid)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, forward, _ := h.p.processTraces(context.Background(), b.td); !forward {
+		if _, forward, _, _ := h.p.processTraces(context.Background(), b.td); !forward {
 			t.Fatal("the batch was not forwarded")
 		}
 	})

@@ -24,6 +24,7 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 			Name:                  sc.Name,
 			Generation:            sc.hasTarget(targetGeneration),
 			Agent:                 sc.hasTarget(targetAgent),
+			Conversation:          sc.hasTarget(targetConversation),
 			Instructions:          sc.Instructions,
 			UseSystemInstructions: sc.UseSystemInstructions,
 			ContextPresent:        sc.When.ContextPresent,
@@ -35,6 +36,32 @@ func evalScorers(scorers []ScorerConfig) []evalstore.Scorer {
 		}
 	}
 	return out
+}
+
+// compileScorerSelection compiles the include/exclude and the sampling of
+// each scorer that has one.
+func compileScorerSelection(scorers []ScorerConfig) (scorerSelection, error) {
+	var out scorerSelection
+	for _, sc := range scorers {
+		if p := sc.Sampling; p != nil && p.Percentage < 100 {
+			if out.samplers == nil {
+				out.samplers = map[string]traceSampler{}
+			}
+			out.samplers[sc.Name] = newTraceSampler(p.Percentage)
+		}
+		f, err := sc.SpanFilterConfig.compile()
+		if err != nil {
+			return scorerSelection{}, err
+		}
+		if f.empty() {
+			continue
+		}
+		if out.filters == nil {
+			out.filters = map[string]spanFilter{}
+		}
+		out.filters[sc.Name] = f
+	}
+	return out, nil
 }
 
 // scorerReadsContext says whether a scorer judges the answer against

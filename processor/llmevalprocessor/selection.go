@@ -8,6 +8,9 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 )
 
 // Selection decides which items llm_eval evaluates: the trace sampler, and
@@ -44,6 +47,20 @@ func (v *ValueMatchConfig) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// SamplingConfig selects which traces are scored.
+type SamplingConfig struct {
+	// Percentage of traces whose generation spans are scored (0..100).
+	Percentage float64 `mapstructure:"percentage"`
+}
+
+// Validate checks the sampling percentage.
+func (sc *SamplingConfig) Validate() error {
+	if p := sc.Percentage; !(p >= 0 && p <= 100) {
+		return fmt.Errorf("percentage: must be between 0 and 100, got %v", p)
+	}
+	return nil
+}
+
 // traceSampler decides from the trace id alone, so every replica that sees
 // a trace makes the same choice and a trace is scored everywhere or nowhere.
 type traceSampler struct {
@@ -71,6 +88,24 @@ func newTraceSampler(percentage float64) traceSampler {
 // sampled reports whether the trace is in the sample.
 func (s traceSampler) sampled(id pcommon.TraceID) bool {
 	return s.all || fnv1a64(id) < s.threshold
+}
+
+// sampledID reports whether a conversation id is in the sample: by the
+// same hash of its bytes, so every replica decides alike.
+func (s traceSampler) sampledID(id string) bool {
+	if s.all {
+		return true
+	}
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= prime
+	}
+	return h < s.threshold
 }
 
 // fnv1a64 hashes the 16 bytes of a trace id without allocating.
@@ -239,32 +274,6 @@ type scorerSelection struct {
 	samplers map[string]traceSampler
 }
 
-// compileScorerSelection compiles the include/exclude and the sampling of
-// each scorer that has one.
-func compileScorerSelection(scorers []ScorerConfig) (scorerSelection, error) {
-	var out scorerSelection
-	for _, sc := range scorers {
-		if p := sc.Sampling; p != nil && p.Percentage < 100 {
-			if out.samplers == nil {
-				out.samplers = map[string]traceSampler{}
-			}
-			out.samplers[sc.Name] = newTraceSampler(p.Percentage)
-		}
-		f, err := sc.SpanFilterConfig.compile()
-		if err != nil {
-			return scorerSelection{}, err
-		}
-		if f.empty() {
-			continue
-		}
-		if out.filters == nil {
-			out.filters = map[string]spanFilter{}
-		}
-		out.filters[sc.Name] = f
-	}
-	return out, nil
-}
-
 // empty reports a selection that never leaves a scorer out.
 func (s scorerSelection) empty() bool { return len(s.filters) == 0 && len(s.samplers) == 0 }
 
@@ -292,4 +301,15 @@ func (s scorerSelection) excluded(res, attrs pcommon.Map, trace pcommon.TraceID)
 		}
 	}
 	return out
+}
+
+// generationAt is where a sampled generation span sits in its batch.
+type generationAt struct {
+	resource, scope, span int
+	agent                 bool // an agent span, scored by scorers targeting agent
+	// gen is the generation when indexing it as a step, or as a turn of a
+	// conversation, read it already.
+	gen *genai.Generation
+	// conversation is the conversation it is a turn of, if it names one.
+	conversation conversation.Key
 }

@@ -122,6 +122,12 @@ type cacheStater interface {
 	Stats() guard.CacheStats
 }
 
+// namedBreaker is a judge's circuit breaker, as telemetry observes it.
+type namedBreaker struct {
+	judge   string
+	breaker *guard.Breaker
+}
+
 // observeJudge registers the observers of every judge's circuit breaker,
 // by judge, and of the result cache (nil when off).
 func (t *telemetry) observeJudge(breakers []namedBreaker, cache cacheStater) error {

@@ -20,7 +20,7 @@ import (
 
 // diagnosticMetrics are the metrics of metadata.yaml marked enabled: false.
 var diagnosticMetrics = llmEvalMetrics(
-	"cache_hits", "cache_misses", "content_malformed", "context_joins", "context_waits", "events_waiting",
+	"cache_hits", "cache_misses", "content_malformed", "context_joins", "context_waits", "conversation_bytes", "events_waiting",
 	"inputs_truncated", "instruction_split_cache_hits", "instruction_split_limited", "instruction_splits",
 	"judge_calls_per_evaluation", "judge_circuit_transitions", "judge_latency", "judge_retries",
 	"judge_tokens_per_evaluation", "late_results_dropped", "log_calls", "log_late_events", "reason_fallbacks",

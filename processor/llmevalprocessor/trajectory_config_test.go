@@ -83,7 +83,7 @@ func TestTrajectoryScorerConfigErrorsNameTheKey(t *testing.T) {
 		{"rules on a trajectory scorer", []any{map[string]any{"name": "tool_use", "rules": []any{map[string]any{"type": "tool_errors"}}}},
 			`scorers::0: rules: only checks scorers take rules; "tool_use" is a built-in scorer`},
 		{"neither rules nor criteria", []any{map[string]any{"name": "tool_health"}},
-			`scorers::0: criteria: must be set: "tool_health" is not a built-in scorer (bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity), so it is a custom criteria scorer (or give it rules to make it a checks scorer)`},
+			`scorers::0: criteria: must be set: "tool_health" is not a built-in scorer (bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, conversation_completeness, knowledge_retention, role_adherence, conversation_relevancy), so it is a custom criteria scorer (or give it rules to make it a checks scorer)`},
 		{"criteria named like a trajectory scorer", []any{map[string]any{"name": "task_completion", "criteria": "Done."}},
 			"scorers::0: criteria: only custom criteria scorers take criteria"},
 	}

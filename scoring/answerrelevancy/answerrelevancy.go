@@ -69,7 +69,10 @@ var (
 // Definition is the answer relevancy scorer.
 var Definition = pipeline.Definition{
 	Name:  scoring.AnswerRelevancy,
-	Sends: []scoring.Field{scoring.FieldInput, scoring.FieldOutput},
+	Sends: []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldTurns},
+	// A follow-up ("and in winter?") is only a question with the
+	// conversation before it.
+	History: true,
 	Prompts: pipeline.NewPrompts(templates, template.FuncMap{"maxStatements": func() int { return MaxStatements }},
 		statementsPrompt, resultsPrompt),
 	Run: run,
@@ -107,7 +110,7 @@ func run(e *pipeline.Evaluation) {
 		e.SetReason("The score is 0 because the output is empty, so nothing in it answers the question.")
 		return
 	}
-	judged, ok := steps.Run(e, pipeline.PromptData{Output: e.Case.Output}, pipeline.PromptData{Input: e.Case.Input})
+	judged, ok := steps.Run(e, pipeline.PromptData{Output: e.Case.Output}, pipeline.PromptData{Input: e.Case.Input, Turns: pipeline.HistoryLines(e.Case.Turns)})
 	if !ok {
 		return
 	}
@@ -154,12 +157,26 @@ func statementsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 	return pipeline.AppendText(b, "OUTPUT", d.Output), nil
 }
 
-// resultsMessage sends the question and the statements, then the task,
-// which names their number: what differs between calls comes last.
+// resultsMessage sends the conversation before the question (on a
+// follow-up), the question and the statements, then the task, which names
+// their number, and how to read the history: what differs between calls
+// comes last.
 func resultsMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
+	b, err := pipeline.AppendHistory(b, d)
+	if err != nil {
+		return nil, err
+	}
 	b = pipeline.AppendText(b, "INPUT", d.Input)
 	b = append(b, "\n\n"...)
 	b = pipeline.AppendList(b, "STATEMENTS", d.Items)
 	n := strconv.Itoa(len(d.Items))
-	return append(b, "\n\nJudge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results."...), nil
+	b = append(b, "\n\nJudge how relevant each of these "+n+" statements is to the question. Return exactly "+n+" results."...)
+	if d.Turns != nil {
+		// Said here, not in the system prompt, so that only a follow-up
+		// pays for it.
+		b = append(b, "\n\nThe HISTORY block is the conversation before the question, one message a line (\"role\" is \"user\" or \"assistant\"; an \"omitted_turns\" line stands for earlier messages left out). "+
+			"Use it only to understand what the question refers to (\"And in winter?\" after a question about Lisbon's weather asks about Lisbon's weather in winter), "+
+			"then judge the statements against the question so understood, not against earlier questions."...)
+	}
+	return b, nil
 }

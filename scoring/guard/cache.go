@@ -78,8 +78,8 @@ func (c *Cache) Stats() CacheStats { return c.m.Stats() }
 // uses and optionsFingerprint any string that changes when s's options
 // change (threshold, scale, strict mode, reason mode, input cap...): both
 // are part of the key with s's name, PromptVersion and the case fields
-// sent to the judge (Input, History, Output, Context, Instructions, every
-// field of the Trajectory; not Metadata).
+// sent to the judge (Input, Output, Context, Instructions, every field of
+// the Trajectory, the Turns; not Metadata).
 func (c *Cache) Wrap(s scoring.Scorer, model, optionsFingerprint string) scoring.Scorer {
 	return &cachedScorer{cache: c, next: s, model: model, fingerprint: optionsFingerprint}
 }
@@ -130,11 +130,6 @@ func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 	cacheWriteField(h, s.fingerprint)
 	cacheWriteField(h, cs.Input)
 	cacheWriteField(h, cs.Output)
-	cacheWriteCount(h, len(cs.History))
-	for _, t := range cs.History {
-		cacheWriteField(h, t.Role)
-		cacheWriteField(h, t.Content)
-	}
 	for _, list := range [][]string{cs.Context, cs.Instructions} {
 		cacheWriteCount(h, len(list))
 		for _, v := range list {
@@ -142,6 +137,12 @@ func (s *cachedScorer) key(cs scoring.Case) cacheKey {
 		}
 	}
 	cacheWriteTrajectory(h, cs.Trajectory)
+	cacheWriteCount(h, len(cs.Turns))
+	for _, t := range cs.Turns {
+		cacheWriteField(h, string(t.Role))
+		cacheWriteField(h, t.Content)
+		cacheWriteCount(h, t.Count)
+	}
 	var k cacheKey
 	h.Sum(k[:0])
 	return k

@@ -23,6 +23,11 @@ func cacheTestCase() scoring.Case {
 			{Kind: scoring.StepOmitted, Count: 3},
 			{Kind: scoring.StepGeneration, Output: "Paris."},
 		}},
+		Turns: []scoring.Turn{
+			{Role: scoring.RoleUser, Content: "Hi, I'm in Lyon."},
+			{Role: scoring.RoleOmitted, Count: 2},
+			{Role: scoring.RoleAssistant, Content: "Hello!"},
+		},
 		Metadata: map[string]string{"trace_id": "a"},
 	}
 }
@@ -99,12 +104,6 @@ func TestCacheKey(t *testing.T) {
 			c.Context, c.Instructions = nil, append(c.Instructions, c.Context...)
 		}},
 		{name: "instructions", edit: func(c *scoring.Case) { c.Instructions = []string{"Answer in French"} }},
-		{name: "the conversation before the request", edit: func(c *scoring.Case) {
-			c.History = []scoring.Turn{{Role: "user", Content: "Name a city."}}
-		}},
-		{name: "a turn's role", edit: func(c *scoring.Case) {
-			c.History = []scoring.Turn{{Role: "assistant", Content: "Name a city."}}
-		}},
 		{name: "no trajectory", edit: func(c *scoring.Case) { c.Trajectory = nil }},
 		{name: "trajectory without steps", edit: func(c *scoring.Case) { c.Trajectory = &scoring.Trajectory{} }},
 		{name: "tool result", edit: func(c *scoring.Case) { c.Trajectory.Steps[1].Result = "Lyon" }},
@@ -120,6 +119,15 @@ func TestCacheKey(t *testing.T) {
 		{name: "steps reordered", edit: func(c *scoring.Case) {
 			st := c.Trajectory.Steps
 			st[2], st[3] = st[3], st[2]
+		}},
+		{name: "no turns", edit: func(c *scoring.Case) { c.Turns = nil }},
+		{name: "turn content", edit: func(c *scoring.Case) { c.Turns[0].Content = "Hi, I'm in Paris." }},
+		{name: "turn role", edit: func(c *scoring.Case) { c.Turns[2].Role = scoring.RoleUser }},
+		{name: "omitted turns", edit: func(c *scoring.Case) { c.Turns[1].Count = 3 }},
+		{name: "a turn more", edit: func(c *scoring.Case) { c.Turns = append(c.Turns, scoring.Turn{Role: scoring.RoleUser, Content: "ok"}) }},
+		{name: "the last input moved into the turns", edit: func(c *scoring.Case) {
+			c.Turns = append(c.Turns, scoring.Turn{Role: scoring.RoleUser, Content: c.Input})
+			c.Input = ""
 		}},
 		{name: "scorer", scorer: scoring.Hallucination},
 		{name: "model", model: "gpt-4o"},

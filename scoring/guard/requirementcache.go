@@ -69,9 +69,10 @@ func (c *RequirementCache) ListRequirements(ctx context.Context, req scoring.Tas
 	return t, a.err
 }
 
-// requestKey hashes the whole request: each turn's role and text, then
-// the request, every text prefixed with its length so that no two
-// conversations hash alike by where their texts split.
+// requestKey hashes the whole request: each turn's role, text and count
+// (that of an omitted turn), then the request, every text prefixed with
+// its length so that no two conversations hash alike by where their
+// texts split.
 func requestKey(req scoring.TaskRequest) cacheKey {
 	h := sha256.New()
 	var n [8]byte
@@ -81,8 +82,10 @@ func requestKey(req scoring.TaskRequest) cacheKey {
 		h.Write([]byte(s))
 	}
 	for _, t := range req.History {
-		write(t.Role)
+		write(string(t.Role))
 		write(t.Content)
+		binary.BigEndian.PutUint64(n[:], uint64(t.Count)) // an omitted turn: how many it stands for
+		h.Write(n[:])
 	}
 	write(req.Request)
 	var k cacheKey

@@ -143,6 +143,11 @@ func (e *Evaluation) ScoreRatio(count, total int) {
 	e.SetScore(score)
 }
 
+// ScoreAll scores the case as if every item judged had passed: the top of
+// the scale, as ScoreRatio scores all of a count. deepeval's conversation
+// metrics score a conversation with nothing to judge so.
+func (e *Evaluation) ScoreAll() { e.ScoreRatio(1, 1) }
+
 // SetFraction scores raw, a share of the scale that is not a plain count
 // ratio (answer_relevancy's weighted count, context_relevance's penalised
 // mean): rounded to two decimals as Mastra rounds, then labelled. Strict

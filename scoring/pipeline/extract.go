@@ -9,7 +9,7 @@ import (
 
 // ExtractThenJudge is the shape of the scorers that extract items from the
 // output and judge each one (bias: opinions, hallucination: claims, answer
-// relevancy: statements): a preprocess step lists the items, an analyze
+// relevancy: statements, conversation completeness: the user's intentions): a preprocess step lists the items, an analyze
 // step gives one verdict per item, and the scorer scores and explains the
 // verdicts.
 type ExtractThenJudge struct {
@@ -27,11 +27,15 @@ type ExtractThenJudge struct {
 	// Units names the items in the plural ("claims"), for that reason.
 	Units string
 	// None is the reason of a case whose output holds no item: it scores 0
-	// without an analyze call. With WholeOutput set, the output itself is
-	// judged as the one item instead (Mastra's bias rule: no opinion found
-	// means the text is analysed as one).
+	// (the scale when NoneScoresScale is set) without an analyze call.
+	// With WholeOutput set, the output itself is judged as the one item
+	// instead (Mastra's bias rule: no opinion found means the text is
+	// analysed as one).
 	None        string
 	WholeOutput bool
+	// NoneScoresScale gives a case without items the scale: deepeval's
+	// conversation metrics score a conversation with nothing to judge 1.
+	NoneScoresScale bool
 	// Preprocess is the preprocess step's result: the items kept and how
 	// many were dropped.
 	Preprocess func(items []string, dropped int) any
@@ -103,7 +107,11 @@ func (x ExtractThenJudge) extract(e *Evaluation, extract PromptData) (ItemVerdic
 	e.Result.Steps.Preprocess = x.Preprocess(out.Items, out.Dropped)
 	if len(out.Items) == 0 {
 		if !x.WholeOutput {
-			e.SetScore(0)
+			if x.NoneScoresScale {
+				e.ScoreAll()
+			} else {
+				e.SetScore(0)
+			}
 			e.SetReason(x.None)
 			return out, false
 		}

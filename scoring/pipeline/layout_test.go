@@ -29,6 +29,12 @@ func TestCaseDataComesLast(t *testing.T) {
 		return d
 	}
 	three := []string{"First.", "Second.", "Third."}
+	conversation := []scoring.Turn{
+		{Role: scoring.RoleUser, Content: "I'm vegetarian. A restaurant for tonight?"},
+		{Role: scoring.RoleAssistant, Content: "Le Potager serves vegetarian dishes."},
+		{Role: scoring.RoleUser, Content: "I live in Lyon. A museum too?"},
+		{Role: scoring.RoleAssistant, Content: "The Musée des Confluences."},
+	}
 	variants := []struct {
 		name   string
 		change func(*pipeline.PromptData)
@@ -44,7 +50,17 @@ func TestCaseDataComesLast(t *testing.T) {
 		{"a chunk of a long context", func(d *pipeline.PromptData) { d.Part, d.Parts = 2, 3 }},
 		{"a context cut upstream", func(d *pipeline.PromptData) { d.ContextCut = true }},
 		{"a conversation before the request", func(d *pipeline.PromptData) {
-			d.History = []scoring.Turn{{Role: "user", Content: "Find a table."}, {Role: "assistant", Content: "For how many?"}}
+			d.Turns = pipeline.HistoryLines([]scoring.Turn{{Role: scoring.RoleUser, Content: "Find a table."}, {Role: scoring.RoleAssistant, Content: "For how many?"}})
+		}},
+		{"a conversation with two replies and a fact", func(d *pipeline.PromptData) {
+			d.Turns = pipeline.TurnLines(conversation)
+			d.Targets = []pipeline.TurnTarget{{Turn: 2, From: 1}, {Turn: 4, From: 1}}
+			d.Facts = []any{map[string]any{"turn": 1, "fact": "The user is vegetarian."}}
+		}},
+		{"a conversation with messages left out, three replies and two facts", func(d *pipeline.PromptData) {
+			d.Turns = pipeline.TurnLines(append([]scoring.Turn{conversation[0], {Role: scoring.RoleOmitted, Count: 40}}, conversation[1:]...))
+			d.Targets = []pipeline.TurnTarget{{Turn: 2}, {Turn: 42, From: 30}, {Turn: 44, From: 33}}
+			d.Facts = []any{map[string]any{"turn": 1, "fact": "The user is vegetarian."}, map[string]any{"turn": 43, "fact": "The user lives in Lyon."}}
 		}},
 		{"the user's instructions asked for", func(d *pipeline.PromptData) { d.AskUser = true }},
 		{"steps left out", func(d *pipeline.PromptData) { d.Omissions = true }},

@@ -38,9 +38,7 @@ var shared = template.Must(template.New("prompts").Funcs(template.FuncMap{
 // Scorer, Scale and Criterion, user messages the rest. Text fields are raw;
 // the block writers (AppendText, AppendList, AppendJSONL) escape them.
 type PromptData struct {
-	Scorer string
-	// History is the conversation before Input, as the scorer prepared it.
-	History      []scoring.Turn
+	Scorer       string
 	Input        string
 	Output       string
 	Context      []string
@@ -64,13 +62,23 @@ type PromptData struct {
 	Tools []any
 	// Omissions says that steps of the trajectory were left out.
 	Omissions bool
+	// Turns are a conversation's messages as TurnLines renders them: the
+	// whole conversation for a conversation scorer, the history before
+	// Input for a scorer of one turn.
+	Turns []any
+	// Targets are the messages of Turns an analyze step judges.
+	Targets []TurnTarget
+	// Facts are what the user told the assistant, one JSON object each, as
+	// knowledge_retention's analyze step reads them.
+	Facts []any
 	// Score and Scale are preformatted for the reason step.
 	Score    string
 	Scale    string
 	Verdicts []any
 	// Criterion is set for a criteria scorer's prompts.
 	Criterion Criterion
-	// SystemPrompt is the prompt an instruction split reads.
+	// SystemPrompt is the prompt an instruction split reads, and the one
+	// role_adherence reads the assistant's role from.
 	SystemPrompt string
 }
 
@@ -196,10 +204,7 @@ func (p *Prompt) Render(d PromptData) ([]scoring.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + len(d.SystemPrompt)
-	for _, t := range d.History {
-		size += 32 + len(t.Role) + len(t.Content)
-	}
+	size := 256 + 128*len(d.Tools) + len(d.Input) + len(d.Output) + 256*len(d.Trajectory) + 256*len(d.Turns) + 32*len(d.Targets) + 128*len(d.Facts) + len(d.SystemPrompt)
 	for _, list := range [][]string{d.Context, d.Instructions, d.Items} {
 		for _, s := range list {
 			size += 16 + len(s)
@@ -292,18 +297,23 @@ func AppendList(b []byte, name string, items []string) []byte {
 	return append(b, name+blockClose...)
 }
 
-// AppendHistory appends the conversation before the request as a HISTORY
-// block, one {"role", "content"} object a line, followed by a blank line;
-// nothing when there is none.
+// HistoryLines renders the conversation before a request for a scorer of
+// one turn, as TurnLines does; nil when it holds no message.
+func HistoryLines(turns []scoring.Turn) []any {
+	if len(NumberTurns(turns)) == 0 {
+		return nil
+	}
+	return TurnLines(turns)
+}
+
+// AppendHistory appends the conversation before the request (d.Turns, as
+// HistoryLines renders it) as a HISTORY block, one message a line,
+// followed by a blank line; nothing when there is none.
 func AppendHistory(b []byte, d PromptData) ([]byte, error) {
-	if len(d.History) == 0 {
+	if len(d.Turns) == 0 {
 		return b, nil
 	}
-	turns := make([]any, len(d.History))
-	for i, t := range d.History {
-		turns[i] = t
-	}
-	b, err := AppendJSONL(b, "HISTORY", turns)
+	b, err := AppendJSONL(b, "HISTORY", d.Turns)
 	if err != nil {
 		return nil, err
 	}

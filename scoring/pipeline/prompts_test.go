@@ -11,10 +11,14 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/answerrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
+	"github.com/llm-eval/llm_eval/scoring/conversationcompleteness"
+	"github.com/llm-eval/llm_eval/scoring/conversationrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/internal/testkit"
+	"github.com/llm-eval/llm_eval/scoring/knowledgeretention"
 	"github.com/llm-eval/llm_eval/scoring/pipeline"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/roleadherence"
 	"github.com/llm-eval/llm_eval/scoring/toxicity"
 )
 
@@ -23,6 +27,9 @@ var promptNames = []string{
 	hallucination.SchemaVerdicts, promptalignment.SchemaVerdicts, scoring.SchemaReason,
 	scoring.SchemaInstructionSplit, answerrelevancy.SchemaStatements, answerrelevancy.SchemaResults,
 	contextrelevance.SchemaEvaluations, toxicity.SchemaVerdicts,
+	conversationcompleteness.SchemaIntentions, conversationcompleteness.SchemaVerdicts,
+	knowledgeretention.SchemaFacts, knowledgeretention.SchemaVerdicts,
+	roleadherence.SchemaVerdicts, conversationrelevancy.SchemaVerdicts,
 }
 
 func dataWith(text string) pipeline.PromptData {
@@ -37,6 +44,13 @@ func dataWith(text string) pipeline.PromptData {
 		Scale:        "1",
 		Verdicts:     []any{map[string]string{"opinion": text, "result": "yes", "reason": text}},
 		SystemPrompt: text,
+		Turns: pipeline.TurnLines([]scoring.Turn{
+			{Role: scoring.RoleUser, Content: text},
+			{Role: scoring.RoleOmitted, Count: 3},
+			{Role: scoring.RoleAssistant, Content: "plain reply"},
+		}),
+		Targets: []pipeline.TurnTarget{{Turn: 5, From: 1}},
+		Facts:   []any{knowledgeretention.Fact{Turn: 1, Fact: text}},
 	}
 }
 
@@ -131,6 +145,12 @@ func TestPromptsCarryRules(t *testing.T) {
 		{answerrelevancy.SchemaResults, []string{`"unsure"`, "never whether the statement is true", "gives a wrong answer", "any language"}},
 		{contextrelevance.SchemaEvaluations, []string{`"high"`, `"medium"`, `"low"`, `"none"`, "missing_context", "plain text, JSON or in any language"}},
 		{toxicity.SchemaVerdicts, []string{"Insults", "Threats", "polite refusals", "at most 100", "return an empty list"}},
+		{conversationcompleteness.SchemaIntentions, []string{"from the user's messages only", "Give separate goals separately", "at most 50 intentions", "return an empty list", `"omitted_turns"`}},
+		{conversationcompleteness.SchemaVerdicts, []string{"by the end of the conversation", "served in a later reply", "refused", `"omitted_turns"`}},
+		{knowledgeretention.SchemaFacts, []string{"from the user's messages only", "corrects or updates", "at most 100 facts", `{"turn": integer, "fact": string}`}},
+		{knowledgeretention.SchemaVerdicts, []string{"numbered lower than the reply", "asks again", "confirm or clarify", "FACTS block", "REPLIES block"}},
+		{roleadherence.SchemaVerdicts, []string{"persona", "not the quality", "does not change the role", "SYSTEM block"}},
+		{conversationrelevancy.SchemaVerdicts, []string{`"window_from"`, "Judge relevance only", "Messages before", "greeting"}},
 	}
 	for _, tt := range tests {
 		msgs, err := render(tt.name, dataWith("x"))
@@ -144,7 +164,9 @@ func TestPromptsCarryRules(t *testing.T) {
 		}
 	}
 	for scorer, want := range map[string]string{scoring.Bias: "Lower is better", scoring.Hallucination: "Lower is better", scoring.PromptAlignment: "Higher is better",
-		scoring.AnswerRelevancy: "answer relevancy score", scoring.ContextRelevance: "context relevance score", scoring.Toxicity: "toxicity score"} {
+		scoring.AnswerRelevancy: "answer relevancy score", scoring.ContextRelevance: "context relevance score", scoring.Toxicity: "toxicity score",
+		scoring.ConversationCompleteness: "conversation completeness score", scoring.KnowledgeRetention: "knowledge retention score",
+		scoring.RoleAdherence: "role adherence score", scoring.ConversationRelevancy: "conversation relevancy score"} {
 		d := dataWith("x")
 		d.Scorer = scorer
 		msgs, err := render(scoring.SchemaReason, d)

@@ -23,6 +23,11 @@ func TestReasonPromptsDescribeTheFormula(t *testing.T) {
 		scoring.AnswerRelevancy:  {"uncertainty weight", "0.3 unless", "times 0.5"},
 		scoring.ContextRelevance: {"high 1, medium 0.7, low 0.3, none 0", "0.1 each by default", "0.15 each by default", "at most 0.5", "never below 0", "times 0.5"},
 		scoring.Toxicity:         {"share of the answer's opinions that are toxic", "times 0.5"},
+		// The conversation scorers (issue 40).
+		scoring.ConversationCompleteness: {"share of the user's intentions over the whole conversation that the assistant satisfied", "times 0.5"},
+		scoring.KnowledgeRetention:       {"share of the assistant's replies that keep the facts the user had told it", "counting only replies that follow at least one such fact", "times 0.5"},
+		scoring.RoleAdherence:            {"share of the assistant's messages in the conversation that stay in the role", "times 0.5"},
+		scoring.ConversationRelevancy:    {"share of the assistant's replies that are relevant to the recent conversation before them", "sliding window", "times 0.5"},
 	}
 	for _, name := range scorers.Names() {
 		t.Run(name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +37,16 @@ type Definition struct {
 	// others never see it. Tools is set when it also judges
 	// Trajectory.Tools.
 	Trajectory, Tools bool
+	// Conversation is set for a scorer that judges a whole conversation
+	// (Case.Conversation). It sees the conversation prepared in
+	// Case.Turns, bounded to MaxTurns, and never Input or Output apart
+	// from it; a conversation without a message is not scorable before
+	// Run is called.
+	Conversation bool
+	// History is set for a scorer of one turn that reads the conversation
+	// before Input (Case.Turns), bounded to HistoryTurns; the others never
+	// see it.
+	History bool
 	// Prompts are the scorer's prompts.
 	Prompts *Prompts
 	// Run runs the scorer's steps over one prepared case. It must end the
@@ -110,6 +119,9 @@ func New(def Definition, judge scoring.Judge, opts scoring.Options) (scoring.Sco
 	case opts.MaxTrajectorySteps == 0:
 		opts.MaxTrajectorySteps = scoring.DefaultMaxTrajectorySteps
 	}
+	if err := checkTurnOptions(&opts); err != nil {
+		return nil, fmt.Errorf("scorer %s: %w", name, err)
+	}
 	switch {
 	case opts.MaxContextChunks < 0:
 		return nil, fmt.Errorf("scorer %s: max context chunks must not be negative, got %d", name, opts.MaxContextChunks)
@@ -176,6 +188,12 @@ func (s *scorer) Score(ctx context.Context, c scoring.Case) scoring.Result {
 	}
 	if err := s.prepare(c, e); err != nil {
 		e.Fail(&scoring.Error{Type: scoring.ErrorInvalidCase, Err: err})
+		return e.Result
+	}
+	if s.def.Conversation && len(NumberTurns(e.Case.Turns)) == 0 {
+		// deepeval refuses a conversation without turns; here it is a
+		// case with nothing to judge.
+		e.NotScorable("The conversation has no message to judge.")
 		return e.Result
 	}
 	s.def.Run(e)
@@ -251,16 +269,24 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		Context:      context,
 		Instructions: instructions,
 	}
-	if s.sends == nil || s.sends[scoring.FieldHistory] {
-		var histCut bool
-		if out.History, histCut = s.prepareHistory(c.History); histCut {
-			cut[scoring.FieldHistory] = true
-		}
-	}
 	truncated := false
 	for f := range cut {
 		if s.sends == nil || s.sends[f] {
 			truncated = true
+		}
+	}
+	if s.def.Conversation || s.def.History {
+		turns, cutTurns, err := s.prepareTurns(c)
+		if err != nil {
+			return err
+		}
+		out.Turns = turns
+		if cutTurns {
+			cut[scoring.FieldTurns] = true
+			truncated = true
+		}
+		if s.def.Conversation {
+			out.Input, out.Output = "", ""
 		}
 	}
 	if s.def.Trajectory {
@@ -284,59 +310,6 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	}
 	e.Case, e.cut, e.Result.Truncated = out, cut, truncated
 	return nil
-}
-
-// maxRoleChars caps a turn's role: roles are short words (user,
-// assistant, tool), and a span may carry anything there.
-const maxRoleChars = 32
-
-// minHistoryTurnChars is the least of a turn's text worth sending when the
-// conversation is cut to MaxInputChars: a turn that would keep less is
-// left out, with the older ones.
-const minHistoryTurnChars = 64
-
-// prepareHistory returns the last scoring.MaxHistoryTurns non-blank turns
-// of h, redacted and neutralised, bounded together by MaxInputChars: the
-// newest turns are kept whole while they fit, the turn that does not fit
-// is cut (or left out when little of it would be left) and older ones
-// are left out. It reports whether text was cut or left out for the
-// character bound; turns before the last MaxHistoryTurns are outside the
-// window by design and do not count as cut.
-func (s *scorer) prepareHistory(h []scoring.Turn) ([]scoring.Turn, bool) {
-	var turns []scoring.Turn
-	for i := len(h) - 1; i >= 0 && len(turns) < scoring.MaxHistoryTurns; i-- {
-		if strings.TrimSpace(h[i].Content) != "" {
-			turns = append(turns, h[i])
-		}
-	}
-	if len(turns) == 0 {
-		return nil, false
-	}
-	remaining := s.opts.MaxInputChars // 0: no bound
-	cut := false
-	kept := make([]scoring.Turn, 0, len(turns))
-	for _, t := range turns { // newest first
-		if s.opts.Redact != nil {
-			t.Content = s.opts.Redact(t.Content)
-		}
-		t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
-		t.Role, _ = Truncate(strings.TrimSpace(t.Role), maxRoleChars)
-		if s.opts.MaxInputChars > 0 {
-			n := utf8.RuneCountInString(t.Content)
-			if n > remaining {
-				cut = true
-				if remaining >= minHistoryTurnChars {
-					t.Content, _ = Truncate(t.Content, remaining)
-					kept = append(kept, t)
-				}
-				break
-			}
-			remaining -= n
-		}
-		kept = append(kept, t)
-	}
-	slices.Reverse(kept)
-	return kept, cut
 }
 
 // prepareTrajectory bounds t (a copy) to MaxTrajectorySteps, redacts its

@@ -33,6 +33,7 @@ func runWith(text string) *scoring.Trajectory {
 func trajectoryDataWith(text string) pipeline.PromptData {
 	d := dataWith(text)
 	d.Scorer = scoring.TaskCompletion
+	d.Turns = nil // a run outside a conversation; "follow-up turn" has one
 	d.Trajectory = pipeline.TrajectoryLines(runWith(text))
 	d.Calls = 2
 	d.Tools = pipeline.ToolLines([]scoring.ToolDefinition{{Name: "search", Description: text}, {Name: "book_table"}})
@@ -80,7 +81,7 @@ func TestTrajectoryUserPromptGolden(t *testing.T) {
 		{"steps left out", func() pipeline.PromptData { d := trajectoryDataWith("Book a table."); d.Omissions = true; return d }()},
 		{"follow-up turn", func() pipeline.PromptData {
 			d := trajectoryDataWith("Yes, go ahead.")
-			d.History = []scoring.Turn{{Role: "user", Content: "Find a table for two on Friday."}, {Role: "assistant", Content: hostile}}
+			d.Turns = pipeline.HistoryLines([]scoring.Turn{{Role: scoring.RoleUser, Content: "Find a table for two on Friday."}, {Role: scoring.RoleAssistant, Content: hostile}})
 			return d
 		}()},
 	}

@@ -63,7 +63,8 @@ var verdictsPrompt = &pipeline.Prompt{Schema: schemaVerdicts, User: verdictsMess
 // Definition is the prompt alignment scorer.
 var Definition = pipeline.Definition{
 	Name:    scoring.PromptAlignment,
-	Sends:   []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldInstructions, scoring.FieldHistory},
+	Sends:   []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldInstructions, scoring.FieldTurns},
+	History: true,
 	Prompts: pipeline.NewPrompts(templates, template.FuncMap{"maxUserInstructions": func() int { return MaxUserInstructions }}, verdictsPrompt),
 	Run:     run,
 }
@@ -111,7 +112,7 @@ func run(e *pipeline.Evaluation) {
 		AskUser:      askUser,
 	}
 	if askUser {
-		d.History = e.Case.History
+		d.Turns = pipeline.HistoryLines(e.Case.Turns)
 	}
 	var parsed reply
 	if err := e.Ask(scoring.StepAnalyze, verdictsPrompt, d, func(r string) error {

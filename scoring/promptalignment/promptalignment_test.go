@@ -89,14 +89,14 @@ func TestUserInstructionsAreJudged(t *testing.T) {
 func TestUserInstructionsReadTheConversation(t *testing.T) {
 	j := testkit.NewJudge(userReply(nil, map[string]string{"instruction": "Answer in French from now on", "verdict": "no", "reason": "English."}))
 	c := scoring.Case{
-		History: []scoring.Turn{{Role: "user", Content: "Answer in French from now on."}, {Role: "assistant", Content: "D'accord."}},
-		Input:   "What is the capital of Peru?",
-		Output:  "Lima.",
+		Turns:  []scoring.Turn{{Role: scoring.RoleUser, Content: "Answer in French from now on."}, {Role: scoring.RoleAssistant, Content: "D'accord."}},
+		Input:  "What is the capital of Peru?",
+		Output: "Lima.",
 	}
 	res := testkit.Scorer(t, New, j, scoring.Options{OmitReason: true}).Score(context.Background(), c)
 	require.NoError(t, res.Err)
 	assert.Equal(t, 0.0, res.Score)
-	assert.Contains(t, j.Requests()[0].Messages[1].Content, `{"role":"user","content":"Answer in French from now on."}`)
+	assert.Contains(t, j.Requests()[0].Messages[1].Content, `{"turn":1,"role":"user","content":"Answer in French from now on."}`)
 }
 
 // TestBadInstructionSources checks an unknown setting is refused.

@@ -15,5 +15,5 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// scorer bias: threshold must be between 0 and the scale 1, got 2
-	// unknown scorer "sentiment": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity
+	// unknown scorer "sentiment": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, conversation_completeness, knowledge_retention, role_adherence, conversation_relevancy
 }

@@ -11,11 +11,15 @@ import (
 	"github.com/llm-eval/llm_eval/scoring/answerrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/bias"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
+	"github.com/llm-eval/llm_eval/scoring/conversationcompleteness"
+	"github.com/llm-eval/llm_eval/scoring/conversationrelevancy"
 	"github.com/llm-eval/llm_eval/scoring/criteria"
 	"github.com/llm-eval/llm_eval/scoring/hallucination"
 	"github.com/llm-eval/llm_eval/scoring/instructions"
+	"github.com/llm-eval/llm_eval/scoring/knowledgeretention"
 	"github.com/llm-eval/llm_eval/scoring/pipeline"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
+	"github.com/llm-eval/llm_eval/scoring/roleadherence"
 	"github.com/llm-eval/llm_eval/scoring/taskcompletion"
 	"github.com/llm-eval/llm_eval/scoring/tooluse"
 	"github.com/llm-eval/llm_eval/scoring/toxicity"
@@ -32,6 +36,10 @@ var builtIn = []pipeline.Definition{
 	answerrelevancy.Definition,
 	contextrelevance.Definition,
 	toxicity.Definition,
+	conversationcompleteness.Definition,
+	knowledgeretention.Definition,
+	roleadherence.Definition,
+	conversationrelevancy.Definition,
 }
 
 // Names returns the names of the built-in scorers, which New builds, in a
@@ -50,6 +58,14 @@ func ContextNames() []string {
 // agent run's Trajectory and find a Case without one not scorable.
 func TrajectoryNames() []string {
 	return names(func(d pipeline.Definition) bool { return d.Trajectory })
+}
+
+// ConversationNames returns the names of the built-in scorers that judge
+// a whole conversation (Case.Turns, see scoring.Case.Conversation): the
+// processor runs them once per conversation, when it ends, and never on
+// one generation.
+func ConversationNames() []string {
+	return names(func(d pipeline.Definition) bool { return d.Conversation })
 }
 
 func names(keep func(pipeline.Definition) bool) []string {

@@ -18,7 +18,9 @@ import (
 
 func TestNames(t *testing.T) {
 	assert.Equal(t, []string{scoring.Bias, scoring.Hallucination, scoring.PromptAlignment, scoring.TaskCompletion, scoring.ToolUse,
-		scoring.AnswerRelevancy, scoring.ContextRelevance, scoring.Toxicity}, scorers.Names())
+		scoring.AnswerRelevancy, scoring.ContextRelevance, scoring.Toxicity,
+		scoring.ConversationCompleteness, scoring.KnowledgeRetention, scoring.RoleAdherence, scoring.ConversationRelevancy}, scorers.Names())
+	assert.Equal(t, []string{scoring.ConversationCompleteness, scoring.KnowledgeRetention, scoring.RoleAdherence, scoring.ConversationRelevancy}, scorers.ConversationNames())
 	assert.Equal(t, []string{scoring.Hallucination, scoring.ContextRelevance}, scorers.ContextNames())
 	assert.Equal(t, []string{scoring.TaskCompletion, scoring.ToolUse}, scorers.TrajectoryNames())
 }
@@ -50,6 +52,9 @@ func TestBuild(t *testing.T) {
 		wantErr string
 	}{
 		{scorers.Spec{Name: scoring.Hallucination}, scoring.Hallucination, ""},
+		{scorers.Spec{Name: scoring.ConversationRelevancy}, scoring.ConversationRelevancy, ""},
+		{scorers.Spec{Name: scoring.KnowledgeRetention, Options: scoring.Options{MaxTurns: 1}}, "", "max turns must be at least 2"},
+		{scorers.Spec{Name: scoring.ConversationRelevancy, Options: scoring.Options{ConversationWindow: -1}}, "", "conversation window must not be negative"},
 		{scorers.Spec{Name: "tone", Criteria: &criteria.Config{Criteria: "Polite."}}, "tone", ""},
 		{scorers.Spec{Name: scoring.Checks, Rules: []checks.Rule{{Type: checks.RuleJSONValid}}}, scoring.Checks, ""},
 		{scorers.Spec{Name: "json_only", Rules: []checks.Rule{{Type: checks.RuleJSONValid}}}, "json_only", ""},
@@ -134,7 +139,7 @@ func TestEveryPromptHasADemoReply(t *testing.T) {
 			seen++
 		}
 	}
-	assert.Equal(t, 2+2+1+2+1+2+1+1+8+3+1, seen, "every prompt of the scorers (reasons included), criteria and the split")
+	assert.Equal(t, 2+2+1+2+1+2+1+1+3+3+2+2+8+3+1, seen, "every prompt of the scorers (reasons included), criteria and the split")
 	_, ok := scorers.DemoReply("no_such_step", req)
 	assert.False(t, ok)
 }

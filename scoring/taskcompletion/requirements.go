@@ -60,7 +60,7 @@ func (l *RequirementLister) ListRequirements(ctx context.Context, req scoring.Ta
 
 // taskData is what the preprocess prompt is built from.
 func taskData(req scoring.TaskRequest) pipeline.PromptData {
-	return pipeline.PromptData{Scorer: scoring.TaskCompletion, History: req.History, Input: req.Request}
+	return pipeline.PromptData{Scorer: scoring.TaskCompletion, Turns: pipeline.HistoryLines(req.History), Input: req.Request}
 }
 
 // parseTaskRequirements parses a task_completion preprocess reply. A task

@@ -63,8 +63,9 @@ var (
 // Definition is the task completion scorer.
 var Definition = pipeline.Definition{
 	Name:       scoring.TaskCompletion,
-	Sends:      []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldHistory},
+	Sends:      []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldTurns},
 	Trajectory: true,
+	History:    true,
 	Prompts:    pipeline.NewPrompts(templates, nil, taskPrompt, verdictsPrompt),
 	Run:        run,
 }
@@ -112,7 +113,7 @@ func run(e *pipeline.Evaluation) {
 	}
 	omissions := e.Omissions()
 	verdicts, reordered, ok := e.JudgeItems(verdictsPrompt, pipeline.PromptData{
-		History:    e.Case.History,
+		Turns:      pipeline.HistoryLines(e.Case.Turns),
 		Input:      e.Case.Input,
 		Output:     e.Case.Output,
 		Trajectory: e.TrajectoryLines(),
@@ -180,7 +181,7 @@ func run(e *pipeline.Evaluation) {
 // reports false when the evaluation failed.
 func requirements(e *pipeline.Evaluation) (scoring.TaskRequirements, bool) {
 	opts := e.Options()
-	req := scoring.TaskRequest{History: e.Case.History, Request: e.Case.Input}
+	req := scoring.TaskRequest{History: e.Case.Turns, Request: e.Case.Input}
 	if opts.Verbose {
 		if msgs, err := taskPrompt.Render(taskData(req)); err == nil {
 			e.KeepPrompt(scoring.StepPreprocess, msgs)
@@ -230,7 +231,7 @@ func taskMessage(b []byte, d pipeline.PromptData) ([]byte, error) {
 		return nil, err
 	}
 	b = pipeline.AppendText(b, "INPUT", d.Input)
-	if len(d.History) > 0 {
+	if len(d.Turns) > 0 {
 		b = append(b, "\n\nRead the request with the conversation before it."...)
 	}
 	return b, nil

@@ -254,7 +254,7 @@ func TestBrokenConstraintFails(t *testing.T) {
 func TestRequirementsFromTheConversation(t *testing.T) {
 	j := testkit.NewJudge(testkit.TaskReplies("yes"))
 	c := testkit.AgentCase()
-	c.History = []scoring.Turn{
+	c.Turns = []scoring.Turn{
 		{Role: "user", Content: "Find me a flight to Lisbon on May 3."},
 		{Role: "assistant", Content: "TAP at 9:40 for 120 EUR. Shall I book it?"},
 	}
@@ -265,8 +265,8 @@ func TestRequirementsFromTheConversation(t *testing.T) {
 	require.Len(t, reqs, 2)
 	for i, step := range []string{"preprocess", "analyze"} {
 		user := reqs[i].Messages[1].Content
-		assert.Contains(t, user, `{"role":"user","content":"Find me a flight to Lisbon on May 3."}`, step)
-		assert.Contains(t, user, `{"role":"assistant","content":"TAP at 9:40 for 120 EUR. Shall I book it?"}`, step)
+		assert.Contains(t, user, `{"turn":1,"role":"user","content":"Find me a flight to Lisbon on May 3."}`, step)
+		assert.Contains(t, user, `{"turn":2,"role":"assistant","content":"TAP at 9:40 for 120 EUR. Shall I book it?"}`, step)
 		assert.Contains(t, user, "<<<INPUT\n\"Yes, go ahead.\"\nINPUT>>>", step)
 	}
 	assert.Contains(t, reqs[0].Messages[0].Content, "HISTORY", "the preprocess prompt says how to read the earlier turns")

@@ -63,6 +63,9 @@ type clientApp struct {
 	agentSpan string
 	// captureOff runs the app without content capture turned on.
 	captureOff bool
+	// scenario, when set, is CLIENT_SCENARIO: conversation runs the
+	// multi-turn conversation of scenario.json (conversations_test.go).
+	scenario string
 }
 
 // agentScorers are the default scorers and the trajectory scorers.
@@ -127,6 +130,15 @@ type scenario struct {
 		Question string `json:"question"`
 		Answer   string `json:"answer"`
 	} `json:"plain"`
+	// Conversation is the multi-turn conversation of the apps run with
+	// CLIENT_SCENARIO=conversation, under one conversation id.
+	Conversation struct {
+		ID    string `json:"id"`
+		Turns []struct {
+			Question string `json:"question"`
+			Answer   string `json:"answer"`
+		} `json:"turns"`
+	} `json:"conversation"`
 }
 
 func loadScenario(t *testing.T) scenario {
@@ -141,12 +153,16 @@ func loadScenario(t *testing.T) scenario {
 func (s scenario) script() appmodel.Script {
 	args, _ := json.Marshal(s.Tool.Arguments)
 	searchArgs, _ := json.Marshal(s.RAG.Tool.Arguments)
+	answers := map[string]string{
+		s.Tool.Question:  s.Tool.Answer,
+		s.RAG.Question:   s.RAG.Answer,
+		s.Plain.Question: s.Plain.Answer,
+	}
+	for _, t := range s.Conversation.Turns {
+		answers[t.Question] = t.Answer
+	}
 	return appmodel.Script{
-		Answers: map[string]string{
-			s.Tool.Question:  s.Tool.Answer,
-			s.RAG.Question:   s.RAG.Answer,
-			s.Plain.Question: s.Plain.Answer,
-		},
+		Answers:       answers,
 		ToolArguments: map[string]string{s.Tool.Name: string(args), s.RAG.Tool.Name: string(searchArgs)},
 	}
 }
@@ -218,6 +234,9 @@ func runApp(t *testing.T, a clientApp, modelURL, otlpURL string) string {
 	}
 	if !a.captureOff {
 		cmd.Env = append(cmd.Env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true")
+	}
+	if a.scenario != "" {
+		cmd.Env = append(cmd.Env, "CLIENT_SCENARIO="+a.scenario)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

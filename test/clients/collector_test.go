@@ -45,6 +45,13 @@ const defaultScorers = `
 // the judge, and scorers when an app needs its own) and runs the binary.
 func startCollector(t *testing.T, judgeURL, scorers string) *collector {
 	t.Helper()
+	return startCollectorWith(t, judgeURL, scorers, "")
+}
+
+// startCollectorWith is startCollector with more llm_eval settings, as
+// YAML lines indented under llm_eval (four spaces).
+func startCollectorWith(t *testing.T, judgeURL, scorers, settings string) *collector {
+	t.Helper()
 	dir := t.TempDir()
 	otlp, health := collectortest.FreePort(t), collectortest.FreePort(t)
 	c := &collector{
@@ -68,7 +75,7 @@ processors:
       endpoint: %s
       api_key: ${env:CLIENTS_JUDGE_KEY}
       model: clients-judge
-    scorers:%s
+    scorers:%s%s
   batch:
     timeout: 200ms
 exporters:
@@ -93,7 +100,7 @@ service:
       receivers: [otlp]
       processors: [llm_eval, batch]
       exporters: [file/logs]
-`, otlp, judgeURL, scorers, c.tracesPath, c.logsPath, health)
+`, otlp, judgeURL, scorers, settings, c.tracesPath, c.logsPath, health)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 

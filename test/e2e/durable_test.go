@@ -63,6 +63,14 @@ const (
 // collector is killed; the last kill comes after every span was sent.
 var killPoints = []int{400, 900, 1400, durableSpans}
 
+// Conversations open across the kills: each gets one turn in every run
+// but the last, in requests of their own, and ends durableIdle after its
+// last turn, in the last run. None may lose a turn.
+const (
+	durableConversations = 10
+	durableIdle          = 20 * time.Second
+)
+
 var replyNumber = regexp.MustCompile(`reply number (\d+)\.`)
 
 func TestDurableEvaluationSurvivesKill(t *testing.T) {
@@ -96,7 +104,20 @@ func TestDurableEvaluationSurvivesKill(t *testing.T) {
 	unacked := map[string]bool{} // span ids whose request failed at a kill
 	var generations int          // acknowledged generation spans
 	next := 0
-	for _, killAt := range killPoints {
+	turns := map[string]int{} // conversation id -> turns acknowledged
+	for run, killAt := range killPoints {
+		// One turn of every conversation, open since the first run.
+		for c := range durableConversations {
+			id := fmt.Sprintf("durable-conversation-%d", c)
+			td, ids := durableTurnOf(id, turns[id], run*durableConversations+c)
+			if err := postTraces(p.otlp, td); err != nil {
+				t.Fatalf("request failed with the collector up: %v", err)
+			}
+			for _, sid := range ids {
+				acked[sid] = true
+			}
+			turns[id]++
+		}
 		for next < durableSpans && generations < killAt {
 			td, ids := durableBatchOf(next, durableBatch)
 			next += durableBatch
@@ -138,6 +159,10 @@ func TestDurableEvaluationSurvivesKill(t *testing.T) {
 	// Every acknowledged span comes out; then the output stays still.
 	require.Eventually(t, func() bool { return sink.missing(acked) == 0 }, 2*time.Minute, 250*time.Millisecond,
 		"acknowledged spans did not all come out")
+	// Every conversation, open at every kill, is scored once with every turn
+	// it was sent, idle_timeout after its last turn.
+	require.Eventually(t, func() bool { return len(sink.conversationResults()) == durableConversations }, 2*durableIdle+time.Minute, 250*time.Millisecond,
+		"conversations were not all scored after the restarts")
 	sink.waitQuiet(2 * time.Second)
 	own := scrape(t, p.telemetry)
 	col.stop(t)
@@ -186,6 +211,41 @@ func TestDurableEvaluationSurvivesKill(t *testing.T) {
 	assert.True(t, hasLine(own, "otelcol_processor_llm_eval_storage_recovered", `outcome="forwarded"`),
 		"the last run forwards the spans found after max_wait:\n%s", grepLines(own, "storage"))
 	assert.Positive(t, sink.restarted(), "spans found after max_wait carry error.type restarted")
+
+	for id, results := range sink.conversationResults() {
+		require.Len(t, results, 1, "conversation %s scored once", id)
+		assert.Equal(t, 2*turns[id], results[0].messages, "conversation %s kept every turn across %d kills", id, len(kills))
+		assert.Contains(t, []string{"pass", "fail"}, results[0].label, "conversation %s judged, not failed", id)
+	}
+	t.Logf("conversations open at every kill: %d, each of %d turns; each scored once with every turn (conversation_completeness judge calls: %d)",
+		durableConversations, len(killPoints), calls.conversationCalls())
+}
+
+// durableTurnOf is turn n of a conversation: a chat span carrying the
+// conversation id, in a trace and with a span id of its own (above the
+// generations' ids).
+func durableTurnOf(conversation string, n, unique int) (ptrace.Traces, []string) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", service)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("e2e")
+	s := ss.Spans().AppendEmpty()
+	id := uint64(1)<<48 + uint64(unique)
+	s.SetTraceID(traceIDOf(id))
+	s.SetSpanID(spanIDOf(id))
+	s.SetName("chat " + model)
+	s.SetKind(ptrace.SpanKindClient)
+	now := pcommon.NewTimestampFromTime(time.Now())
+	s.SetStartTimestamp(now)
+	s.SetEndTimestamp(now)
+	a := s.Attributes()
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.request.model", model)
+	a.PutStr("gen_ai.conversation.id", conversation)
+	a.PutStr("gen_ai.input.messages", fmt.Sprintf(`[{"role":"user","parts":[{"type":"text","content":"Question %d of %s: can you help with my order?"}]}]`, n, conversation))
+	a.PutStr("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"text","content":"Yes, answer %d of %s: your order is on its way."}],"finish_reason":"stop"}]`, n, conversation))
+	return td, []string{s.SpanID().String()}
 }
 
 // durableBatchOf builds a request with generation spans first..first+n-1,
@@ -282,12 +342,16 @@ processors:
     late_results: none
     cache:
       enabled: false
+    conversation:
+      idle_timeout: %[9]s
     scorers:
       - name: bias
         reason_mode: summary
       - name: prompt_alignment
         reason_mode: summary
         instructions: ["Answer in English."]
+      - name: conversation_completeness
+        reason_mode: summary
 exporters:
   # Synchronous: a span has reached the sink when ConsumeTraces returns.
   otlp_http:
@@ -316,7 +380,7 @@ service:
       receivers: [otlp]
       processors: [llm_eval]
       exporters: [otlp_http]
-`, p.otlp, p.health, judgeURL, sinkURL, storageDir, maxWait, p.telemetry, durableWorkers)
+`, p.otlp, p.health, judgeURL, sinkURL, storageDir, maxWait, p.telemetry, durableWorkers, durableIdle)
 	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path
@@ -368,17 +432,26 @@ func (c *collectorProc) stop(t *testing.T) {
 
 // spanSink is an OTLP/HTTP endpoint that counts every span it receives.
 type spanSink struct {
-	srv       *httptest.Server
-	mu        sync.Mutex
-	seen      map[string]int
-	arrived   map[string]time.Time            // first copy of each span
-	results   map[string]map[string]time.Time // span id -> scorer -> result time
-	restarts  int                             // results with error.type restarted
-	lastWrite atomic.Int64
+	srv      *httptest.Server
+	mu       sync.Mutex
+	seen     map[string]int
+	arrived  map[string]time.Time            // first copy of each span
+	results  map[string]map[string]time.Time // span id -> scorer -> result time
+	restarts int                             // results with error.type restarted
+	// conversations are the result spans of conversations, by id.
+	conversations map[string][]conversationResult
+	lastWrite     atomic.Int64
+}
+
+// conversationResult is what one conversation's result span said.
+type conversationResult struct {
+	messages int    // llm_eval.conversation.messages
+	label    string // conversation_completeness's label
 }
 
 func newSpanSink(t *testing.T) *spanSink {
-	s := &spanSink{seen: map[string]int{}, arrived: map[string]time.Time{}, results: map[string]map[string]time.Time{}}
+	s := &spanSink{seen: map[string]int{}, arrived: map[string]time.Time{}, results: map[string]map[string]time.Time{},
+		conversations: map[string][]conversationResult{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -399,6 +472,10 @@ func (s *spanSink) serve(w http.ResponseWriter, r *http.Request) {
 	for _, rs := range req.Traces().ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
+				if conv, ok := sp.Attributes().Get("gen_ai.conversation.id"); ok && sp.Name() == "gen_ai.evaluation" {
+					s.conversationSpan(conv.Str(), sp)
+					continue // a result span, not one of the spans sent
+				}
 				id := sp.SpanID().String()
 				s.seen[id]++
 				if s.seen[id] == 1 {
@@ -422,6 +499,32 @@ func (s *spanSink) serve(w http.ResponseWriter, r *http.Request) {
 	resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(resp)
+}
+
+// conversationSpan notes a conversation's result span. Called with mu held.
+func (s *spanSink) conversationSpan(id string, sp ptrace.Span) {
+	r := conversationResult{}
+	if m, ok := sp.Attributes().Get("llm_eval.conversation.messages"); ok {
+		r.messages = int(m.Int())
+	}
+	for _, ev := range sp.Events().All() {
+		if name, _ := ev.Attributes().Get("gen_ai.evaluation.name"); name.Str() == "conversation_completeness" {
+			label, _ := ev.Attributes().Get("gen_ai.evaluation.score.label")
+			r.label = label.Str()
+		}
+	}
+	s.conversations[id] = append(s.conversations[id], r)
+}
+
+// conversationResults are the result spans of conversations so far.
+func (s *spanSink) conversationResults() map[string][]conversationResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]conversationResult, len(s.conversations))
+	for k, v := range s.conversations {
+		out[k] = append([]conversationResult(nil), v...)
+	}
+	return out
 }
 
 func (s *spanSink) missing(want map[string]bool) int {
@@ -472,6 +575,9 @@ func (s *spanSink) resultTime(spanID, scorer string) (time.Time, bool) {
 type judgeCalls struct {
 	mu    sync.Mutex
 	calls []judgeCall
+	// conversation counts the calls of conversation_completeness, which
+	// judges a conversation, not a generation.
+	conversation int
 }
 
 type judgeCall struct {
@@ -482,6 +588,15 @@ type judgeCall struct {
 
 func (j *judgeCalls) add(c scoringtest.Call) {
 	at := time.Now()
+	if strings.HasPrefix(c.Step, "conversation_completeness") {
+		j.mu.Lock()
+		j.conversation++
+		j.mu.Unlock()
+		return
+	}
+	if strings.Contains(c.Text(), "durable-conversation-") {
+		return // a turn of a conversation: not one of the numbered generations
+	}
 	m := replyNumber.FindStringSubmatch(c.Text())
 	n := -1
 	if m != nil {
@@ -497,6 +612,8 @@ func (j *judgeCalls) add(c scoringtest.Call) {
 }
 
 func (j *judgeCalls) len() int { j.mu.Lock(); defer j.mu.Unlock(); return len(j.calls) }
+
+func (j *judgeCalls) conversationCalls() int { j.mu.Lock(); defer j.mu.Unlock(); return j.conversation }
 
 // check attributes every judge call to the run it arrived in and compares
 // it with the run in which the span's result that came out was produced:

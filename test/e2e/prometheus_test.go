@@ -88,6 +88,13 @@ func TestAlertsInRealPrometheus(t *testing.T) {
 	postOTLPJSON(t, p.otlp, filepath.Join(fixtures, "semconv_agent_generation.json"))
 	api.waitValue(ctx, t, fmt.Sprintf(`sum(gen_ai_evaluation_results_total{job=%q,gen_ai_evaluation_name="hallucination",gen_ai_evaluation_score_label="pass"})`, promService), float64(goodBefore))
 	api.waitValue(ctx, t, `sum(gen_ai_evaluation_results_total{gen_ai_evaluation_name="task_completion"})`, 1)
+	// One conversation for the dashboard's conversation row: scored by
+	// every conversation scorer idle_timeout after its last turn. Its
+	// service is another: the scorers that need context find its turns
+	// not_scorable, without a judge model, which would add series beside
+	// the ones the alerts below read.
+	require.NoError(t, postTraces(p.otlp, conversationTurns("support-chat", "prom-conversation", model, 7, supportConversation)))
+	api.waitValue(ctx, t, `sum(gen_ai_evaluation_results_total{gen_ai_evaluation_name="conversation_completeness"})`, 1)
 	assert.Empty(t, api.activeAlerts(ctx, t, burstAlerts), "no alert on good traffic")
 	// The series the burst will move on the model in service already
 	// exist, at zero; the new model has none.
@@ -213,6 +220,8 @@ processors:
     sampling:
       percentage: 100
     max_wait: 30s
+    conversation:
+      idle_timeout: 2s
     scorers:
 %[6]s      - name: tool_errors
         rules: [{type: tool_errors}]

@@ -234,3 +234,60 @@ func Verdicts(items []string, echo, verdict string, yes func(string) bool, yesRe
 func OutputSentences(req scoring.Request, field string) any {
 	return map[string]any{field: Sentences(Read(req).Text("OUTPUT"))}
 }
+
+// Turn is one line of a CONVERSATION block, as the pipeline renders it.
+type Turn struct {
+	Turn    int    `json:"turn"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Omitted int    `json:"omitted_turns"`
+}
+
+// Turns decodes the CONVERSATION block; omitted turns and lines that are
+// not messages are skipped.
+func (b Blocks) Turns() []Turn {
+	var out []Turn
+	for _, l := range b.Lines("CONVERSATION") {
+		var t Turn
+		if json.Unmarshal([]byte(l), &t) == nil && t.Turn > 0 && t.Role != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Target is one line of a block of messages to judge.
+type Target struct {
+	Turn int `json:"turn"`
+	From int `json:"window_from"`
+}
+
+// Targets decodes the block name of messages to judge.
+func (b Blocks) Targets(name string) []Target {
+	var out []Target
+	for _, l := range b.Lines(name) {
+		var t Target
+		if json.Unmarshal([]byte(l), &t) == nil && t.Turn > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TurnVerdicts gives each target a verdict under "turn" and "verdict":
+// "yes" with yesReason where yes holds for the target's message, else
+// "no" with noReason.
+func TurnVerdicts(turns []Turn, targets []Target, yes func(t Turn, target Target) bool, yesReason, noReason string) []map[string]any {
+	byNumber := make(map[int]Turn, len(turns))
+	for _, t := range turns {
+		byNumber[t.Turn] = t
+	}
+	out := make([]map[string]any, len(targets))
+	for i, tg := range targets {
+		out[i] = map[string]any{"turn": tg.Turn, "verdict": "no", "reason": noReason}
+		if yes(byNumber[tg.Turn], tg) {
+			out[i] = map[string]any{"turn": tg.Turn, "verdict": "yes", "reason": yesReason}
+		}
+	}
+	return out
+}

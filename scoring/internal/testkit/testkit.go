@@ -296,3 +296,59 @@ func Scorer(t testing.TB, newScorer func(scoring.Judge, scoring.Options) (scorin
 	}
 	return s
 }
+
+// Chat returns n messages alternating user and assistant, the user first,
+// with contents "message 1" to "message n".
+func Chat(n int) []scoring.Turn {
+	out := make([]scoring.Turn, n)
+	for i := range out {
+		out[i] = scoring.Turn{Role: scoring.RoleUser, Content: fmt.Sprintf("message %d", i+1)}
+		if i%2 == 1 {
+			out[i].Role = scoring.RoleAssistant
+		}
+	}
+	return out
+}
+
+// Talk returns messages alternating user and assistant, the user first,
+// with the given contents.
+func Talk(contents ...string) []scoring.Turn {
+	out := Chat(len(contents))
+	for i, c := range contents {
+		out[i].Content = c
+	}
+	return out
+}
+
+// Worked is the outcome of a worked case of a scorer's arithmetic:
+// Reference is the reference implementation's score at scale 1, worked by
+// hand from its algorithm; Score, Label and Calls are ours.
+type Worked struct {
+	Reference float64
+	Score     float64
+	Label     scoring.Label
+	Calls     int
+}
+
+// CheckWorked checks that res scored without error, that w's score is the
+// reference's at opts' scale up to our rounding to two decimals, and that
+// res has w's score, label and judge calls.
+func CheckWorked(t testing.TB, res scoring.Result, opts scoring.Options, w Worked) {
+	t.Helper()
+	if res.Err != nil {
+		t.Fatalf("unexpected error %v", res.Err)
+	}
+	scale := opts.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	if d := w.Reference*scale - w.Score; d > 0.005 || d < -0.005 {
+		t.Errorf("the worked case disagrees with the reference: %v at scale %v is not %v rounded", w.Reference, scale, w.Score)
+	}
+	if res.Score != w.Score || res.Label != w.Label {
+		t.Errorf("got %v %s, want %v %s (reason %q)", res.Score, res.Label, w.Score, w.Label, res.Reason)
+	}
+	if res.Usage.LLMCalls != w.Calls {
+		t.Errorf("judge calls %d, want %d", res.Usage.LLMCalls, w.Calls)
+	}
+}

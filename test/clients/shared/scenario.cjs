@@ -54,4 +54,29 @@ async function chatWithTool(client) {
   throw new Error('the model kept asking for tools');
 }
 
-module.exports = { scenario, getOrderStatus, chatWithTool };
+// conversation reports whether the app runs the multi-turn conversation of
+// scenario.json instead of its single flow (CLIENT_SCENARIO=conversation).
+function conversation() {
+  return process.env.CLIENT_SCENARIO === 'conversation';
+}
+
+// chatConversation has the conversation of scenario.json with the openai
+// SDK, as a chat app does: every request resends the system prompt and the
+// turns so far. turn(n, run) wraps each turn's request, so that an app can
+// give it its library's conversation id; it returns the answers.
+async function chatConversation(client, turn) {
+  const messages = [{ role: 'system', content: scenario.system }];
+  const answers = [];
+  for (const [n, t] of scenario.conversation.turns.entries()) {
+    messages.push({ role: 'user', content: t.question });
+    const answer = await turn(n, async () => {
+      const completion = await client.chat.completions.create({ model: scenario.model, messages: [...messages] });
+      return completion.choices[0].message.content;
+    });
+    messages.push({ role: 'assistant', content: answer });
+    answers.push(answer);
+  }
+  return answers;
+}
+
+module.exports = { scenario, getOrderStatus, chatWithTool, conversation, chatConversation };

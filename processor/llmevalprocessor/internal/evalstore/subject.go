@@ -17,9 +17,9 @@ import (
 type Scorer struct {
 	Name string
 	Run  scoring.Scorer
-	// Generation and Agent are its targets: LLM call spans, agent or root
-	// spans.
-	Generation, Agent bool
+	// Generation, Agent and Conversation are its targets: LLM call spans,
+	// agent or root spans, whole conversations.
+	Generation, Agent, Conversation bool
 	// Instructions are its own instructions; without them it takes the
 	// call's system instructions when UseSystemInstructions is set.
 	Instructions          []string

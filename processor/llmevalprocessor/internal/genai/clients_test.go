@@ -22,7 +22,14 @@ type clientSpan struct {
 // (one OTLP/JSON export request per line), by span name in arrival order.
 func readClientSpans(t *testing.T, app string) map[string][]clientSpan {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "..", "testdata", "otlp", "clients", app, "traces.jsonl"))
+	return readClientSample(t, filepath.Join(app, "traces.jsonl"))
+}
+
+// readClientSample is readClientSpans of the sample at path under
+// testdata/otlp/clients.
+func readClientSample(t *testing.T, path string) map[string][]clientSpan {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "..", "testdata", "otlp", "clients", path))
 	require.NoError(t, err)
 	defer f.Close()
 	out := map[string][]clientSpan{}

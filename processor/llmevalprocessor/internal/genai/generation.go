@@ -38,7 +38,9 @@ type Generation struct {
 	Conversation string // the whole input conversation as text, one "role: text" line per turn
 	// History holds the turns before the last user turn (Input), oldest
 	// first, at most the last MaxHistoryTurns: what a follow-up request
-	// ("Yes, go ahead") answers. System messages are not turns.
+	// ("Yes, go ahead") answers. System and tool messages are not turns
+	// (what a tool returned reaches the conversation through the
+	// assistant's reply); an assistant's tool calls are.
 	History            []Turn
 	Output             string   // text of the first choice
 	ToolResults        []string // tool results in the call's own input (tool messages)
@@ -56,15 +58,21 @@ type Generation struct {
 	Malformed string
 }
 
-// Turn is one message of the conversation before the request: its role
-// and its text, tool calls shown by name and arguments.
+// Turn is one message of the conversation before the request: whose it
+// is and its text, tool calls shown by name and arguments.
 type Turn struct {
-	Role    string
+	Role    string // RoleUser or RoleAssistant
 	Content string
 }
 
+// Roles of a Turn.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
 // MaxHistoryTurns bounds Generation.History: the scorers judge at most
-// the last ten turns (scoring.MaxHistoryTurns).
+// the last ten turns by default (scoring.DefaultHistoryTurns).
 const MaxHistoryTurns = 10
 
 // Context is what the span itself holds that an answer can be grounded in:

@@ -10,9 +10,10 @@ import (
 
 // TestHistoryIsTheConversationBeforeTheRequest checks a follow-up turn:
 // the request is the last user message, and the turns before it (user,
-// assistant, tool; not system) are its history, oldest first, at most the
-// last MaxHistoryTurns, so that task_completion and prompt_alignment read
-// "Yes, go ahead" with what it answers (issue 36 item 3).
+// assistant with its tool calls; not system, not tool results) are its
+// history, oldest first, at most the last MaxHistoryTurns, so that
+// task_completion and prompt_alignment read "Yes, go ahead" with what it
+// answers (issue 36 item 3).
 func TestHistoryIsTheConversationBeforeTheRequest(t *testing.T) {
 	span := newSpan(t, "chat", map[string]any{
 		"gen_ai.operation.name": "chat",
@@ -29,7 +30,6 @@ func TestHistoryIsTheConversationBeforeTheRequest(t *testing.T) {
 	assert.Equal(t, []Turn{
 		{Role: "user", Content: "Find me a flight to Lisbon on May 3."},
 		{Role: "assistant", Content: `[tool call search({"to":"LIS"})]`},
-		{Role: "tool", Content: "TAP 9:40, 120 EUR"},
 		{Role: "assistant", Content: "TAP at 9:40 for 120 EUR. Shall I book it?"},
 	}, g.History)
 

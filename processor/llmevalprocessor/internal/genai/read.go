@@ -190,8 +190,8 @@ func (g *Generation) fill(in, out *extraction, system []string) {
 			if body := turnText(m); body != "" {
 				role := turnRole(m)
 				appendBounded(&conv, "\n", role+": "+body)
-				if !isSystemRole(m.role) {
-					turns = append(turns, Turn{Role: role, Content: body})
+				if !isSystemRole(m.role) && m.role != "tool" {
+					turns = append(turns, Turn{Role: speaker(m.role), Content: body})
 				}
 			}
 		}
@@ -305,6 +305,15 @@ func turnText(m message) string {
 		}
 	}
 	return b.String()
+}
+
+// speaker is whose a turn of History is: RoleAssistant, or RoleUser for
+// the user and any custom role (as isUserRole).
+func speaker(role string) string {
+	if role == RoleAssistant {
+		return role
+	}
+	return RoleUser
 }
 
 // turnRole is a turn's role, user when it has none.

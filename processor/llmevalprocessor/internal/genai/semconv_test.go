@@ -35,7 +35,6 @@ func TestReadSemconv(t *testing.T) {
 				History: []Turn{
 					{Role: "user", Content: "Weather in Paris?"},
 					{Role: "assistant", Content: `[tool call get_weather({"location":"Paris"})]`},
-					{Role: "tool", Content: "rainy, 57°F"},
 				},
 				Output:             "Sunny tomorrow.",
 				ToolResults:        []string{"rainy, 57°F"},

@@ -25,58 +25,62 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                     metric.Meter
-	mu                                        sync.Mutex
-	registrations                             []metric.Registration
-	ProcessorIncomingItems                    metric.Int64Counter
-	ProcessorInternalDuration                 metric.Float64Histogram
-	ProcessorLlmEvalCacheHits                 metric.Int64ObservableCounter
-	ProcessorLlmEvalCacheMisses               metric.Int64ObservableCounter
-	ProcessorLlmEvalContentCaptureOff         metric.Int64Counter
-	ProcessorLlmEvalContentMalformed          metric.Int64Counter
-	ProcessorLlmEvalContextJoins              metric.Int64Counter
-	ProcessorLlmEvalContextWaits              metric.Int64Counter
-	ProcessorLlmEvalEvaluations               metric.Int64Counter
-	ProcessorLlmEvalEventsWaiting             metric.Int64ObservableGauge
-	ProcessorLlmEvalHeldSpans                 metric.Int64ObservableGauge
-	ProcessorLlmEvalInputsTruncated           metric.Int64Counter
-	ProcessorLlmEvalInstructionSplitCacheHits metric.Int64ObservableCounter
-	ProcessorLlmEvalInstructionSplitLimited   metric.Int64Counter
-	ProcessorLlmEvalInstructionSplits         metric.Int64Counter
-	ProcessorLlmEvalJudgeCalls                metric.Int64Counter
-	ProcessorLlmEvalJudgeCallsPerEvaluation   metric.Int64Histogram
-	ProcessorLlmEvalJudgeCallsRefused         metric.Int64Counter
-	ProcessorLlmEvalJudgeCircuitState         metric.Int64ObservableGauge
-	ProcessorLlmEvalJudgeCircuitTransitions   metric.Int64Counter
-	ProcessorLlmEvalJudgeCost                 metric.Float64Counter
-	ProcessorLlmEvalJudgeFallbacks            metric.Int64Counter
-	ProcessorLlmEvalJudgeLatency              metric.Float64Histogram
-	ProcessorLlmEvalJudgeRetries              metric.Int64Counter
-	ProcessorLlmEvalJudgeTokens               metric.Int64Counter
-	ProcessorLlmEvalJudgeTokensPerEvaluation  metric.Int64Histogram
-	ProcessorLlmEvalLateResults               metric.Int64Counter
-	ProcessorLlmEvalLateResultsDropped        metric.Int64Counter
-	ProcessorLlmEvalLogCalls                  metric.Int64Counter
-	ProcessorLlmEvalLogLateEvents             metric.Int64Counter
-	ProcessorLlmEvalQueueDepth                metric.Int64ObservableGauge
-	ProcessorLlmEvalReasonFallbacks           metric.Int64Counter
-	ProcessorLlmEvalSignalJoins               metric.Int64Counter
-	ProcessorLlmEvalSpansSampled              metric.Int64Counter
-	ProcessorLlmEvalSpansSelected             metric.Int64Counter
-	ProcessorLlmEvalSpansSkipped              metric.Int64Counter
-	ProcessorLlmEvalSpansUnscored             metric.Int64Counter
-	ProcessorLlmEvalStorageBytes              metric.Int64ObservableGauge
-	ProcessorLlmEvalStorageFilesQuarantined   metric.Int64Counter
-	ProcessorLlmEvalStorageRecordsSkipped     metric.Int64Counter
-	ProcessorLlmEvalStorageRecovered          metric.Int64Counter
-	ProcessorLlmEvalStorageWriteFailures      metric.Int64Counter
-	ProcessorLlmEvalStorageWrites             metric.Int64Counter
-	ProcessorLlmEvalStorageWrittenBytes       metric.Int64Counter
-	ProcessorLlmEvalTraceContextBytes         metric.Int64ObservableGauge
-	ProcessorLlmEvalTraceContextEvictions     metric.Int64ObservableCounter
-	ProcessorLlmEvalTraceContextLimited       metric.Int64ObservableCounter
-	ProcessorLlmEvalTraceContextTraces        metric.Int64ObservableGauge
-	ProcessorOutgoingItems                    metric.Int64Counter
+	meter                                       metric.Meter
+	mu                                          sync.Mutex
+	registrations                               []metric.Registration
+	ProcessorIncomingItems                      metric.Int64Counter
+	ProcessorInternalDuration                   metric.Float64Histogram
+	ProcessorLlmEvalCacheHits                   metric.Int64ObservableCounter
+	ProcessorLlmEvalCacheMisses                 metric.Int64ObservableCounter
+	ProcessorLlmEvalContentCaptureOff           metric.Int64Counter
+	ProcessorLlmEvalContentMalformed            metric.Int64Counter
+	ProcessorLlmEvalContextJoins                metric.Int64Counter
+	ProcessorLlmEvalContextWaits                metric.Int64Counter
+	ProcessorLlmEvalConversationBytes           metric.Int64ObservableGauge
+	ProcessorLlmEvalConversationMessagesLimited metric.Int64Counter
+	ProcessorLlmEvalConversationsEnded          metric.Int64Counter
+	ProcessorLlmEvalConversationsOpen           metric.Int64ObservableGauge
+	ProcessorLlmEvalEvaluations                 metric.Int64Counter
+	ProcessorLlmEvalEventsWaiting               metric.Int64ObservableGauge
+	ProcessorLlmEvalHeldSpans                   metric.Int64ObservableGauge
+	ProcessorLlmEvalInputsTruncated             metric.Int64Counter
+	ProcessorLlmEvalInstructionSplitCacheHits   metric.Int64ObservableCounter
+	ProcessorLlmEvalInstructionSplitLimited     metric.Int64Counter
+	ProcessorLlmEvalInstructionSplits           metric.Int64Counter
+	ProcessorLlmEvalJudgeCalls                  metric.Int64Counter
+	ProcessorLlmEvalJudgeCallsPerEvaluation     metric.Int64Histogram
+	ProcessorLlmEvalJudgeCallsRefused           metric.Int64Counter
+	ProcessorLlmEvalJudgeCircuitState           metric.Int64ObservableGauge
+	ProcessorLlmEvalJudgeCircuitTransitions     metric.Int64Counter
+	ProcessorLlmEvalJudgeCost                   metric.Float64Counter
+	ProcessorLlmEvalJudgeFallbacks              metric.Int64Counter
+	ProcessorLlmEvalJudgeLatency                metric.Float64Histogram
+	ProcessorLlmEvalJudgeRetries                metric.Int64Counter
+	ProcessorLlmEvalJudgeTokens                 metric.Int64Counter
+	ProcessorLlmEvalJudgeTokensPerEvaluation    metric.Int64Histogram
+	ProcessorLlmEvalLateResults                 metric.Int64Counter
+	ProcessorLlmEvalLateResultsDropped          metric.Int64Counter
+	ProcessorLlmEvalLogCalls                    metric.Int64Counter
+	ProcessorLlmEvalLogLateEvents               metric.Int64Counter
+	ProcessorLlmEvalQueueDepth                  metric.Int64ObservableGauge
+	ProcessorLlmEvalReasonFallbacks             metric.Int64Counter
+	ProcessorLlmEvalSignalJoins                 metric.Int64Counter
+	ProcessorLlmEvalSpansSampled                metric.Int64Counter
+	ProcessorLlmEvalSpansSelected               metric.Int64Counter
+	ProcessorLlmEvalSpansSkipped                metric.Int64Counter
+	ProcessorLlmEvalSpansUnscored               metric.Int64Counter
+	ProcessorLlmEvalStorageBytes                metric.Int64ObservableGauge
+	ProcessorLlmEvalStorageFilesQuarantined     metric.Int64Counter
+	ProcessorLlmEvalStorageRecordsSkipped       metric.Int64Counter
+	ProcessorLlmEvalStorageRecovered            metric.Int64Counter
+	ProcessorLlmEvalStorageWriteFailures        metric.Int64Counter
+	ProcessorLlmEvalStorageWrites               metric.Int64Counter
+	ProcessorLlmEvalStorageWrittenBytes         metric.Int64Counter
+	ProcessorLlmEvalTraceContextBytes           metric.Int64ObservableGauge
+	ProcessorLlmEvalTraceContextEvictions       metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextLimited         metric.Int64ObservableCounter
+	ProcessorLlmEvalTraceContextTraces          metric.Int64ObservableGauge
+	ProcessorOutgoingItems                      metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -111,6 +115,36 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalCacheMissesCallback(cb 
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalCacheMisses, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalCacheMisses)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalConversationBytesCallback sets callback for observable ProcessorLlmEvalConversationBytes metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalConversationBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalConversationBytes, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalConversationBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalConversationsOpenCallback sets callback for observable ProcessorLlmEvalConversationsOpen metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalConversationsOpenCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalConversationsOpen, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalConversationsOpen)
 	if err != nil {
 		return err
 	}
@@ -344,6 +378,30 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_context_waits",
 		metric.WithDescription("Held generations that waited for context (context_wait), by whether it arrived or the wait ran out. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalConversationBytes, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_conversation_bytes",
+		metric.WithDescription("Bytes the open conversations hold now (their texts and bookkeeping, with the turns waiting for their trace's conversation id), at most conversation.max_bytes. [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalConversationMessagesLimited, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_conversation_messages_limited",
+		metric.WithDescription("Messages of conversations that a bound left out, cut or refused, by limit (conversation.max_turns, max_conversation_bytes, max_conversations, max_bytes; late turns; ids over 256 bytes). [Development]"),
+		metric.WithUnit("{messages}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalConversationsEnded, err = builder.meter.Int64Counter(
+		"otelcol_processor_llm_eval_conversations_ended",
+		metric.WithDescription("Conversations that ended after conversation.idle_timeout, by whether they were handed to the scorers or lost at a shutdown without storage. [Development]"),
+		metric.WithUnit("{conversations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalConversationsOpen, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_conversations_open",
+		metric.WithDescription("Conversations open now, waiting for conversation.idle_timeout to pass since their last turn. [Development]"),
+		metric.WithUnit("{conversations}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalEvaluations, err = builder.meter.Int64Counter(

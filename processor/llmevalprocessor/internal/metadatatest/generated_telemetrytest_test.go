@@ -28,6 +28,14 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalConversationBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorLlmEvalConversationsOpenCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorLlmEvalEventsWaitingCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -74,6 +82,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorLlmEvalContentMalformed.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextJoins.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalContextWaits.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalConversationMessagesLimited.Add(context.Background(), 1)
+	tb.ProcessorLlmEvalConversationsEnded.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalEvaluations.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalInputsTruncated.Add(context.Background(), 1)
 	tb.ProcessorLlmEvalInstructionSplitLimited.Add(context.Background(), 1)
@@ -127,6 +137,18 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalContextWaits(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalConversationBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalConversationMessagesLimited(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalConversationsEnded(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorLlmEvalConversationsOpen(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorLlmEvalEvaluations(t, testTel,

@@ -25,7 +25,10 @@
 //
 //	item:   "le" 0x01 'I' kind(1 byte) admitted(int64 unix ns) payload(bytes) crc32c(4 bytes)
 //	        payload: OTLP protobuf (span, log call), or two bytes fields,
-//	        the span's then the log call's (pair)
+//	        the span's then the log call's (pair), or a conversation that
+//	        ended (kind 4, conversation.go)
+//	conversation record: "le" 0x01 'C' ..., an exchange of an open
+//	        conversation or the mark of what it left out (conversation.go)
 //	result: "le" 0x01 'R' scorer label reason errorType errorMessage score(float64 bits) at(int64 unix ns) flags(1 byte) crc32c(4 bytes)
 //	        flags: bit 0 a scorer ran, bit 1 the evaluation failed with an error;
 //	        a reader ignores the bits it does not know
@@ -39,6 +42,8 @@
 //	j/<call>/<id>    a log record of a call still being joined (a log-call
 //	                 item record of one log record); <call> is the trace and
 //	                 span id, 48 hex digits
+//	c/<id>           a record of an open conversation (internal/conversation):
+//	                 an exchange, or the mark of the messages it left out
 //
 // <id> is 16 lower-case hex digits, increasing across restarts (the next
 // id is one above the highest found at start), so keys sort in write
@@ -49,11 +54,16 @@
 // item leaves before); the item with all its results is deleted, in one
 // transaction, once it has been sent on. A log
 // record waiting for the rest of its call is written when the joiner takes
-// it and deleted once its call has been read and admitted (or refused).
+// it and deleted once its call has been read and admitted (or refused). A
+// record of an open conversation is queued when its exchange is added
+// (PutConversation; the ConsumeTraces that added it commits) and deleted
+// when the exchange is left out; a conversation that ended is queued as an
+// item together with the deletion of its records (QueueReplacing), so one
+// transaction holds both.
 //
 // Every write is one storage transaction (with file_storage, one bbolt
 // transaction: all of it is on disk or none of it is). Writes are
-// serialized by the Journal; storage serializes them anyway. Queue, Rewrite
-// and Record never wait for a write in progress, so that their callers
+// serialized by the Journal; storage serializes them anyway. Queue, Rewrite,
+// Record and the conversation writes never wait for a write in progress, so that their callers
 // (the store, under its lock) never wait for the disk.
 package persistence // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/persistence"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 )
 
 // Op names a kind of write.
@@ -24,6 +26,8 @@ const (
 	OpResult Op = "result"
 	OpRemove Op = "remove"
 	OpJoin   Op = "join" // a log record waiting for the rest of its call
+	// OpConversation: a record of an open conversation (an exchange or its mark).
+	OpConversation Op = "conversation"
 )
 
 // SkipReason says why a stored record was not recovered.
@@ -71,10 +75,11 @@ type Joining struct {
 }
 
 // Found is what Open read: items oldest first, joining records by call and
-// in the order they were held.
+// in the order they were held, the records of open conversations by id.
 type Found struct {
-	Items   []Recovered
-	Joining []Joining
+	Items         []Recovered
+	Joining       []Joining
+	Conversations []conversation.Record
 }
 
 // Journal writes items and results to one storage client. It is safe for
@@ -101,6 +106,27 @@ type Journal struct {
 	admits     []pendingAdmit
 	flush      *time.Timer
 	flushArmed bool
+	// conv are the records of open conversations (c/<id>); convSets and
+	// convDels are their writes and deletes waiting for the next write.
+	conv     map[uint64]*convEntry
+	convSets []pendingSet
+	convDels []uint64
+}
+
+// convEntry is what the Journal wrote, or queued, of one conversation
+// record.
+type convEntry struct {
+	bytes     int
+	unwritten bool
+	// writing: its write is in a batch in flight, so a delete must be
+	// queued even though it is not written yet.
+	writing bool
+}
+
+// pendingSet is a conversation record waiting to be written.
+type pendingSet struct {
+	id     uint64
+	record []byte
 }
 
 type pendingAdmit struct {
@@ -145,7 +171,7 @@ func OpenJournal(ctx context.Context, client storage.Client, hooks Hooks) (j *Jo
 	if !ok {
 		return nil, found, nil, fmt.Errorf("the storage client (%T) cannot list its keys (storage.Walker); use file_storage", client)
 	}
-	j = &Journal{client: client, hooks: hooks, next: 1, live: map[uint64]*entry{}}
+	j = &Journal{client: client, hooks: hooks, next: 1, live: map[uint64]*entry{}, conv: map[uint64]*convEntry{}}
 	items := map[uint64]*Recovered{}
 	results := map[uint64][]resultAt{}
 	walkErr := walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
@@ -168,6 +194,13 @@ func OpenJournal(ctx context.Context, client storage.Client, hooks Hooks) (j *Jo
 				items[id] = &Recovered{ID: id, Item: it}
 				j.live[id] = &entry{bytes: len(value)}
 			}
+		case 'c':
+			var rec conversation.Record
+			if rec, err = decodeSafely(func(b []byte) (conversation.Record, error) { return DecodeConversationRecord(id, b) }, value); err == nil {
+				found.Conversations = append(found.Conversations, rec)
+				j.conv[id] = &convEntry{bytes: len(value)}
+				j.stored.Add(int64(len(value)))
+			}
 		case 'r':
 			var res Result
 			if res, err = decodeSafely(DecodeResult, value); err == nil && res.Scorer != scorer {
@@ -189,6 +222,7 @@ func OpenJournal(ctx context.Context, client storage.Client, hooks Hooks) (j *Jo
 	})
 	if walkErr != nil {
 		clear(j.live)
+		clear(j.conv)
 		j.stored.Store(0)
 		return j, Found{}, walkErr, nil
 	}
@@ -272,6 +306,11 @@ func (j *Journal) Admit(ctx context.Context, record []byte) (uint64, error) {
 func (j *Journal) Queue(record []byte) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.queue(record)
+}
+
+// queue is Queue. Called with mu held.
+func (j *Journal) queue(record []byte) uint64 {
 	if j.closed {
 		return 0
 	}
@@ -319,10 +358,16 @@ func (j *Journal) Commit(ctx context.Context) error {
 	defer j.write.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed || len(j.admits) == 0 && len(j.pending) == 0 {
+	if j.closed || !j.queued() {
 		return nil
 	}
 	return j.batch(ctx)
+}
+
+// queued reports whether writes wait for the next batch. Called with mu
+// held.
+func (j *Journal) queued() bool {
+	return len(j.admits) > 0 || len(j.pending) > 0 || len(j.convSets) > 0 || len(j.convDels) > 0
 }
 
 // armFlush makes sure what waits is written within ResultDelay. Called
@@ -364,7 +409,7 @@ func (j *Journal) flushWaiting() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.flushArmed = false
-	if (len(j.admits) > 0 || len(j.pending) > 0) && !j.closed {
+	if j.queued() && !j.closed {
 		_ = j.batch(context.Background())
 	}
 }
@@ -470,20 +515,30 @@ func (j *Journal) Release(ctx context.Context, keys []string, bytes int) error {
 // write and mu held; mu is released while the client writes, so items and
 // results queued meanwhile wait for the next write.
 func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
-	if len(j.retry) == 0 && len(j.pending) == 0 && len(j.admits) == 0 {
+	if len(j.retry) == 0 && !j.queued() {
 		return j.unlocked(func() error { return j.client.Batch(ctx, ops...) })
 	}
 	all := deletes(j.retry)
+	for _, id := range j.convDels {
+		all = append(all, storage.DeleteOperation(conversationKey(id)))
+	}
 	for _, a := range j.admits {
 		all = append(all, storage.SetOperation(itemKey(a.id), a.record))
 	}
 	for _, p := range j.pending {
 		all = append(all, storage.SetOperation(p.key, p.record))
 	}
+	for _, c := range j.convSets {
+		all = append(all, storage.SetOperation(conversationKey(c.id), c.record))
+		if e := j.conv[c.id]; e != nil {
+			e.writing = true
+		}
+	}
 	all = append(all, ops...)
-	admits, pending := j.admits, j.pending
-	j.admits, j.pending = nil, nil
+	admits, pending, convSets, convDels := j.admits, j.pending, j.convSets, j.convDels
+	j.admits, j.pending, j.convSets, j.convDels = nil, nil, nil, nil
 	if err := j.unlocked(func() error { return j.client.Batch(ctx, all...) }); err != nil {
+		j.convFailed(convSets, convDels, err)
 		gone := map[uint64]bool{}
 		for _, a := range admits {
 			j.failed(OpAdmit, err)
@@ -507,6 +562,12 @@ func (j *Journal) batch(ctx context.Context, ops ...*storage.Operation) error {
 		return j.unlocked(func() error { return j.client.Batch(ctx, ops...) })
 	}
 	j.retry = j.retry[:0]
+	for _, c := range convSets {
+		if e := j.conv[c.id]; e != nil {
+			e.unwritten, e.writing = false, false
+		}
+		j.written(OpConversation, len(c.record))
+	}
 	for _, a := range admits {
 		if e := j.live[a.id]; e != nil {
 			e.unwritten = false
@@ -553,6 +614,11 @@ func (j *Journal) Close(ctx context.Context) error {
 		j.flush.Stop()
 	}
 	j.pending, j.admits = nil, nil // their items left, or a crash would have lost them too
+	j.convSets = nil               // as a crash would have lost them
+	for _, id := range j.convDels {
+		j.retry = append(j.retry, conversationKey(id))
+	}
+	j.convDels = nil
 	var errs []error
 	if len(j.retry) > 0 {
 		if err := j.client.Batch(ctx, deletes(j.retry)...); err != nil {
@@ -585,6 +651,8 @@ func (j *Journal) skip(reason SkipReason, key string, err error) {
 
 func itemKey(id uint64) string { return "i/" + hexID(id) }
 
+func conversationKey(id uint64) string { return "c/" + hexID(id) }
+
 func resultKey(id uint64, scorer string) string { return "r/" + hexID(id) + "/" + scorer }
 
 func hexID(id uint64) string {
@@ -593,7 +661,7 @@ func hexID(id uint64) string {
 }
 
 // parseKey splits a key into its id and its scorer (for a result) or call
-// (for a joining record); kind is 'i', 'r', 'j', or 0 for a key this
+// (for a joining record); kind is 'i', 'r', 'j', 'c', or 0 for a key this
 // release does not write.
 func parseKey(key string) (id uint64, name string, kind byte) {
 	const callLen = 48
@@ -617,6 +685,8 @@ func parseKey(key string) (id uint64, name string, kind byte) {
 	switch {
 	case key[0] == 'i' && len(key) == 18:
 		return id, "", 'i'
+	case key[0] == 'c' && len(key) == 18:
+		return id, "", 'c'
 	case key[0] == 'r' && len(key) > 19 && key[18] == '/':
 		return id, key[19:], 'r'
 	}
@@ -630,4 +700,106 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// PutConversation queues a new record of an open conversation and returns
+// its id, 0 once closed. It is written with the next write, or within
+// ResultDelay.
+func (j *Journal) PutConversation(record []byte) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return 0
+	}
+	id := j.next
+	j.next++
+	j.convSets = append(j.convSets, pendingSet{id: id, record: record})
+	j.conv[id] = &convEntry{bytes: len(record), unwritten: true}
+	j.stored.Add(int64(len(record)))
+	j.armFlush()
+	return id
+}
+
+// ReplaceConversation queues record in place of conversation record id;
+// it does nothing when id is not stored.
+func (j *Journal) ReplaceConversation(id uint64, record []byte) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e := j.conv[id]
+	if e == nil || j.closed {
+		return
+	}
+	j.stored.Add(int64(len(record) - e.bytes))
+	e.bytes = len(record)
+	for i := range j.convSets {
+		if j.convSets[i].id == id {
+			j.convSets[i].record = record
+			return
+		}
+	}
+	j.convSets = append(j.convSets, pendingSet{id: id, record: record})
+	j.armFlush()
+}
+
+// DropConversation queues the deletion of conversation records.
+func (j *Journal) DropConversation(ids ...uint64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.dropConversation(ids)
+}
+
+// dropConversation forgets conversation records: a queued write is
+// dropped, a written record is queued for deletion. Called with mu held.
+func (j *Journal) dropConversation(ids []uint64) {
+	for _, id := range ids {
+		e := j.conv[id]
+		if e == nil {
+			continue
+		}
+		delete(j.conv, id)
+		j.stored.Add(-int64(e.bytes))
+		j.convSets = slices.DeleteFunc(j.convSets, func(c pendingSet) bool { return c.id == id })
+		if !e.unwritten || e.writing {
+			j.convDels = append(j.convDels, id)
+		}
+	}
+	if len(j.convDels) > 0 {
+		j.armFlush()
+	}
+}
+
+// QueueReplacing queues a newly admitted item, as Queue does, together
+// with the deletion of the conversation records it replaces: both are in
+// the same write, so storage holds either the records or the item.
+func (j *Journal) QueueReplacing(record []byte, conversations []uint64) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	id := j.queue(record)
+	if id != 0 {
+		j.dropConversation(conversations)
+	}
+	return id
+}
+
+// convFailed reports the conversation writes of a failed batch: the
+// records are not stored (the conversations stay in memory) and the
+// deletes are retried with the next write. Called with write and mu held.
+func (j *Journal) convFailed(sets []pendingSet, dels []uint64, err error) {
+	for _, c := range sets {
+		j.failed(OpConversation, err)
+		e := j.conv[c.id]
+		if e == nil {
+			continue
+		}
+		e.writing = false
+		if e.unwritten {
+			delete(j.conv, c.id)
+			j.stored.Add(-int64(e.bytes))
+		}
+	}
+	for _, id := range dels {
+		if len(j.retry) < maxRetryDeletes {
+			j.retry = append(j.retry, conversationKey(id))
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/logjoin"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/metadata"
@@ -59,6 +60,8 @@ type Keeper struct {
 	// stops holdJoining from writing the records it re-joins at start.
 	held       map[logjoin.Key]*heldCall
 	recovering bool
+	// conversations are the records of open conversations found at start.
+	conversations []conversation.Record
 }
 
 // heldCall is what is stored of one call being joined.
@@ -72,7 +75,7 @@ type heldCall struct {
 // the storage file at start (storage_check_timeout).
 func NewKeeper(extension, self component.ID, checkTimeout time.Duration, tel Counters, redact func(string) string) *Keeper {
 	st := &Keeper{extension: extension, self: self, checkTimeout: checkTimeout, tel: tel, redact: redact, opAttrs: map[Op]metric.MeasurementOption{}}
-	for _, op := range []Op{OpAdmit, OpResult, OpRemove, OpJoin} {
+	for _, op := range []Op{OpAdmit, OpResult, OpRemove, OpJoin, OpConversation} {
 		st.opAttrs[op] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", string(op))))
 	}
 	return st
@@ -125,6 +128,7 @@ func (st *Keeper) Open(ctx context.Context, host component.Host) (bool, error) {
 		}
 	}
 	st.joining = o.found.Joining
+	st.conversations = o.found.Conversations
 	st.held = map[logjoin.Key]*heldCall{}
 	st.mu.Unlock()
 	j := o.journal
@@ -226,7 +230,67 @@ func (st *Keeper) Admitted(s Stored, admitted time.Time) uint64 {
 		st.writeFailed(OpAdmit, err)
 		return 0
 	}
+	if r, ok := s.(Replacing); ok {
+		return st.journal.QueueReplacing(rec, r.Replaces())
+	}
 	return st.journal.Queue(rec)
+}
+
+// Replacing is a subject stored in place of records it replaces: a
+// conversation that ended, whose exchanges were stored as it went.
+type Replacing interface {
+	Replaces() []uint64
+}
+
+// TakeConversations hands over the records of open conversations found
+// at start, once.
+func (st *Keeper) TakeConversations() []conversation.Record {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	recs := st.conversations
+	st.conversations = nil
+	return recs
+}
+
+// Added queues the record of an exchange of an open conversation
+// (conversation.Journal).
+func (st *Keeper) Added(key conversation.Key, ex *conversation.Exchange) uint64 {
+	if st.journal == nil {
+		return 0
+	}
+	rec, err := EncodeConversationRecord(key, ex, 0, 0, nil)
+	if err != nil {
+		st.writeFailed(OpConversation, err)
+		return 0
+	}
+	return st.journal.PutConversation(rec)
+}
+
+// Marked queues the record of the messages left out of an open
+// conversation (conversation.Journal).
+func (st *Keeper) Marked(key conversation.Key, id uint64, omitted, gapAt int, instructions []string) uint64 {
+	if st.journal == nil {
+		return 0
+	}
+	rec, err := EncodeConversationRecord(key, nil, omitted, gapAt, instructions)
+	if err != nil {
+		st.writeFailed(OpConversation, err)
+		return id
+	}
+	if id == 0 {
+		return st.journal.PutConversation(rec)
+	}
+	st.journal.ReplaceConversation(id, rec)
+	return id
+}
+
+// Removed queues the deletion of records of open conversations
+// (conversation.Journal).
+func (st *Keeper) Removed(ids ...uint64) {
+	if st.journal == nil {
+		return
+	}
+	st.journal.DropConversation(ids...)
 }
 
 // Rewritten queues the record of a stored item that took in more in place

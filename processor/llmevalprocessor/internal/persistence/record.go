@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 )
 
 // Version is the format version this release writes and reads.
@@ -71,6 +73,8 @@ type Item struct {
 	// KindPair.
 	Traces ptrace.Traces
 	Logs   plog.Logs
+	// Conversation is set for KindConversation.
+	Conversation conversation.Ended
 }
 
 // Result is one finished evaluation as stored: what is written onto the
@@ -166,6 +170,8 @@ func DecodeItem(b []byte) (Item, error) {
 		if it.Traces, err = decodeSpan(spans); err == nil {
 			it.Logs, err = decodeLogCall(logs)
 		}
+	case KindConversation:
+		it.Conversation, err = decodeConversation(payload)
 	default:
 		return Item{}, fmt.Errorf("%w: unknown item kind %d", ErrCorrupt, kind)
 	}

@@ -141,6 +141,64 @@ func NewLateSpan(template ptrace.Traces, of Evaluated, r evalstore.Result, redac
 	return td
 }
 
+// Conversation is what the results of a conversation are written with:
+// the conversation, and the span of its latest turn, whose trace and
+// resource they go under.
+type Conversation struct {
+	ID       string // gen_ai.conversation.id
+	Last     Evaluated
+	Resource pcommon.Resource
+	Scope    string // the scope name of the spans llm_eval makes
+	Messages int    // messages in the conversation, those left out included
+	Omitted  int    // messages the judge did not see
+}
+
+// NewConversationSpan builds the span that carries a conversation's
+// results: a child of its latest turn's span, under that span's resource,
+// with one gen_ai.evaluation.result event per result, each naming the
+// conversation.
+func NewConversationSpan(c Conversation, results []evalstore.Result, redact func(string) string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	c.Resource.CopyTo(rs.Resource())
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(c.Scope)
+	span := ss.Spans().AppendEmpty()
+	span.SetTraceID(c.Last.TraceID)
+	span.SetSpanID(newSpanID())
+	span.SetParentSpanID(c.Last.SpanID)
+	span.SetName(evalconv.LateSpanName)
+	span.SetKind(ptrace.SpanKindInternal)
+	var first, last pcommon.Timestamp
+	for _, r := range results {
+		ts := pcommon.NewTimestampFromTime(r.At)
+		if first == 0 || ts < first {
+			first = ts
+		}
+		last = max(last, ts)
+	}
+	span.SetStartTimestamp(first)
+	span.SetEndTimestamp(last)
+	attrs := span.Attributes()
+	attrs.PutStr(evalconv.AttrOperationName, evalconv.OperationEvaluation)
+	attrs.PutStr(evalconv.AttrConversationID, c.ID)
+	attrs.PutInt(evalconv.AttrConversationMessages, int64(c.Messages))
+	if c.Omitted > 0 {
+		attrs.PutInt(evalconv.AttrConversationOmitted, int64(c.Omitted))
+	}
+	if c.Last.Model != "" {
+		attrs.PutStr(evalconv.AttrRequestModel, c.Last.Model)
+	}
+	if c.Last.AgentName != "" {
+		attrs.PutStr(evalconv.AttrAgentName, c.Last.AgentName)
+	}
+	for _, r := range results {
+		AnnotateSpan(span, r, "", redact)
+		span.Events().At(span.Events().Len()-1).Attributes().PutStr(evalconv.AttrConversationID, c.ID)
+	}
+	return td
+}
+
 // newSpanID returns a random, non-zero span id.
 func newSpanID() pcommon.SpanID {
 	var id pcommon.SpanID

@@ -14,7 +14,7 @@ import (
 func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evalstore.Scorer) scoring.Case {
 	c := scoring.Case{
 		Input:   gen.Input,
-		History: history(gen.History),
+		Turns:   history(gen.History),
 		Output:  gen.Output,
 		Context: ownContext(gen, sc),
 		Metadata: map[string]string{
@@ -42,7 +42,11 @@ func history(turns []genai.Turn) []scoring.Turn {
 	}
 	out := make([]scoring.Turn, len(turns))
 	for i, t := range turns {
-		out[i] = scoring.Turn{Role: t.Role, Content: t.Content}
+		role := scoring.RoleUser
+		if t.Role == genai.RoleAssistant {
+			role = scoring.RoleAssistant
+		}
+		out[i] = scoring.Turn{Role: role, Content: t.Content}
 	}
 	return out
 }

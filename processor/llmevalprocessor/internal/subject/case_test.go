@@ -13,12 +13,12 @@ import (
 
 // TestCaseCarriesTheConversationAndNeutralisedContext checks what a call's
 // case holds beside its request: the conversation before it (the
-// genai reader's window is the scorers', scoring.MaxHistoryTurns), and its
+// genai reader's window is the scorers', scoring.DefaultHistoryTurns), and its
 // own documents with any marker they wrote themselves neutralised, since
 // the scorers take a trailing marker on a context item as a cut made
 // before them (issue 36 items 1 and 3).
 func TestCaseCarriesTheConversationAndNeutralisedContext(t *testing.T) {
-	assert.Equal(t, scoring.MaxHistoryTurns, genai.MaxHistoryTurns)
+	assert.Equal(t, scoring.DefaultHistoryTurns, genai.MaxHistoryTurns)
 	gen := genai.Generation{
 		Input:     "Yes, go ahead.",
 		Output:    "Booked.",
@@ -26,7 +26,7 @@ func TestCaseCarriesTheConversationAndNeutralisedContext(t *testing.T) {
 		Documents: []string{"Flight list" + scoring.TruncationMarker},
 	}
 	c := caseFromGeneration(gen, resultwrite.Evaluated{}, evalstore.Scorer{FromTrace: true})
-	assert.Equal(t, []scoring.Turn{{Role: "user", Content: "Find a flight."}, {Role: "assistant", Content: "TAP at 9:40?"}}, c.History)
+	assert.Equal(t, []scoring.Turn{{Role: scoring.RoleUser, Content: "Find a flight."}, {Role: scoring.RoleAssistant, Content: "TAP at 9:40?"}}, c.Turns)
 	assert.Equal(t, []string{"Flight list [...]"}, c.Context)
-	assert.Empty(t, caseFromGeneration(genai.Generation{Input: "Hi"}, resultwrite.Evaluated{}, evalstore.Scorer{}).History)
+	assert.Empty(t, caseFromGeneration(genai.Generation{Input: "Hi"}, resultwrite.Evaluated{}, evalstore.Scorer{}).Turns)
 }

@@ -1,6 +1,8 @@
 // Package subject holds what the store of internal/evalstore evaluates and
 // where the results go: a held generation or agent span (HeldSpan), a call read
-// from GenAI log events (LogCall), and the Pair of both halves of one call.
+// from GenAI log events (LogCall), the Pair of both halves of one call, and a
+// conversation that ended (Conversation), whose results leave on a span of
+// their own.
 // It builds each scorer's case, joining the context and the agent
 // trajectory of the span's trace (TraceJoin), and on leaving writes the
 // results with internal/resultwrite and hands them to a sink.

@@ -78,7 +78,7 @@ func NewHeldSpan(out *SpanOut, join *TraceJoin, rs ptrace.ResourceSpans, ss ptra
 			SpanID:     span.SpanID(),
 			Model:      model,
 			ResponseID: gen.ResponseID,
-			AgentName:  agentNameOf(span),
+			AgentName:  AgentName(span),
 		},
 		td:           resultwrite.LateTemplate(rs, ss),
 		join:         join,
@@ -90,9 +90,9 @@ func NewHeldSpan(out *SpanOut, join *TraceJoin, rs ptrace.ResourceSpans, ss ptra
 	return h
 }
 
-// agentNameOf is the span's gen_ai.agent.name, which late result spans
-// repeat so that their metrics keep the agent's label.
-func agentNameOf(span ptrace.Span) string {
+// AgentName is the span's gen_ai.agent.name, which result spans repeat so
+// that their metrics keep the agent's label.
+func AgentName(span ptrace.Span) string {
 	if v, ok := span.Attributes().Get(evalconv.AttrAgentName); ok && v.Type() == pcommon.ValueTypeStr {
 		return v.Str()
 	}

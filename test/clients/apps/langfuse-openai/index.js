@@ -17,10 +17,21 @@ provider.register();
 
 const { OpenAI } = require('openai');
 const { observeOpenAI } = require('@langfuse/openai');
-const { chatWithTool } = require('../../shared/scenario.cjs');
+const { startActiveObservation, propagateAttributes } = require('@langfuse/tracing');
+const { scenario, chatWithTool, conversation, chatConversation } = require('../../shared/scenario.cjs');
 
 async function main() {
   try {
+    if (conversation()) {
+      // Langfuse's session: each turn is a trace whose root observation
+      // propagateAttributes gives the session id (session.id); without
+      // Langfuse's own span processor the generation below it does not
+      // carry it.
+      const answers = await chatConversation(observeOpenAI(new OpenAI()), (n, run) =>
+        startActiveObservation('support-turn', () => propagateAttributes({ sessionId: scenario.conversation.id }, run)));
+      console.log(answers.join('\n'));
+      return;
+    }
     console.log(await chatWithTool(observeOpenAI(new OpenAI())));
   } finally {
     await provider.shutdown();

@@ -10,7 +10,7 @@ import { OtelExporter } from '@mastra/otel-exporter';
 import { z } from 'zod';
 import shared from '../../shared/scenario.cjs';
 
-const { scenario, getOrderStatus } = shared;
+const { scenario, getOrderStatus, conversation } = shared;
 
 const orderStatus = createTool({
   id: scenario.tool.name,
@@ -44,8 +44,22 @@ const mastra = new Mastra({
 });
 
 try {
-  const result = await mastra.getAgent('supportAgent').generate(scenario.tool.question);
-  console.log(result.text);
+  if (conversation()) {
+    // Mastra's thread: each turn names its thread (and the user, Mastra's
+    // resource) in the memory option; the agent gets the turns so far.
+    const messages = [];
+    for (const turn of scenario.conversation.turns) {
+      messages.push({ role: 'user', content: turn.question });
+      const result = await mastra.getAgent('supportAgent').generate([...messages], {
+        memory: { thread: scenario.conversation.id, resource: 'customer-1042' },
+      });
+      messages.push({ role: 'assistant', content: result.text });
+      console.log(result.text);
+    }
+  } else {
+    const result = await mastra.getAgent('supportAgent').generate(scenario.tool.question);
+    console.log(result.text);
+  }
 } finally {
   await mastra.shutdown();
 }

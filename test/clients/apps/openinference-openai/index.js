@@ -16,11 +16,21 @@ const provider = new NodeTracerProvider({
 provider.register();
 registerInstrumentations({ instrumentations: [new OpenAIInstrumentation()] });
 
+const { context } = require('@opentelemetry/api');
+const { setSession } = require('@arizeai/openinference-core');
 const { OpenAI } = require('openai');
-const { chatWithTool } = require('../../shared/scenario.cjs');
+const { scenario, chatWithTool, conversation, chatConversation } = require('../../shared/scenario.cjs');
 
 async function main() {
   try {
+    if (conversation()) {
+      // OpenInference's session: setSession puts session.id into the
+      // context, and the instrumentation writes it on every span it starts.
+      const answers = await chatConversation(new OpenAI(), (n, run) =>
+        context.with(setSession(context.active(), { sessionId: scenario.conversation.id }), run));
+      console.log(answers.join('\n'));
+      return;
+    }
     console.log(await chatWithTool(new OpenAI()));
   } finally {
     await provider.shutdown();
