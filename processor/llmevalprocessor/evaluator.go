@@ -67,7 +67,7 @@ type evaluator struct {
 	storage *persistence.Keeper
 	// convs holds the open conversations (conversations.go); nil when no
 	// scorer targets conversations.
-	convs *conversations
+	convs *conversationScoring
 
 	owner *evaluators // counts the instances using it; forgets it at the last release
 
@@ -139,7 +139,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
 		journal = ev.storage
 	}
-	if ev.convs, err = newConversations(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
+	if ev.convs, err = newConversationScoring(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
 		return nil, err
 	}
 	return ev, nil
