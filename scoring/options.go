@@ -124,10 +124,6 @@ const (
 // TruncationMarker ends evaluated text cut to Options.MaxInputChars.
 const TruncationMarker = " [...truncated by llm_eval]"
 
-// PromptVersion changes whenever a prompt template changes, so cached
-// results of older prompts are not reused.
-const PromptVersion = "9"
-
 // DefaultMaxContextChunks is the chunk bound when Options.MaxContextChunks
 // is 0: a context of up to four times MaxInputChars is judged whole.
 const DefaultMaxContextChunks = 4

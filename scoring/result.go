@@ -50,6 +50,10 @@ type Result struct {
 	ReasonErr error `json:"-"`
 }
 
+// PromptVersion changes whenever a prompt template changes, so cached
+// results of older prompts are not reused.
+const PromptVersion = "9"
+
 // Scored reports whether the result carries a score.
 func (r Result) Scored() bool { return r.Label == LabelPass || r.Label == LabelFail }
 

@@ -19,12 +19,12 @@ import (
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/subject"
 )
 
-// conversations is the part of a component for the scorers that target whole
-// conversations: the open conversations (internal/conversation), the
-// reader of conversation ids, and where a conversation's results go. It
-// is nil when no scorer targets conversations: then no span is read for
-// one.
-type conversations struct {
+// conversationScoring is the part of a component for the scorers that
+// target whole conversations: the open conversations
+// (internal/conversation), the reader of conversation ids, and where a
+// conversation's results go. It is nil when no scorer targets
+// conversations: then no span is read for one.
+type conversationScoring struct {
 	keeper *conversation.Keeper
 	// leftOut are the conversation scorers whose sampling leaves out a
 	// conversation id.
@@ -37,10 +37,10 @@ type conversations struct {
 	out atomic.Pointer[subject.SpanOut]
 }
 
-// newConversations makes the conversation part of cfg, or nil when no
+// newConversationScoring makes the conversation part of cfg, or nil when no
 // scorer targets conversations; journal keeps the open conversations in
 // storage (nil: memory only).
-func newConversations(cfg *Config, tel *telemetry, store *evalstore.Store, sampler traceSampler, sel scorerSelection, journal conversation.Journal) (*conversations, error) {
+func newConversationScoring(cfg *Config, tel *telemetry, store *evalstore.Store, sampler traceSampler, sel scorerSelection, journal conversation.Journal) (*conversationScoring, error) {
 	targeted := false
 	for _, sc := range cfg.Scorers {
 		targeted = targeted || sc.hasTarget(targetConversation)
@@ -48,7 +48,7 @@ func newConversations(cfg *Config, tel *telemetry, store *evalstore.Store, sampl
 	if !targeted {
 		return nil, nil
 	}
-	cs := &conversations{ids: genai.NewConversationIDReader(cfg.Conversation.IDAttributes), tel: tel, store: store,
+	cs := &conversationScoring{ids: genai.NewConversationIDReader(cfg.Conversation.IDAttributes), tel: tel, store: store,
 		leftOut: func(id string) map[string]bool { return sel.conversationsLeftOut(cfg.Scorers, id) }}
 	cc := cfg.Conversation
 	cs.keeper = conversation.New(conversation.Config{
@@ -81,7 +81,7 @@ func newConversations(cfg *Config, tel *telemetry, store *evalstore.Store, sampl
 // when the store cannot take it now (it is handed on again a second
 // later). It runs with the keeper's lock held, and the store never calls
 // the keeper, so the locks are always taken in that order.
-func (cs *conversations) ended(e conversation.Ended) bool {
+func (cs *conversationScoring) ended(e conversation.Ended) bool {
 	out := cs.out.Load()
 	if out == nil {
 		return false // no traces instance: cannot happen, turns come from spans
@@ -115,7 +115,7 @@ type conversationScan struct {
 // scan looks at one span of a batch, classified as kind, at index
 // (resource, scope, span) at. Most spans are neither a turn nor carry an
 // id: they cost one look at their attributes' keys and no allocation.
-func (cs *conversations) scan(sc *conversationScan, at [3]int, rs ptrace.ResourceSpans, span ptrace.Span, kind genai.Kind) {
+func (cs *conversationScoring) scan(sc *conversationScan, at [3]int, rs ptrace.ResourceSpans, span ptrace.Span, kind genai.Kind) {
 	id := cs.ids.Read(span.Attributes())
 	if id.TooLong {
 		cs.tel.conversationLimited(conversation.LimitIDTooLong, 1)
@@ -143,7 +143,7 @@ func (cs *conversations) scan(sc *conversationScan, at [3]int, rs ptrace.Resourc
 // generations, whose content is read once for both uses; offer notes each
 // one's conversation for its case's history. It reports whether records
 // were queued in storage.
-func (cs *conversations) offer(sc *conversationScan, candidates []generationAt, filter spanFilter) (queued bool) {
+func (cs *conversationScoring) offer(sc *conversationScan, candidates []generationAt, filter spanFilter) (queued bool) {
 	if len(sc.found) == 0 {
 		return false
 	}
@@ -178,7 +178,7 @@ type spanOfConversation struct {
 }
 
 // offerSpan offers one span (see offer).
-func (cs *conversations) offerSpan(f spanOfConversation, cand *generationAt, filter spanFilter) bool {
+func (cs *conversationScoring) offerSpan(f spanOfConversation, cand *generationAt, filter spanFilter) bool {
 	rs, span, id, agent := f.rs, f.span, f.id, f.agent
 	service := genai.ServiceName(rs.Resource())
 	turn := f.turn && filter.passes(rs.Resource().Attributes(), span.Attributes())
@@ -227,7 +227,7 @@ func readTurn(span ptrace.Span, agent bool, cand *generationAt) genai.Generation
 // turns of its conversation that started before it, at most
 // genai.MaxHistoryTurns messages, as the genai readers give the history a
 // call's own input holds. cs may be nil (no conversations).
-func (cs *conversations) historyOf(gen *genai.Generation, at generationAt, span ptrace.Span) {
+func (cs *conversationScoring) historyOf(gen *genai.Generation, at generationAt, span ptrace.Span) {
 	if cs == nil || at.conversation.ID == "" || len(gen.History) > 0 {
 		return
 	}
@@ -240,7 +240,7 @@ func (cs *conversations) historyOf(gen *genai.Generation, at generationAt, span 
 // restoreFrom puts back what storage held of conversations: the
 // open ones into the keeper, the ended ones being scored into store.
 // Without a conversation scorer (cs nil) they are dropped from storage.
-func (cs *conversations) restoreFrom(storage *persistence.Keeper, store *evalstore.Store, logger *zap.Logger) {
+func (cs *conversationScoring) restoreFrom(storage *persistence.Keeper, store *evalstore.Store, logger *zap.Logger) {
 	open := storage.TakeConversations()
 	ended := storage.Take(persistence.KindConversation)
 	if cs == nil || cs.out.Load() == nil {
@@ -271,7 +271,7 @@ func (cs *conversations) restoreFrom(storage *persistence.Keeper, store *evalsto
 // stopEnding stops ending conversations at shutdown. Those open stay in
 // storage for the next start (kept), or are lost without storage. cs may
 // be nil.
-func (cs *conversations) stopEnding(kept bool) {
+func (cs *conversationScoring) stopEnding(kept bool) {
 	if cs == nil {
 		return
 	}

@@ -67,7 +67,7 @@ type evaluator struct {
 	storage *persistence.Keeper
 	// convs holds the open conversations (conversations.go); nil when no
 	// scorer targets conversations.
-	convs *conversations
+	convs *conversationScoring
 
 	owner *evaluators // counts the instances using it; forgets it at the last release
 
@@ -139,7 +139,7 @@ func newEvaluator(set processor.Settings, cfg *Config, build judgeBuilder) (*eva
 			persistence.Counters{TB: tel.tb, Log: tel.logger, LogFailure: tel.logFailure}, ev.Redact)
 		journal = ev.storage
 	}
-	if ev.convs, err = newConversations(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
+	if ev.convs, err = newConversationScoring(cfg, tel, ev.store, ev.sampler, ev.scorerSel, journal); err != nil {
 		return nil, err
 	}
 	return ev, nil
@@ -323,31 +323,6 @@ func (ev *evaluator) release(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// marker is the result written for every scorer of an item that is not
-// evaluated, and why it is unscored; record counts the results too.
-type marker struct {
-	res    scoring.Result
-	reason string
-	record bool
-}
-
-// notScorable marks an item that cannot be scored: counted as results.
-func notScorable(reason string) marker {
-	return marker{res: scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reason: reasonNotScorable, record: true}
-}
-
-// refused marks an item the store did not take (queue full, shut down) of
-// a signal whose items are named what; nothing else is marked.
-func refused(res evalstore.AdmitResult, what string) marker {
-	switch res {
-	case evalstore.RejectedFull:
-		return marker{res: errorResult(scoring.ErrorQueueFull, errors.New("queue_size "+what+" were already waiting for results")), reason: reasonQueueFull}
-	case evalstore.RejectedClosed:
-		return marker{res: errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reason: reasonShutdown}
-	}
-	return marker{}
 }
 
 // evaluators is the evaluator of each llm_eval configuration in use, one

@@ -1,6 +1,7 @@
 package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmevalprocessor"
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
@@ -14,6 +15,31 @@ type evalResult = evalstore.Result
 
 // errorResult is a failed evaluation of type t.
 func errorResult(t scoring.ErrorType, err error) scoring.Result { return evalstore.ErrorResult(t, err) }
+
+// marker is the result written for every scorer of an item that is not
+// evaluated, and why it is unscored; record counts the results too.
+type marker struct {
+	res    scoring.Result
+	reason string
+	record bool
+}
+
+// notScorable marks an item that cannot be scored: counted as results.
+func notScorable(reason string) marker {
+	return marker{res: scoring.Result{Label: scoring.LabelNotScorable, Reason: reason}, reason: reasonNotScorable, record: true}
+}
+
+// refused marks an item the store did not take (queue full, shut down) of
+// a signal whose items are named what; nothing else is marked.
+func refused(res evalstore.AdmitResult, what string) marker {
+	switch res {
+	case evalstore.RejectedFull:
+		return marker{res: errorResult(scoring.ErrorQueueFull, errors.New("queue_size "+what+" were already waiting for results")), reason: reasonQueueFull}
+	case evalstore.RejectedClosed:
+		return marker{res: errorResult(scoring.ErrorShutdown, errors.New("the processor was shutting down")), reason: reasonShutdown}
+	}
+	return marker{}
+}
 
 // evalScorers are what the store and its subjects see of the configured
 // scorers, in their order; Start sets each one's Run.
