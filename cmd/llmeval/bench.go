@@ -65,6 +65,7 @@ type benchFlags struct {
 	limit                      int
 	jsonOut                    bool
 	azure                      bool
+	provider                   providerFlags
 	scripted                   bool
 	explicitKeyEnv             bool
 }
@@ -95,6 +96,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.limit, "limit", 0, "use only the first N rows (0: all)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as one JSON object")
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
+	f.provider.register(fs)
 	fs.BoolVar(&f.scripted, "scripted-judge", false, "use the built-in scripted judge (string heuristics, not an LLM) instead of --judge-endpoint")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -236,6 +238,7 @@ func benchJudgeScorer(f benchFlags, opts scoring.Options, stderr io.Writer) (sco
 	judge, err := judgeSettings{
 		endpoint: f.endpoint, model: f.model, apiKeyEnv: f.apiKeyEnv, structuredOutputs: f.structuredOutputs,
 		explicitKeyEnv: f.explicitKeyEnv, timeout: f.timeout, maxTokens: f.maxTokens, azure: f.azure,
+		provider: f.provider,
 	}.newJudge()
 	if err != nil {
 		benchUsageError(stderr, "%v", err)

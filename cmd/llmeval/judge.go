@@ -16,6 +16,7 @@ type judgeSettings struct {
 	timeout                                       time.Duration
 	maxTokens                                     int
 	azure                                         bool
+	provider                                      providerFlags
 }
 
 // newJudge builds the OpenAI-compatible judge the flags describe; errors
@@ -29,7 +30,7 @@ func (s judgeSettings) newJudge() (*openai.Judge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--structured-outputs: %w", err)
 	}
-	return openai.NewJudge(openai.Config{
+	cfg := openai.Config{
 		BaseURL:           s.endpoint,
 		APIKey:            apiKey,
 		Model:             s.model,
@@ -37,5 +38,9 @@ func (s judgeSettings) newJudge() (*openai.Judge, error) {
 		MaxTokens:         s.maxTokens,
 		StructuredOutputs: mode,
 		Azure:             s.azure,
-	})
+	}
+	if err := s.provider.apply(&cfg); err != nil {
+		return nil, err
+	}
+	return openai.NewJudge(cfg)
 }

@@ -58,6 +58,7 @@ type scoreFlags struct {
 	timeout           time.Duration
 	maxTokens         int
 	azure             bool
+	provider          providerFlags
 	verbose           bool
 	maxInputChars     int
 	// maxTurns and conversationWindow bound the conversation scorers; 0
@@ -177,6 +178,7 @@ Flags:`)
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "timeout of each judge HTTP request")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each judge reply in tokens (0: the endpoint's default)")
 	fs.BoolVar(&f.azure, "azure", false, "the endpoint is Azure OpenAI (model is the deployment name)")
+	f.provider.register(fs)
 	fs.BoolVar(&f.verbose, "verbose", false, "include the prompts sent at every step in the results")
 	fs.IntVar(&f.maxInputChars, "max-input-chars", defaultMaxInputChars, "cap on each text sent to the judge, in characters (0: no cap); cut text carries a marker")
 	fs.IntVar(&f.maxTurns, "max-turns", scoring.DefaultMaxTurns, "conversation scorers: messages of a conversation sent to the judge; a longer one keeps its first and last messages")
@@ -254,6 +256,7 @@ Flags:`)
 	judge, err := judgeSettings{
 		endpoint: f.endpoint, model: f.model, apiKeyEnv: f.apiKeyEnv, structuredOutputs: f.structuredOutputs,
 		explicitKeyEnv: explicitKeyEnv, timeout: f.timeout, maxTokens: f.maxTokens, azure: f.azure,
+		provider: f.provider,
 	}.newJudge()
 	if err != nil {
 		return usageError(stderr, "%v", err)
