@@ -440,7 +440,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalInputsTruncated, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_inputs_truncated",
-		metric.WithDescription("Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]"),
+		metric.WithDescription("Evaluations whose text sent to the judge was cut (to max_input_chars, or before, at 1 MiB as it was read or at 32 KiB in the trace context index), by scorer. [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)

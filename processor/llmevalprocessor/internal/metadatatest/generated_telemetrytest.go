@@ -255,7 +255,7 @@ func AssertEqualProcessorLlmEvalHeldSpans(t *testing.T, tt *componenttest.Teleme
 func AssertEqualProcessorLlmEvalInputsTruncated(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_inputs_truncated",
-		Description: "Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]",
+		Description: "Evaluations whose text sent to the judge was cut (to max_input_chars, or before, at 1 MiB as it was read or at 32 KiB in the trace context index), by scorer. [Development]",
 		Unit:        "{evaluations}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
