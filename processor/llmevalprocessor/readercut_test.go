@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,7 @@ func TestReaderCutIsMarkedAndTruncated(t *testing.T) {
 	}
 	cfg := testConfig(names...)
 	cfg.MaxInputChars = 0
+	cfg.MaxWait = 2 * time.Minute
 	cfg.Scorers[0].Instructions = []string{"Say when the museum opens."}
 	h := newHarness(t, cfg, built...)
 
@@ -53,8 +55,10 @@ func TestReaderCutIsMarkedAndTruncated(t *testing.T) {
 	b.generation(randomTraceID(), "When is the museum open?", "the museum is open every day")
 	b.spans.At(b.spans.Len()-1).Attributes().PutStr("gen_ai.retrieval.documents", doc("the museum is open every day"+scoring.TruncationMarker))
 	h.consume(b.td)
-	h.waitSpans(2)
-	h.drain()
+	// Megabyte prompts under the race detector on a busy machine: a
+	// generous bound, no figure.
+	require.Eventually(t, func() bool { return h.sink.SpanCount() >= 2 && unfinishedCount(h.p.store) == 0 }, 2*time.Minute, 10*time.Millisecond)
+	h.shutdown()
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
