@@ -2,7 +2,6 @@ package llmevalprocessor
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +11,7 @@ import (
 
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
-	"github.com/llm-eval/llm_eval/scoring/openai"
 	"github.com/llm-eval/llm_eval/scoring/promptalignment"
-	"github.com/llm-eval/llm_eval/scoring/scorers"
-	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
 // TestReaderCutIsMarkedAndTruncated: an output and a retrieved document
@@ -25,17 +21,8 @@ import (
 // cut upstream carries our marker and sets truncated). A call with short
 // texts, one ending with a marker it wrote itself, is not truncated.
 func TestReaderCutIsMarkedAndTruncated(t *testing.T) {
-	srv := scoringtest.New(t)
-	judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
-	require.NoError(t, err)
 	names := []string{scoring.PromptAlignment, scoring.ContextRelevance}
-	rec := &resultRecorder{results: map[string][]scoring.Result{}}
-	var built []scoring.Scorer
-	for _, n := range names {
-		s, err := scorers.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary, MaxInputChars: 0})
-		require.NoError(t, err)
-		built = append(built, recordingScorer{Scorer: s, r: rec})
-	}
+	srv, rec, built := scriptedScorers(t, scoring.Options{ReasonMode: scoring.ReasonSummary, MaxInputChars: 0}, names...)
 	cfg := testConfig(names...)
 	cfg.MaxInputChars = 0
 	cfg.MaxWait = 2 * time.Minute
