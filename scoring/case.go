@@ -41,6 +41,15 @@ type Case struct {
 	// prompt_alignment to find the instructions the user gave. The others
 	// ignore them.
 	Turns []Turn `json:"turns,omitempty"`
+	// Cut lists the fields (FieldInput, FieldOutput, FieldInstructions)
+	// whose texts the caller already cut to a bound of its own, ending
+	// each cut text with TruncationMarker (the processor cuts every text
+	// it reads at 1 MiB). Such a trailing marker reaches the judge and
+	// the result is truncated. In a field not listed, a marker a text
+	// ends with is its own and is neutralised, so an answer cannot claim
+	// a cut. A context item or a trajectory step text ending with the
+	// marker is always taken as cut by the caller.
+	Cut []Field `json:"cut,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }

@@ -37,7 +37,9 @@ type Options struct {
 	// characters (runes); 0 means no cap. Cut text ends with
 	// TruncationMarker, and the result has Truncated set when the scorer
 	// sends the cut field. A marker the text carries itself is neutralised
-	// first (NeutralizeTruncationMarkers). A trajectory's
+	// first (NeutralizeTruncationMarkers), except one TruncationMarker at
+	// its very end: that text was cut by the caller, and the result has
+	// Truncated set as well. A trajectory's
 	// texts (step outputs, tool arguments, results, errors) are capped
 	// together: when they exceed MaxInputChars, the longest are cut to the
 	// common length that makes the sum fit, but never below 64 characters

@@ -813,3 +813,48 @@ func TestStorageDamagedFileIsQuarantined(t *testing.T) {
 	assert.Equal(t, int64(1), bias.calls.Load(), "the new span is evaluated; the lost ones are not")
 	assert.Equal(t, int64(1), l.storageWrites(persistence.OpAdmit), "the fresh file is written")
 }
+
+// brokenStorage is a storage extension whose storage library panics as it
+// opens, as bbolt does on damage: llm_eval runs without storage.
+type brokenStorage struct{ component.Component }
+
+func (brokenStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	panic("page 72 self identifies as 0")
+}
+
+// storage_active says what only a log line said before: 1 while storage
+// is in use, 0 when storage is configured but this run goes without it
+// (spans still evaluated, in memory), and no series without storage.
+func TestStorageActiveGauge(t *testing.T) {
+	const name = "otelcol_processor_llm_eval_storage_active"
+	t.Run("in use", func(t *testing.T) {
+		l := mustStartLife(t, storageConfig(time.Minute, scoring.Bias), fileStorageOn(t, t.TempDir()), fixedScorer(scoring.Bias, 0, scoring.LabelPass))
+		_, err := l.tel.GetMetric(name)
+		require.NoError(t, err, "a series while storage is in use")
+		assert.Equal(t, int64(1), gaugeOf(t, l.tel, name))
+	})
+	t.Run("configured, run without", func(t *testing.T) {
+		id := component.MustNewIDWithName("db_storage", "broken")
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		cfg.Storage = &id
+		host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{id: brokenStorage{}}}
+		l := mustStartLife(t, cfg, host, fixedScorer(scoring.Bias, 0, scoring.LabelPass))
+		_, err := l.tel.GetMetric(name)
+		require.NoError(t, err, "a series at 0, not none: an alert must see it")
+		assert.Equal(t, int64(0), gaugeOf(t, l.tel, name))
+		b := newBatch()
+		id1 := b.generation(randomTraceID(), "q", "a")
+		require.NoError(t, l.p.ConsumeTraces(context.Background(), b.td))
+		require.Eventually(t, func() bool { return l.sink.SpanCount() == 1 }, 10*time.Second, 5*time.Millisecond)
+		byID, _ := sinkSpans(l.sink)
+		label, _ := byID[id1].span.Attributes().Get(evalconv.FlatLabel(scoring.Bias))
+		assert.Equal(t, "pass", label.Str(), "evaluated in memory")
+	})
+	t.Run("not configured", func(t *testing.T) {
+		cfg := storageConfig(time.Minute, scoring.Bias)
+		cfg.Storage = nil
+		l := mustStartLife(t, cfg, componenttest.NewNopHost(), fixedScorer(scoring.Bias, 0, scoring.LabelPass))
+		_, err := l.tel.GetMetric(name)
+		assert.Error(t, err, "no series without the storage setting")
+	})
+}

@@ -3,7 +3,6 @@ package llmevalprocessor
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +14,6 @@ import (
 	"github.com/llm-eval/llm_eval/internal/evalconv"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/contextrelevance"
-	"github.com/llm-eval/llm_eval/scoring/openai"
-	"github.com/llm-eval/llm_eval/scoring/scorers"
-	"github.com/llm-eval/llm_eval/scoring/scoringtest"
 )
 
 // TestRAGScorersBadInput sends the bad inputs through the
@@ -27,17 +23,8 @@ import (
 // once, with a verdict or a not_scorable reason from every scorer, never
 // an error.
 func TestRAGScorersBadInput(t *testing.T) {
-	srv := scoringtest.New(t)
-	judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
-	require.NoError(t, err)
 	names := []string{scoring.AnswerRelevancy, scoring.ContextRelevance, scoring.Toxicity}
-	rec := &resultRecorder{results: map[string][]scoring.Result{}}
-	var built []scoring.Scorer
-	for _, n := range names {
-		s, err := scorers.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
-		require.NoError(t, err)
-		built = append(built, recordingScorer{Scorer: s, r: rec})
-	}
+	srv, rec, built := scriptedScorers(t, scoring.Options{ReasonMode: scoring.ReasonSummary}, names...)
 	cfg := testConfig(names...)
 	cfg.TraceContext.ContextWait = 100 * time.Millisecond
 	h := newHarness(t, cfg, built...)

@@ -40,6 +40,24 @@ func (s recordingScorer) Score(ctx context.Context, c scoring.Case) scoring.Resu
 	return res
 }
 
+// scriptedScorers builds the real scorers of names with opts, judged by a
+// scripted judge server (returned for its calls), each recording its
+// results.
+func scriptedScorers(t *testing.T, opts scoring.Options, names ...string) (*scoringtest.Server, *resultRecorder, []scoring.Scorer) {
+	t.Helper()
+	srv := scoringtest.New(t)
+	judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
+	require.NoError(t, err)
+	rec := &resultRecorder{results: map[string][]scoring.Result{}}
+	var built []scoring.Scorer
+	for _, n := range names {
+		s, err := scorers.New(n, judge, opts)
+		require.NoError(t, err)
+		built = append(built, recordingScorer{Scorer: s, r: rec})
+	}
+	return srv, rec, built
+}
+
 // ragGoldenResult is what a golden keeps of one result: its verdict and
 // the analyze step, which names the context items context_relevance
 // judged.
@@ -108,16 +126,7 @@ func TestRAGScorersOnClientCaptures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			srv := scoringtest.New(t)
-			judge, err := openai.NewJudge(openai.Config{BaseURL: srv.URL, Model: "scripted", HTTPClient: http.DefaultClient})
-			require.NoError(t, err)
-			rec := &resultRecorder{results: map[string][]scoring.Result{}}
-			var built []scoring.Scorer
-			for _, n := range names {
-				s, err := scorers.New(n, judge, scoring.Options{ReasonMode: scoring.ReasonSummary})
-				require.NoError(t, err)
-				built = append(built, recordingScorer{Scorer: s, r: rec})
-			}
+			_, rec, built := scriptedScorers(t, scoring.Options{ReasonMode: scoring.ReasonSummary}, names...)
 			cfg := testConfig(names...)
 			cfg.TraceContext.ContextWait = 100 * time.Millisecond
 			for i := range cfg.Scorers {

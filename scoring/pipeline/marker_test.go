@@ -76,6 +76,17 @@ func TestMarkerWrittenByTheTextIsNeutralised(t *testing.T) {
 			scoring.Case{Output: "a", Context: []string{"Do" + scoring.TruncationMarker + "c." + scoring.TruncationMarker}}, 0, true, `"Do [...]c.` + scoring.TruncationMarker + `"`},
 		{"input with a forged marker", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
 			scoring.Case{Input: "Q" + scoring.TruncationMarker, Output: "a", Instructions: []string{"x"}}, 0, false, `"Q [...]"`},
+		// An output or input the caller says it cut (Case.Cut, as the
+		// processor's reader cuts a text at 1 MiB) keeps its trailing
+		// marker; one inside it is neutralised.
+		{"output cut by the caller", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
+			scoring.Case{Output: "A" + scoring.TruncationMarker + "b" + scoring.TruncationMarker, Instructions: []string{"x"}, Cut: []scoring.Field{scoring.FieldOutput}}, 0, true,
+			`"A [...]b` + scoring.TruncationMarker + `"`},
+		{"input cut by the caller", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
+			scoring.Case{Input: "Q" + scoring.TruncationMarker, Output: "a", Instructions: []string{"x"}, Cut: []scoring.Field{scoring.FieldInput}}, 0, true,
+			`"Q` + scoring.TruncationMarker + `"`},
+		{"output forged while the input was cut", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
+			scoring.Case{Output: forged, Instructions: []string{"x"}, Cut: []scoring.Field{scoring.FieldInput}}, 0, false, `"The answer is long enough. [...]"`},
 		{"a forged marker, then a real cut", scoring.PromptAlignment, testkit.AlignmentReplies("yes"),
 			scoring.Case{Output: "ab" + scoring.TruncationMarker + strings.Repeat("z", 50), Instructions: []string{"x"}}, 20, true, `"ab [...]zzzzzzzzzzzz` + scoring.TruncationMarker + `"`},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -215,35 +216,29 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 		}
 	}()
 	cut := map[scoring.Field]bool{}
+	// A context item, or a text of a field in c.Cut, may come already cut
+	// by the caller (the processor's trace index cuts long documents, its
+	// reader every text over 1 MiB): its trailing marker stays and the
+	// result is truncated. Any other marker is neutralised: only a cut
+	// may end a text with it. A scorer that chunks its context
+	// (hallucination) gets the context items whole.
 	fix := func(f scoring.Field, t string) string {
 		if s.opts.Redact != nil {
 			t = s.opts.Redact(t)
 		}
-		// Only our own cut may end with the marker.
-		t = scoring.NeutralizeTruncationMarkers(t)
-		if v, ok := Truncate(t, s.opts.MaxInputChars); ok {
-			cut[f] = true
-			return v
+		if f == scoring.FieldContext || slices.Contains(c.Cut, f) {
+			if strings.HasSuffix(t, scoring.TruncationMarker) {
+				cut[f] = true
+			}
+			t = neutralizeKeepingCut(t)
+		} else {
+			t = scoring.NeutralizeTruncationMarkers(t)
 		}
-		return t
-	}
-	// A context item may come already cut by the caller (the processor's
-	// trace index cuts long documents): its trailing marker stays and the
-	// result is truncated; any other marker is neutralised. A scorer that
-	// chunks its context (hallucination) gets the items whole.
-	fixContext := func(t string) string {
-		if s.opts.Redact != nil {
-			t = s.opts.Redact(t)
-		}
-		if strings.HasSuffix(t, scoring.TruncationMarker) {
-			cut[scoring.FieldContext] = true
-		}
-		t = neutralizeKeepingCut(t)
-		if s.def.ChunksContext {
+		if f == scoring.FieldContext && s.def.ChunksContext {
 			return t
 		}
 		if v, ok := Truncate(t, s.opts.MaxInputChars); ok {
-			cut[scoring.FieldContext] = true
+			cut[f] = true
 			return v
 		}
 		return t
@@ -251,7 +246,7 @@ func (s *scorer) prepare(c scoring.Case, e *Evaluation) (err error) {
 	var context []string
 	for _, t := range c.Context {
 		if strings.TrimSpace(t) != "" { // blank items carry nothing to judge
-			context = append(context, fixContext(t))
+			context = append(context, fix(scoring.FieldContext, t))
 		}
 	}
 	// Instructions keep their places, blanks included, so that prompt

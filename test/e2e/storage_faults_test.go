@@ -76,6 +76,18 @@ func logLines(t *testing.T, path, text string) []string {
 	return lines
 }
 
+// storageActive is the storage_active sample of a telemetry page ("" when
+// it has none).
+func storageActive(page string) string {
+	for _, l := range strings.Split(page, "\n") {
+		if strings.HasPrefix(l, "otelcol_processor_llm_eval_storage_active{") || strings.HasPrefix(l, "otelcol_processor_llm_eval_storage_active ") {
+			f := strings.Fields(l)
+			return f[len(f)-1]
+		}
+	}
+	return ""
+}
+
 // evaluates checks that the collector evaluates new spans.
 func evaluates(t *testing.T, r killedRun, first int) {
 	t.Helper()
@@ -173,6 +185,7 @@ func TestDiskFullDuringQuarantine(t *testing.T) {
 		assert.Contains(t, lines[0], r.path)
 		assert.Contains(t, lines[0], "no space left on device")
 		assert.Empty(t, logLines(t, logPath, "moved aside and llm_eval started on a fresh one"))
+		assert.Equal(t, "0", storageActive(scrape(t, r.ports.telemetry)), "storage_active says so to an alert")
 		after, err := os.ReadFile(r.path)
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(before, after), "the damaged file is where it was, as it was")
@@ -246,6 +259,7 @@ func TestHungStorageCheckIsBounded(t *testing.T) {
 	assert.Contains(t, checking[0], r.path)
 	lines := logLines(t, logPath, "runs without storage")
 	require.Len(t, lines, 1)
+	assert.Equal(t, "0", storageActive(scrape(t, r.ports.telemetry)))
 	assert.Contains(t, lines[0], "did not finish within 2s (storage_check_timeout)", "the bound ended the wait, not the lease")
 	assert.Contains(t, lines[0], r.path)
 	evaluates(t, r, 100_000)
@@ -254,6 +268,7 @@ func TestHungStorageCheckIsBounded(t *testing.T) {
 
 	second := startKillable(t, r.bin, r.cfg, filepath.Join(r.dir, "second.log"))
 	second.waitHealthy(t, r.ports.health)
+	assert.Equal(t, "1", storageActive(scrape(t, r.ports.telemetry)), "storage is in use again")
 	want := genIDs(held)
 	require.Eventually(t, func() bool { return r.sink.missing(want) == 0 }, waitLimit, 100*time.Millisecond,
 		"the next start recovers the spans the file held")

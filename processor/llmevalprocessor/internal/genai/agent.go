@@ -106,8 +106,8 @@ func ReadAgent(span ptrace.Span) (g Generation) {
 			}
 		}
 	}
-	g.Input = clip(unwrapJSONText(g.Input, inputKeys))
-	g.Output = clip(unwrapJSONText(g.Output, outputKeys))
+	g.Input = clipText(unwrapJSONText(g.Input, inputKeys))
+	g.Output = clipText(unwrapJSONText(g.Output, outputKeys))
 	switch {
 	case g.Output != "" && (g.Missing == MissingOutput || g.Missing == MissingToolCalls):
 		g.Missing = ""

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Convention names reported in Generation.Convention.
@@ -354,36 +356,66 @@ func firstAttr(attrs pcommon.Map, keys ...string) string {
 	return ""
 }
 
-// clip bounds every text field and makes it valid UTF-8.
+// clip bounds every text field and makes it valid UTF-8. A text the
+// scorers judge that was cut ends with scoring.TruncationMarker, as the
+// trace context index marks its cut, so the judge is told and the result
+// is truncated; only such a cut ends a text with the marker.
 func (g *Generation) clip() {
-	g.Input = clip(g.Input)
-	g.Conversation = clip(g.Conversation)
+	g.Input = clipText(g.Input)
+	g.Conversation = clipText(g.Conversation)
 	for i := range g.History {
-		g.History[i].Content = clip(g.History[i].Content)
+		g.History[i].Content = clipText(g.History[i].Content)
 	}
-	g.Output = clip(g.Output)
+	g.Output = clipText(g.Output)
 	g.Model = clip(g.Model)
 	g.ResponseID = clip(g.ResponseID)
 	for i := range g.ToolResults {
-		g.ToolResults[i] = clip(g.ToolResults[i])
+		g.ToolResults[i] = clipText(g.ToolResults[i])
 	}
 	for i := range g.Documents {
-		g.Documents[i] = clip(g.Documents[i])
+		g.Documents[i] = clipText(g.Documents[i])
 	}
 	for i := range g.SystemInstructions {
-		g.SystemInstructions[i] = clip(g.SystemInstructions[i])
+		g.SystemInstructions[i] = clipText(g.SystemInstructions[i])
 	}
 }
 
-// clip bounds s to maxFieldBytes on a rune boundary and replaces invalid UTF-8.
+// clip bounds s to maxFieldBytes on a rune boundary and replaces invalid
+// UTF-8. It leaves no mark: for names and ids, and for texts that are cut
+// again, and marked, later (agent step texts, trace context documents).
 func clip(s string) string {
+	return validUTF8(cutRunes(s, maxFieldBytes))
+}
+
+// clipText is clip for a text the scorers judge. A text over
+// maxFieldBytes is cut to leave room for scoring.TruncationMarker, which
+// then ends it; markers the text wrote itself become "[...]". A text
+// that was not cut and ends with the marker has its markers neutralised
+// too, so that only this cut ends a text with it.
+func clipText(s string) string {
 	if len(s) > maxFieldBytes {
-		cut := maxFieldBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
+		body := validUTF8(cutRunes(s, maxFieldBytes-len(scoring.TruncationMarker)))
+		return scoring.NeutralizeTruncationMarkers(body) + scoring.TruncationMarker
 	}
+	s = validUTF8(s)
+	if strings.HasSuffix(s, scoring.TruncationMarker) {
+		s = scoring.NeutralizeTruncationMarkers(s)
+	}
+	return s
+}
+
+// cutRunes cuts s to at most n bytes on a rune boundary.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func validUTF8(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}

@@ -181,17 +181,18 @@ func toInt(v any) (int, bool) {
 	return 0, false
 }
 
-// appendBounded joins parts into b with sep without letting b grow far past
-// maxFieldBytes.
+// appendBounded joins parts into b with sep without letting b grow past
+// maxFieldBytes+1: a text one byte over the bound tells clipText that
+// something was left out, so the cut is marked.
 func appendBounded(b *strings.Builder, sep, s string) {
-	if b.Len() >= maxFieldBytes || s == "" {
+	if b.Len() > maxFieldBytes || s == "" {
 		return
 	}
 	if b.Len() > 0 {
 		b.WriteString(sep)
 	}
-	if room := maxFieldBytes - b.Len(); len(s) > room {
-		s = s[:room]
+	if room := maxFieldBytes + 1 - b.Len(); len(s) > room {
+		s = s[:max(room, 0)]
 	}
 	b.WriteString(s)
 }

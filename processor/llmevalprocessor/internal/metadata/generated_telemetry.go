@@ -69,6 +69,7 @@ type TelemetryBuilder struct {
 	ProcessorLlmEvalSpansSelected               metric.Int64Counter
 	ProcessorLlmEvalSpansSkipped                metric.Int64Counter
 	ProcessorLlmEvalSpansUnscored               metric.Int64Counter
+	ProcessorLlmEvalStorageActive               metric.Int64ObservableGauge
 	ProcessorLlmEvalStorageBytes                metric.Int64ObservableGauge
 	ProcessorLlmEvalStorageFilesQuarantined     metric.Int64Counter
 	ProcessorLlmEvalStorageRecordsSkipped       metric.Int64Counter
@@ -220,6 +221,21 @@ func (builder *TelemetryBuilder) RegisterProcessorLlmEvalQueueDepthCallback(cb m
 		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalQueueDepth, obs: o})
 		return nil
 	}, builder.ProcessorLlmEvalQueueDepth)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorLlmEvalStorageActiveCallback sets callback for observable ProcessorLlmEvalStorageActive metric.
+func (builder *TelemetryBuilder) RegisterProcessorLlmEvalStorageActiveCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorLlmEvalStorageActive, obs: o})
+		return nil
+	}, builder.ProcessorLlmEvalStorageActive)
 	if err != nil {
 		return err
 	}
@@ -424,7 +440,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalInputsTruncated, err = builder.meter.Int64Counter(
 		"otelcol_processor_llm_eval_inputs_truncated",
-		metric.WithDescription("Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]"),
+		metric.WithDescription("Evaluations whose text sent to the judge was cut (to max_input_chars, or before, at 1 MiB as it was read or at 32 KiB in the trace context index), by scorer. [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)
@@ -579,6 +595,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_llm_eval_spans_unscored",
 		metric.WithDescription("Sampled spans that left without any score, by reason. [Development]"),
 		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorLlmEvalStorageActive, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_llm_eval_storage_active",
+		metric.WithDescription("Whether llm_eval keeps its held spans and log calls in storage in this run, 1 when it does, 0 when storage is configured but llm_eval runs without it until the next start (the check of the storage file did not finish in time, a damaged file could not be replaced, the storage library failed); no series without the storage setting. [Development]"),
+		metric.WithUnit("{state}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorLlmEvalStorageBytes, err = builder.meter.Int64ObservableGauge(

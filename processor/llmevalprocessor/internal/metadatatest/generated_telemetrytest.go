@@ -255,7 +255,7 @@ func AssertEqualProcessorLlmEvalHeldSpans(t *testing.T, tt *componenttest.Teleme
 func AssertEqualProcessorLlmEvalInputsTruncated(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_llm_eval_inputs_truncated",
-		Description: "Evaluations whose text sent to the judge was cut to max_input_chars, by scorer. [Development]",
+		Description: "Evaluations whose text sent to the judge was cut (to max_input_chars, or before, at 1 MiB as it was read or at 32 KiB in the trace context index), by scorer. [Development]",
 		Unit:        "{evaluations}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -657,6 +657,20 @@ func AssertEqualProcessorLlmEvalSpansUnscored(t *testing.T, tt *componenttest.Te
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_llm_eval_spans_unscored")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorLlmEvalStorageActive(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_llm_eval_storage_active",
+		Description: "Whether llm_eval keeps its held spans and log calls in storage in this run, 1 when it does, 0 when storage is configured but llm_eval runs without it until the next start (the check of the storage file did not finish in time, a damaged file could not be replaced, the storage library failed); no series without the storage setting. [Development]",
+		Unit:        "{state}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_llm_eval_storage_active")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

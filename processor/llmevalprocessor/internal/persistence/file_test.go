@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -63,20 +64,36 @@ type opened struct {
 	on     bool
 	err    error
 	logs   *observer.ObservedLogs
+	tel    *componenttest.Telemetry
+}
+
+// active is the storage_active gauge of o, and whether it has a series.
+func (o opened) active(t testing.TB) (int64, bool) {
+	t.Helper()
+	m, err := o.tel.GetMetric("otelcol_processor_llm_eval_storage_active")
+	if err != nil {
+		return 0, false
+	}
+	g, ok := m.Data.(metricdata.Gauge[int64])
+	require.True(t, ok)
+	require.Len(t, g.DataPoints, 1)
+	return g.DataPoints[0].Value, true
 }
 
 // open opens a Keeper of self on ext, named id, as llm_eval's Start does.
 func open(t testing.TB, id component.ID, ext component.Component, checkTimeout time.Duration) opened {
 	t.Helper()
 	core, logs := observer.New(zapcore.InfoLevel)
-	tb, err := metadata.NewTelemetryBuilder(componenttest.NewNopTelemetrySettings())
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	tb, err := metadata.NewTelemetryBuilder(tel.NewTelemetrySettings())
 	require.NoError(t, err)
 	log := zap.New(core)
 	k := NewKeeper(id, self, checkTimeout, Counters{TB: tb, Log: log, LogFailure: func(_, msg string, f ...zap.Field) { log.Warn(msg, f...) }},
 		func(s string) string { return s })
 	on, err := k.Open(context.Background(), host{id: ext})
 	t.Cleanup(func() { _ = k.Close(context.Background()) })
-	return opened{keeper: k, on: on, err: err, logs: logs}
+	return opened{keeper: k, on: on, err: err, logs: logs, tel: tel}
 }
 
 // fillFile stores heldSpans spans through the journal, as a run killed
@@ -326,6 +343,8 @@ func TestDiskFullDuringQuarantine(t *testing.T) {
 		o := open(t, fileStorageID, newExtension(t, dir), time.Minute)
 		require.NoError(t, o.err, "start %d", start)
 		assert.False(t, o.on, "start %d runs without storage", start)
+		v, ok := o.active(t)
+		assert.True(t, ok && v == 0, "storage_active is 0, for an alert to see (got %d, series %v)", v, ok)
 		lines := logged(o.logs, "runs without storage")
 		require.Len(t, lines, 1)
 		assert.Equal(t, zapcore.ErrorLevel, lines[0].Level)
@@ -374,11 +393,15 @@ func TestHungCheckIsBounded(t *testing.T) {
 	assert.Equal(t, path, field(lines[0], "file"))
 	assert.Contains(t, field(lines[0], "cause"), "did not finish within 2s (storage_check_timeout)")
 	assert.Contains(t, field(lines[0], "fix"), "raise storage_check_timeout")
+	v, ok := o.active(t)
+	assert.True(t, ok && v == 0, "storage_active is 0 (got %d, series %v)", v, ok)
 
 	release()
 	o = open(t, fileStorageID, newExtension(t, dir), time.Minute)
 	require.NoError(t, o.err)
 	require.True(t, o.on)
+	v, ok = o.active(t)
+	assert.True(t, ok && v == 1, "storage_active is 1 (got %d, series %v)", v, ok)
 	assert.Len(t, o.keeper.Take(KindSpan), heldSpans, "the next start recovers every held span")
 }
 

@@ -100,7 +100,7 @@ func (st *Keeper) Open(ctx context.Context, host component.Host) (bool, error) {
 		st.tel.Log.Error("storage: llm_eval runs without storage until the next start; held spans and log calls are kept in memory only, as without the storage setting. "+
 			"The storage file was left in place: a start that can open it recovers what it holds",
 			zap.String("storage", st.extension.String()), zap.String("file", without.file), zap.String("cause", without.cause), zap.String("fix", without.fix))
-		return false, nil
+		return false, st.observeActive(0)
 	}
 	if err != nil {
 		return false, err
@@ -132,8 +132,18 @@ func (st *Keeper) Open(ctx context.Context, host component.Host) (bool, error) {
 	st.held = map[logjoin.Key]*heldCall{}
 	st.mu.Unlock()
 	j := o.journal
-	return true, st.tel.TB.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+	return true, errors.Join(st.observeActive(1), st.tel.TB.RegisterProcessorLlmEvalStorageBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		o.Observe(j.StoredBytes())
+		return nil
+	}))
+}
+
+// observeActive reports in storage_active whether this run keeps its
+// items in storage (1) or runs without it until the next start (0): the
+// log line that says why is not something an alert can see.
+func (st *Keeper) observeActive(v int64) error {
+	return st.tel.TB.RegisterProcessorLlmEvalStorageActiveCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(v)
 		return nil
 	})
 }

@@ -2,6 +2,7 @@ package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocess
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
@@ -31,8 +32,24 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 		c.Instructions = sc.Instructions
 	case sc.UseSystemInstructions:
 		c.Instructions = gen.SystemInstructions
+		if slices.ContainsFunc(c.Instructions, readerCut) {
+			c.Cut = append(c.Cut, scoring.FieldInstructions)
+		}
+	}
+	if readerCut(c.Input) {
+		c.Cut = append(c.Cut, scoring.FieldInput)
+	}
+	if readerCut(c.Output) {
+		c.Cut = append(c.Cut, scoring.FieldOutput)
 	}
 	return c
+}
+
+// readerCut reports whether the reader cut t at 1 MiB: only its cut ends
+// a text with scoring.TruncationMarker (genai neutralises the marker at
+// the end of a text it did not cut).
+func readerCut(t string) bool {
+	return strings.HasSuffix(t, scoring.TruncationMarker)
 }
 
 // history is the conversation before the request, as the scorers take it.
@@ -54,14 +71,14 @@ func history(turns []genai.Turn) []scoring.Turn {
 // ownContext is the context a scorer takes from the call itself, by its
 // context_sources: the tool results in its input (tool_messages), the
 // documents recorded on its span (trace) and its system messages (system).
-// A marker a text wrote itself is neutralised: the scorers take one at the
-// end of a context item as a cut made before them, and only the trace
-// context index's cut may end a document with it.
+// The scorers take scoring.TruncationMarker at the end of a context item
+// as a cut made before them: the reader ends a text it cut at 1 MiB with
+// it, and neutralises it at the end of a text it did not cut, so only that
+// cut reaches them marked (the scorers neutralise every other marker).
 func ownContext(gen genai.Generation, sc evalstore.Scorer) []string {
 	var out []string
 	add := func(texts []string) {
 		for _, t := range texts {
-			t = scoring.NeutralizeTruncationMarkers(t)
 			if !slices.Contains(out, t) {
 				out = append(out, t)
 			}

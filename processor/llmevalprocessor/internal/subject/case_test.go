@@ -11,13 +11,15 @@ import (
 	"github.com/llm-eval/llm_eval/scoring"
 )
 
-// TestCaseCarriesTheConversationAndNeutralisedContext checks what a call's
-// case holds beside its request: the conversation before it (the
-// genai reader's window is the scorers', scoring.DefaultHistoryTurns), and its
-// own documents with any marker they wrote themselves neutralised, since
-// the scorers take a trailing marker on a context item as a cut made
-// before them (issue 36 items 1 and 3).
-func TestCaseCarriesTheConversationAndNeutralisedContext(t *testing.T) {
+// TestCaseCarriesTheConversationAndTheReadersCut checks what a call's
+// case holds beside its request: the conversation before it (the genai
+// reader's window is the scorers', scoring.DefaultHistoryTurns), and the
+// reader's cut at 1 MiB: a text ending with scoring.TruncationMarker was
+// cut by the reader (it neutralises a marker a text it did not cut ends
+// with, TestClipTextMarksOnlyItsCut in genai), so the marker stays on a
+// context item, and an input, output or system instruction so cut is
+// listed in Case.Cut for the scorers to keep its marker (issue 36 item 1).
+func TestCaseCarriesTheConversationAndTheReadersCut(t *testing.T) {
 	assert.Equal(t, scoring.DefaultHistoryTurns, genai.MaxHistoryTurns)
 	gen := genai.Generation{
 		Input:     "Yes, go ahead.",
@@ -27,6 +29,17 @@ func TestCaseCarriesTheConversationAndNeutralisedContext(t *testing.T) {
 	}
 	c := caseFromGeneration(gen, resultwrite.Evaluated{}, evalstore.Scorer{FromTrace: true})
 	assert.Equal(t, []scoring.Turn{{Role: scoring.RoleUser, Content: "Find a flight."}, {Role: scoring.RoleAssistant, Content: "TAP at 9:40?"}}, c.Turns)
-	assert.Equal(t, []string{"Flight list [...]"}, c.Context)
+	assert.Equal(t, []string{"Flight list" + scoring.TruncationMarker}, c.Context)
+	assert.Empty(t, c.Cut)
 	assert.Empty(t, caseFromGeneration(genai.Generation{Input: "Hi"}, resultwrite.Evaluated{}, evalstore.Scorer{}).Turns)
+
+	cut := genai.Generation{
+		Input:              "Summarise" + scoring.TruncationMarker,
+		Output:             "A long answer" + scoring.TruncationMarker,
+		SystemInstructions: []string{"Be brief.", "A long prompt" + scoring.TruncationMarker},
+	}
+	c = caseFromGeneration(cut, resultwrite.Evaluated{}, evalstore.Scorer{UseSystemInstructions: true})
+	assert.ElementsMatch(t, []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldInstructions}, c.Cut)
+	c = caseFromGeneration(cut, resultwrite.Evaluated{}, evalstore.Scorer{Instructions: []string{"Configured."}})
+	assert.ElementsMatch(t, []scoring.Field{scoring.FieldInput, scoring.FieldOutput}, c.Cut, "configured instructions are not the reader's")
 }
