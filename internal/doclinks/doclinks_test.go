@@ -1,6 +1,7 @@
 // Package doclinks checks the repository's Markdown: every relative link
-// names a file or directory that exists, and every anchor into a Markdown
-// file names one of its headings, as GitHub renders them.
+// names a file or directory that exists, every anchor into a Markdown
+// file names one of its headings, as GitHub renders them, every ```yaml
+// block loads, and docs/building.md lists every make target.
 package doclinks
 
 import (
