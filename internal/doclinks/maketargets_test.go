@@ -32,8 +32,7 @@ func phonyTargets(path string) ([]string, error) {
 // missing from docs/building.md's list of make targets, so a page that
 // tells users to run one (docs/scaling.md: make rules-test) finds it there.
 func TestBuildingListsEveryMakeTarget(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
+	root := repoRoot(t)
 	targets, err := phonyTargets(filepath.Join(root, "Makefile"))
 	require.NoError(t, err)
 	require.Contains(t, targets, "rules-test", "the Makefile's .PHONY line was read")

@@ -105,9 +105,7 @@ func checkYAML(t *testing.T, root string) (problems []string, checked int) {
 // that the Collector's config loader rejects, so a configuration a reader
 // copies from the docs at least loads.
 func TestYAMLBlocksParse(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	problems, checked := checkYAML(t, root)
+	problems, checked := checkYAML(t, repoRoot(t))
 	assert.Empty(t, problems, "YAML blocks the Collector cannot load:\n%s", strings.Join(problems, "\n"))
 	assert.Greater(t, checked, 20, "the README and docs alone hold more YAML blocks than this")
 }
