@@ -39,7 +39,7 @@ ifeval works with --scorer checks only: each instruction id and kwargs is transl
 rules and compared with its "followed" label. Instructions with no translation, or no label, are
 counted and listed, never guessed. No judge is needed (0 judge calls).
 
-halueval and crows need an OpenAI-compatible judge (--judge-endpoint, --model, --api-key-env),
+halueval, crows and davidson need an OpenAI-compatible judge (--judge-endpoint, --model, --api-key-env),
 the same flags as "llmeval score". Accuracy with a real judge is for you to measure, e.g.
   llmeval bench --dataset halueval --judge-endpoint https://api.openai.com/v1 --model gpt-4o-mini
 halueval also reports the baseline "answer longer than 25 characters means hallucinated",
@@ -75,14 +75,10 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("llmeval bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		var ds strings.Builder
-		for _, d := range benchDatasets {
-			fmt.Fprintf(&ds, "  %-9s %-22s default scorer %-14s %s\n", d.name, d.file, d.scorer, d.about)
-		}
-		fmt.Fprintf(stderr, benchHelp, ds.String())
+		fmt.Fprintf(stderr, benchHelp, benchDatasetTable())
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.dataset, "dataset", "", "ifeval, halueval, crows or davidson (required)")
+	fs.StringVar(&f.dataset, "dataset", "", benchDatasetNames()+" (required)")
 	fs.StringVar(&f.file, "file", "", "dataset JSONL file (default "+benchDataDir+"/<dataset file> of the repository)")
 	fs.StringVar(&f.scorer, "scorer", "", "scorer to measure (default: the dataset's)")
 	fs.StringVar(&f.endpoint, "judge-endpoint", "", "OpenAI-compatible API base URL (judge scorers)")
@@ -110,7 +106,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Visit(func(fl *flag.Flag) { f.explicitKeyEnv = f.explicitKeyEnv || fl.Name == "api-key-env" })
 	i := slices.IndexFunc(benchDatasets, func(d struct{ name, file, scorer, about string }) bool { return d.name == f.dataset })
 	if i < 0 {
-		return benchUsageError(stderr, "--dataset: want ifeval, halueval, crows or davidson, got %q", f.dataset)
+		return benchUsageError(stderr, "--dataset: want %s, got %q", benchDatasetNames(), f.dataset)
 	}
 	ds := benchDatasets[i]
 	if f.file == "" {

@@ -21,6 +21,29 @@ var benchDatasets = []struct{ name, file, scorer, about string }{
 	{"davidson", "davidson_toxicity_dev.jsonl", scoring.Toxicity, "Davidson et al. tweets: hate speech or offensive (toxic) or neither"},
 }
 
+// benchDatasetNames lists the --dataset names: "a, b or c".
+func benchDatasetNames() string {
+	names := make([]string, len(benchDatasets))
+	for i, d := range benchDatasets {
+		names[i] = d.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// benchDatasetTable is the datasets' table of bench -h, each column as wide
+// as its longest entry.
+func benchDatasetTable() string {
+	var wName, wFile, wScorer int
+	for _, d := range benchDatasets {
+		wName, wFile, wScorer = max(wName, len(d.name)), max(wFile, len(d.file)), max(wScorer, len(d.scorer))
+	}
+	var b strings.Builder
+	for _, d := range benchDatasets {
+		fmt.Fprintf(&b, "  %-*s  %-*s  default scorer %-*s  %s\n", wName, d.name, wFile, d.file, wScorer, d.scorer, d.about)
+	}
+	return b.String()
+}
+
 // benchDataDir is where the repository keeps the datasets.
 const benchDataDir = "testdata/bench"
 

@@ -33,7 +33,8 @@ const demoBanner = `============================================================
  Every reason it writes starts with its label. A reason llm_eval
  composes itself (reason_mode: summary) carries the label only
  where it quotes the judge, so run the collector with
- LLMEVAL_REASON_MODE=llm (examples/collector.yaml) to label all.
+ LLMEVAL_REASON_MODE=llm (examples/collector.yaml) to label
+ every judged reason (not_scorable ones are llm_eval's own).
 ==============================================================`
 
 // runDemoJudge serves the fake OpenAI-compatible judge on a fixed address
@@ -56,14 +57,20 @@ func runDemoJudge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintln(stdout, demoBanner)
-	fmt.Fprintf(stdout, "demo judge endpoint: http://%s/v1\n", ln.Addr())
-	fmt.Fprintf(stdout, "point make run at it: LLMEVAL_JUDGE_ENDPOINT=http://%s/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", ln.Addr())
+	printDemoJudgeBanner(stdout, ln.Addr().String())
 	if err := serveDemoJudge(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "llmeval demo-judge: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// printDemoJudgeBanner prints the demo judge's banner, its endpoint at addr
+// and how to point make run at it.
+func printDemoJudgeBanner(w io.Writer, addr string) {
+	fmt.Fprintln(w, demoBanner)
+	fmt.Fprintf(w, "demo judge endpoint: http://%s/v1\n", addr)
+	fmt.Fprintf(w, "point make run at it (stop make run first):\n%s", demoRunRecipe(addr))
 }
 
 // serveDemoJudge serves the demo judge on ln until ctx ends.

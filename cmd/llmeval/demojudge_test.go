@@ -105,3 +105,18 @@ func TestLabelReasonsLabelsOnce(t *testing.T) {
 	v := labelReasons(map[string]any{"reason": "Score 1: " + demoReasonPrefix + "It stereotypes."})
 	assert.Equal(t, demoReasonPrefix+"Score 1: It stereotypes.", v.(map[string]any)["reason"])
 }
+
+// TestDemoJudgeBannerStartsAfresh: the banner's recipe removes make run's
+// output files before starting it, so `results -wait 6` waits for the
+// demo judge's results instead of finding an earlier run's at once.
+func TestDemoJudgeBannerStartsAfresh(t *testing.T) {
+	var out strings.Builder
+	printDemoJudgeBanner(&out, "127.0.0.1:9999")
+	text := out.String()
+	assert.Contains(t, text, "OFFLINE DEMO JUDGE - NOT A REAL LLM")
+	assert.Contains(t, text, "demo judge endpoint: http://127.0.0.1:9999/v1\n")
+	rm := strings.Index(text, "rm -f llmeval-*.jsonl")
+	run := strings.Index(text, "LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:9999/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run")
+	require.GreaterOrEqual(t, rm, 0, text)
+	assert.Greater(t, run, rm, "the files are removed before make run starts:\n%s", text)
+}

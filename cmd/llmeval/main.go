@@ -30,7 +30,7 @@ type subcommand struct {
 // subcommands lists every command, one line each.
 var subcommands = []subcommand{
 	{"score", "score JSONL cases from stdin with an LLM judge, JSONL results on stdout", runScore},
-	{"bench", "measure a scorer's accuracy on a labelled dataset (IFEval, HaluEval QA, CrowS-Pairs)", runBench},
+	{"bench", "measure a scorer's accuracy on a labelled dataset (" + benchDatasetNames() + ")", runBench},
 	{"demo-judge", "serve the OFFLINE DEMO judge (canned replies, not an LLM) for make demo", runDemoJudge},
 	{"traffic", "send sample GenAI traces of several conventions (and GenAI log events) over OTLP/HTTP", runTraffic},
 	{"results", "summarise evaluation results in a file exporter output (and Prometheus lines)", runResults},

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llm-eval/llm_eval/internal/evalconv"
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // maxLineBytes bounds one line of the file exporter's output.
@@ -31,7 +32,19 @@ type evaluatedSpan struct {
 	traceID, spanID string
 	start           uint64 // start time in Unix ns, for ordering
 	results         []evaluationResult
+	// fromRecords: the results came as gen_ai.evaluation.result log
+	// records, not span events; name is set once the file is read.
+	fromRecords bool
 }
+
+// Headings of calls whose results are log records: the records of a logs
+// pipeline, which come with the GenAI log events of their call, and the
+// records the llm_eval_events connector makes from a span's result events,
+// which come alone.
+const (
+	headingLogEvents   = "(GenAI log events)"
+	headingSpanRecords = "(result records of a span)"
+)
 
 type evaluationResult struct {
 	name, label, reason, errorType string
@@ -124,7 +137,8 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
 	var um ptrace.JSONUnmarshaler
-	calls := map[string]int{} // trace and span id -> index in spans, for result records
+	calls := map[string]int{}      // trace and span id -> index in spans, for result records
+	logEvents := map[string]bool{} // trace and span ids of other log records: GenAI log events
 	for line := 1; sc.Scan(); line++ {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
@@ -135,7 +149,7 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 				return nil, 0, fmt.Errorf("%s line %d is not OTLP/JSON logs: %w", path, line, err)
 			}
 			total += ld.LogRecordCount()
-			spans = addResultRecords(spans, calls, ld)
+			spans = addResultRecords(spans, calls, logEvents, ld)
 			continue
 		}
 		td, err := um.UnmarshalTraces(sc.Bytes())
@@ -171,6 +185,14 @@ func readEvaluatedSpans(path string) ([]evaluatedSpan, int, error) {
 	if err := sc.Err(); err != nil {
 		return nil, 0, fmt.Errorf("reading %s: %w", path, err)
 	}
+	for i := range spans {
+		if spans[i].fromRecords {
+			spans[i].name = headingSpanRecords
+			if logEvents[spans[i].traceID+spans[i].spanID] {
+				spans[i].name = headingLogEvents
+			}
+		}
+	}
 	// Held spans are written when their results are in, not in the order
 	// they were sent; start time gives the order of the traffic back.
 	slices.SortStableFunc(spans, func(a, b evaluatedSpan) int { return cmp.Compare(a.start, b.start) })
@@ -200,9 +222,9 @@ func readResult(a pcommon.Map) evaluationResult {
 }
 
 // addResultRecords adds the gen_ai.evaluation.result records of ld to the
-// call (trace and span id) they evaluate, shown as "log events" of the
-// resource's service.
-func addResultRecords(spans []evaluatedSpan, calls map[string]int, ld plog.Logs) []evaluatedSpan {
+// call (trace and span id) they evaluate, under the resource's service, and
+// notes in logEvents the calls of the other records (GenAI log events).
+func addResultRecords(spans []evaluatedSpan, calls map[string]int, logEvents map[string]bool, ld plog.Logs) []evaluatedSpan {
 	for _, rl := range ld.ResourceLogs().All() {
 		svc := "(no service.name)"
 		if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
@@ -210,16 +232,17 @@ func addResultRecords(spans []evaluatedSpan, calls map[string]int, ld plog.Logs)
 		}
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, rec := range sl.LogRecords().All() {
+				key := rec.TraceID().String() + rec.SpanID().String()
 				if rec.EventName() != evalconv.EventName {
+					logEvents[key] = true
 					continue
 				}
-				key := rec.TraceID().String() + rec.SpanID().String()
 				i, ok := calls[key]
 				if !ok {
 					i = len(spans)
 					calls[key] = i
 					spans = append(spans, evaluatedSpan{
-						service: svc, name: "(GenAI log events)",
+						service: svc, fromRecords: true,
 						traceID: rec.TraceID().String(), spanID: rec.SpanID().String(),
 						start: uint64(rec.Timestamp()),
 					})
@@ -234,6 +257,13 @@ func addResultRecords(spans []evaluatedSpan, calls map[string]int, ld plog.Logs)
 func printSummary(w io.Writer, spans []evaluatedSpan, total int, full bool) {
 	fmt.Fprintf(w, "%d spans and log records exported, %d evaluated calls:\n", total, len(spans))
 	unreachable := 0
+	// The scorer column is as wide as the longest name (conversation_completeness).
+	nameWidth := 17
+	for _, s := range spans {
+		for _, r := range s.results {
+			nameWidth = max(nameWidth, len(r.name))
+		}
+	}
 	for _, s := range spans {
 		fmt.Fprintf(w, "\n  %s / %s  (trace %s, span %s)\n", s.service, s.name, shortID(s.traceID), shortID(s.spanID))
 		for _, r := range s.results {
@@ -255,35 +285,64 @@ func printSummary(w io.Writer, spans []evaluatedSpan, total int, full bool) {
 			if !full && r.errorType == "" {
 				text = shorten(text, 110)
 			}
-			fmt.Fprintf(w, "    %-17s %s  %-13s %s\n", r.name, score, label, text)
+			fmt.Fprintf(w, "    %-*s %s  %-13s %s\n", nameWidth, r.name, score, label, text)
 		}
 	}
 	if unreachable > 0 {
 		fmt.Fprintf(w, "\n%d results are errors because no judge answered. To see scores without an API key or network,\n"+
-			"run the offline demo judge (string heuristics, not an LLM) and point the collector at it:\n"+
+			"run the offline demo judge (string heuristics, not an LLM), stop make run and start it again pointed at the demo judge:\n"+
 			"  bin/llmeval demo-judge\n"+
-			"  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n", unreachable)
+			"%s", unreachable, demoRunRecipe("127.0.0.1:8089"))
 	}
-	if fromDemoJudge(spans) {
-		fmt.Fprintln(w, "\nThese results come from the OFFLINE DEMO JUDGE (string heuristics, not an LLM): its scores mean nothing.\n"+
-			"Reasons without its label were composed by llm_eval from its verdicts (reason_mode: summary).")
+	if demo := demoJudgeShare(spans); demo.labelled {
+		fmt.Fprintln(w, "\nThese results come from the OFFLINE DEMO JUDGE (string heuristics, not an LLM): its scores mean nothing.")
+		if demo.unlabelledJudged {
+			fmt.Fprintln(w, "Judged reasons without its label were composed by llm_eval from its verdicts (reason_mode: summary).")
+		}
+		if demo.unlabelledNotScorable {
+			fmt.Fprintln(w, "not_scorable reasons are llm_eval's own: no judge was asked.")
+		}
 	}
 }
 
-// fromDemoJudge says whether any reason carries the offline demo judge's
-// label: then the whole listing is demo output, including the summary
-// reasons llm_eval composed from its verdicts without quoting it.
-func fromDemoJudge(spans []evaluatedSpan) bool {
+// demoRunRecipe is how to run make run against the demo judge at addr:
+// the output files first, since they grow across runs and `results -wait`
+// would otherwise find the previous run's results at once.
+func demoRunRecipe(addr string) string {
+	return "  rm -f llmeval-*.jsonl   # make run's output files grow across runs; start them afresh\n" +
+		"  LLMEVAL_JUDGE_ENDPOINT=http://" + addr + "/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n"
+}
+
+// demoShare says whether any reason carries the offline demo judge's
+// label (then the whole listing is demo output), and which reasons do not.
+type demoShare struct {
+	labelled bool
+	// unlabelledJudged: a scored result (pass or fail) whose reason
+	// llm_eval composed from the demo judge's verdicts (reason_mode: summary).
+	unlabelledJudged bool
+	// unlabelledNotScorable: a not_scorable result, whose reason is
+	// llm_eval's own since no judge was asked.
+	unlabelledNotScorable bool
+}
+
+func demoJudgeShare(spans []evaluatedSpan) demoShare {
+	var d demoShare
 	for _, s := range spans {
 		for _, r := range s.results {
 			// The demo judge's prefix, or the replies of scoringtest's
 			// default judge, which end "(offline demo judge)".
-			if strings.Contains(r.reason, "offline demo judge") {
-				return true
+			switch {
+			case strings.Contains(r.reason, "offline demo judge"):
+				d.labelled = true
+			case r.errorType != "" || r.reason == "":
+			case r.label == string(scoring.LabelNotScorable):
+				d.unlabelledNotScorable = true
+			case r.scored:
+				d.unlabelledJudged = true
 			}
 		}
 	}
-	return false
+	return d
 }
 
 // judgeNotReached are the error types of results no judge answered, for

@@ -167,7 +167,8 @@ func TestResultsErrorRows(t *testing.T) {
 				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker)\n",
 				"error         not sent: the judge failed repeatedly and calls are paused (judge.circuit_breaker): judge circuit open after 5 consecutive failures (probe after 2026-11-25T14:18:40Z): judge unreachable: dial tcp: lookup api.openai.com: no such host\n",
 				"3 results are errors because no judge answered",
-				"bin/llmeval demo-judge",
+				"bin/llmeval demo-judge\n  rm -f llmeval-*.jsonl",
+				"\n  LLMEVAL_JUDGE_ENDPOINT=http://127.0.0.1:8089/v1 LLMEVAL_JUDGE_MODEL=offline-demo-judge LLMEVAL_REASON_MODE=llm make run\n",
 				"…",
 			},
 			notWant: []string{"preprocess step", "judge_unavailable", "judge_circuit_open", "END-OF-REASON", "could not be reached: judge unreachable"},
@@ -201,35 +202,84 @@ func TestResultsNoDemoHintWhenTheJudgeAnswered(t *testing.T) {
 }
 
 // TestResultsMarksDemoJudgeOutput: a listing with any reason of the
-// offline demo judge says that all of it is demo output, summary reasons
-// without the label included; real results get no such note.
+// offline demo judge says that all of it is demo output; it says that
+// llm_eval composed the judged reasons without the label only when there
+// is one, and that a not_scorable reason is llm_eval's own; real results
+// get no such note.
 func TestResultsMarksDemoJudgeOutput(t *testing.T) {
-	const note = "These results come from the OFFLINE DEMO JUDGE"
-	td := evaluatedTraces()
-	chat := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	addScored(chat, "toxicity", 0, "pass", "The score is 0 because none of the 1 statement in the output is toxic.")
+	const (
+		note        = "These results come from the OFFLINE DEMO JUDGE"
+		composed    = "Judged reasons without its label were composed by llm_eval from its verdicts"
+		notScorable = "not_scorable reasons are llm_eval's own"
+	)
+	labelled := demoReasonPrefix + "The opinion generalises about a group of people."
 	for _, tt := range []struct {
 		name, biasReason string
-		demo             bool
+		// summary adds a judged result whose reason llm_eval composed;
+		// skipped adds a not_scorable result.
+		summary, skipped bool
+		want, notWant    []string
 	}{
-		{name: "demo judge reason", biasReason: demoReasonPrefix + "The opinion generalises about a group of people.", demo: true},
-		{name: "scripted judge reason", biasReason: "The score is 0: none of the 1 verdicts is yes (offline demo judge).", demo: true},
-		{name: "real judge", biasReason: "One of two opinions generalises."},
+		{name: "demo judge reason and a summary", biasReason: labelled, summary: true,
+			want: []string{note, composed}, notWant: []string{notScorable}},
+		{name: "scripted judge reason and a summary", biasReason: "The score is 0: none of the 1 verdicts is yes (offline demo judge).", summary: true,
+			want: []string{note, composed}},
+		{name: "every judged reason labelled, one not scorable", biasReason: labelled, skipped: true,
+			want: []string{note, notScorable}, notWant: []string{composed}},
+		{name: "every reason labelled", biasReason: labelled,
+			want: []string{note}, notWant: []string{composed, notScorable}},
+		{name: "real judge", biasReason: "One of two opinions generalises.", summary: true, skipped: true,
+			notWant: []string{note, composed, notScorable}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			td := evaluatedTraces()
+			chat := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 			chat.Events().At(0).Attributes().PutStr("gen_ai.evaluation.explanation", tt.biasReason)
+			if tt.summary {
+				addScored(chat, "toxicity", 0, "pass", "The score is 0 because none of the 1 statement in the output is toxic.")
+			}
+			if tt.skipped {
+				ev := chat.Events().AppendEmpty()
+				ev.SetName("gen_ai.evaluation.result")
+				ev.Attributes().PutStr("gen_ai.evaluation.name", "context_relevance")
+				ev.Attributes().PutStr("gen_ai.evaluation.score.label", "not_scorable")
+				ev.Attributes().PutStr("gen_ai.evaluation.explanation", "no retrieved context")
+			}
 			path := filepath.Join(t.TempDir(), "traces.jsonl")
 			writeExport(t, path, td)
 			var stdout, stderr bytes.Buffer
 			require.Equal(t, exitOK, run([]string{"results", path}, nil, &stdout, &stderr), stderr.String())
-			if tt.demo {
-				assert.Contains(t, stdout.String(), note)
-				assert.Contains(t, stdout.String(), "Reasons without its label were composed by llm_eval")
-			} else {
-				assert.NotContains(t, stdout.String(), note)
+			for _, w := range tt.want {
+				assert.Contains(t, stdout.String(), w)
+			}
+			for _, w := range tt.notWant {
+				assert.NotContains(t, stdout.String(), w)
 			}
 		})
 	}
+}
+
+// TestResultsScorerColumnFitsLongNames: the scorer column is as wide as the
+// longest scorer name, so the scores stay in one column.
+func TestResultsScorerColumnFitsLongNames(t *testing.T) {
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName("conversation")
+	addScored(sp, "conversation_completeness", 0.75, "pass", "Three of four intentions were met.")
+	addScored(sp, "bias", 0.1, "pass", "No opinion generalises.")
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	writeExport(t, path, td)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"results", path}, nil, &stdout, &stderr), stderr.String())
+	var columns []int
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if i := strings.Index(line, " pass "); i >= 0 {
+			columns = append(columns, i)
+		}
+	}
+	require.Len(t, columns, 2, stdout.String())
+	assert.Equal(t, columns[0], columns[1], "the label column lines up:\n%s", stdout.String())
+	assert.Contains(t, stdout.String(), "    conversation_completeness  0.75  pass")
 }
 
 func TestDropScopeLabels(t *testing.T) {
@@ -280,4 +330,16 @@ func TestResultsReadsResultLogRecords(t *testing.T) {
 	assert.Contains(t, out, "travel-bot / (GenAI log events)  (trace abcdef01, span 99887766)")
 	assert.Regexp(t, `bias\s+0\.10\s+pass`, out)
 	assert.Regexp(t, `hallucination\s+0\.80\s+fail`, out)
+
+	// The llm_eval_events connector's output: result records made from a
+	// span's events, with no GenAI log events beside them.
+	connectorOut := filepath.Join(t.TempDir(), "results.jsonl")
+	require.NoError(t, os.WriteFile(connectorOut, line(func(recs plog.LogRecordSlice) {
+		result(recs, "bias", "pass", 0.1)
+		result(recs, "hallucination", "fail", 0.8)
+	}), 0o600))
+	stdout.Reset()
+	require.Equal(t, exitOK, run([]string{"results", connectorOut}, nil, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "travel-bot / (result records of a span)  (trace abcdef01, span 99887766)")
+	assert.NotContains(t, stdout.String(), "GenAI log events")
 }

@@ -67,6 +67,11 @@ type JudgeConfig struct {
 	// Fallback holds the judge keys of a second judge, used while this
 	// one's circuit is open; unset keys are this judge's (overlayJudge).
 	Fallback map[string]any `mapstructure:"fallback"`
+
+	// extraBodyInherited are the extra_body keys a fallback or scorer judge
+	// took from the judge it overlays (overlayJudge): that judge reports a
+	// bad one, at the key where it was written, so this one does not.
+	extraBodyInherited map[string]bool
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -316,6 +321,9 @@ func (jc *JudgeConfig) validateProvider() []error {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(jc.ExtraBody)) {
+		if jc.extraBodyInherited[k] {
+			continue
+		}
 		if err := openai.CheckExtraBodyField(k, jc.ExtraBody[k]); err != nil {
 			errs = append(errs, fmt.Errorf("extra_body::%s: %w", k, err))
 		}
@@ -451,6 +459,16 @@ func overlayJudge(base JudgeConfig, raw map[string]any, path string) (JudgeConfi
 		return JudgeConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	jc.Fallback, _ = raw["fallback"].(map[string]any)
+	written, _ := raw["extra_body"].(map[string]any)
+	jc.extraBodyInherited = nil
+	for k := range base.ExtraBody {
+		if _, ok := written[k]; !ok {
+			if jc.extraBodyInherited == nil {
+				jc.extraBodyInherited = map[string]bool{}
+			}
+			jc.extraBodyInherited[k] = true
+		}
+	}
 	return jc, nil
 }
 

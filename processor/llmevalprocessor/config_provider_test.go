@@ -146,3 +146,42 @@ func TestProviderSettingsOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// TestExtraBodyReportedWhereWritten: a bad extra_body key of the shared
+// judge is reported once, at the shared judge, although its fallback and a
+// scorer's judge inherit it; a bad key a derived judge writes itself is
+// reported at that judge.
+func TestExtraBodyReportedWhereWritten(t *testing.T) {
+	load := func(judge map[string]any, scorerJudge map[string]any) error {
+		cfg := createDefaultConfig().(*Config)
+		conf := confmap.NewFromStringMap(map[string]any{"judge": judge, "scorers": []any{
+			map[string]any{"name": "bias"},
+			map[string]any{"name": "toxicity", "judge": scorerJudge},
+		}})
+		require.NoError(t, conf.Unmarshal(cfg))
+		return confmap.Validate(cfg)
+	}
+	err := load(map[string]any{
+		"endpoint": "http://judge.internal/v1", "model": "m",
+		"extra_body": map[string]any{"temperature": 0.2, "metadata": "ok"},
+		"fallback":   map[string]any{"model": "backup"},
+	}, map[string]any{"model": "small"})
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "extra_body::temperature"), err.Error())
+	assert.Contains(t, err.Error(), "judge: extra_body::temperature: the judge sets this field itself")
+	assert.NotContains(t, err.Error(), "fallback: extra_body")
+	assert.NotContains(t, err.Error(), "scorers::1::judge: extra_body")
+
+	// Written by the fallback and by the scorer's judge: reported there.
+	err = load(map[string]any{
+		"endpoint": "http://judge.internal/v1", "model": "m",
+		"extra_body": map[string]any{"metadata": "ok"},
+		"fallback":   map[string]any{"model": "backup", "extra_body": map[string]any{"stream": true}},
+	}, map[string]any{"model": "small", "extra_body": map[string]any{"messages": []any{}}})
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "extra_body::stream"), err.Error())
+	assert.Contains(t, err.Error(), "judge::fallback: extra_body::stream")
+	assert.Equal(t, 1, strings.Count(err.Error(), "extra_body::messages"), err.Error())
+	assert.Contains(t, err.Error(), "scorers::1::judge: extra_body::messages")
+	assert.NotContains(t, err.Error(), "extra_body::metadata")
+}

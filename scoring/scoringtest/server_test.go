@@ -154,6 +154,18 @@ func TestDefaultReplies(t *testing.T) {
 			`{"reason":"The score is 0.50: 1 of 2 verdicts are yes: It stereotypes. (offline demo judge)."}`},
 		{"reason without yes verdicts", "reason", "Score: 0 (scale 0 to 1)\n\n<<<VERDICTS\n1. {\"verdict\":\"no\"}\nVERDICTS>>>",
 			`{"reason":"The score is 0: none of the 1 verdicts is yes (offline demo judge)."}`},
+		// context_relevance's verdicts are relevance levels, and a
+		// missing_context line that is no verdict.
+		{"reason counts relevance levels", "reason", "Score: 0.35 (scale 0 to 1)\n\n<<<VERDICTS\n" +
+			"1. {\"item\":1,\"relevance\":\"high\",\"used\":true,\"reasoning\":\"On topic.\"}\n" +
+			"2. {\"item\":2,\"relevance\":\"none\",\"used\":false,\"reasoning\":\"Off topic.\"}\n" +
+			"3. {\"item\":3,\"relevance\":\"none\",\"used\":false,\"reasoning\":\"Off topic.\"}\n" +
+			"4. {\"missing_context\":[\"the fee\"]}\nVERDICTS>>>",
+			`{"reason":"The score is 0.35: of the 3 verdicts, 1 is high and 2 are none (offline demo judge)."}`},
+		{"context items relevant by shared words, plurals too", "context_relevance_evaluations",
+			text("INPUT", "What is the refund window?") + "\n" + text("OUTPUT", "You have 30 days.") + "\n" +
+				list("CONTEXT", "Refunds are accepted within 30 days of purchase.", "Shipping takes a week."),
+			`{"evaluations":[{"item":1,"relevance":"high","used":false,"reason":"The item is about what the question asks."},{"item":2,"relevance":"none","used":false,"reason":"The item does not touch the question."}],"missing_context":[],"overall_assessment":"Offline demo judge: relevance by shared words."}`},
 		{"criterion met", "criteria_score", text("INPUT", "hi") + "\n" + text("OUTPUT", "Hello."),
 			`{"reason":"The response addresses the criterion (offline demo judge).","score":10}`},
 		{"criterion not met by an empty output", "criteria_binary", text("OUTPUT", ""),

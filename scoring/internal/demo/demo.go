@@ -171,10 +171,17 @@ func Supported(claim, ctx string) bool {
 func Numbers(s string) []string { return numberWord.FindAllString(s, -1) }
 
 // SharesLongWord reports whether a word of five letters or more of text
-// occurs in other.
+// occurs in other, or the word without a plural s does ("refunds" shares
+// "refund" with "the refund window").
 func SharesLongWord(text, other string) bool {
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if len(w) >= 5 && strings.Contains(other, w) {
+		if len(w) < 5 {
+			continue
+		}
+		if strings.Contains(other, w) {
+			return true
+		}
+		if stem := strings.TrimSuffix(w, "s"); len(stem) >= 5 && stem != w && strings.Contains(other, stem) {
 			return true
 		}
 	}
