@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llm-eval/llm_eval/internal/duration"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -93,7 +94,7 @@ func (jc *JudgeConfig) Validate() error {
 		}
 	}
 	if jc.ClientConfig.Timeout != 0 {
-		if err := configcheck.CheckMinDuration(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
+		if err := duration.AtLeast(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
 			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
 		}
 	}
@@ -224,16 +225,16 @@ func (rc *RetryConfig) Validate() error {
 	if rc.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max_attempts: must be at least 1, got %d", rc.MaxAttempts))
 	}
-	initialOK := configcheck.CheckMinDuration(rc.InitialBackoff, minWait, likelyMaxBackoff)
+	initialOK := duration.AtLeast(rc.InitialBackoff, minWait, likelyMaxBackoff)
 	if initialOK != nil {
 		errs = append(errs, fmt.Errorf("initial_backoff: %w", initialOK))
 	}
-	if err := configcheck.CheckMinDuration(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
+	if err := duration.AtLeast(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_backoff: %w", err))
 	} else if initialOK == nil && rc.MaxBackoff < rc.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
 	}
-	if err := configcheck.CheckMinDuration(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
+	if err := duration.AtLeast(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_retry_after: %w", err))
 	}
 	return configcheck.JoinFields(errs)
@@ -259,10 +260,10 @@ func (cb *CircuitBreakerConfig) Validate() error {
 	if cb.FailureThreshold < 1 {
 		errs = append(errs, fmt.Errorf("failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
 	}
-	if err := configcheck.CheckMinDuration(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := duration.AtLeast(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("open_duration: %w", err))
 	}
-	if err := configcheck.CheckMinDuration(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := duration.AtLeast(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("auth_retry_interval: %w", err))
 	}
 	return configcheck.JoinFields(errs)

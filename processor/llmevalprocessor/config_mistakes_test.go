@@ -3,9 +3,7 @@ package llmevalprocessor
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,27 +50,5 @@ func TestConfigMistakesSuggestTheFix(t *testing.T) {
 				assert.NotContains(t, err.Error(), s)
 			}
 		})
-	}
-}
-
-func TestUnitHint(t *testing.T) {
-	tests := []struct {
-		n                 int64
-		lowest, likelyMax string
-		want              string
-	}{
-		{n: 30, lowest: "100ms", likelyMax: "10m", want: `"30s"`},
-		{n: 30000, lowest: "100ms", likelyMax: "10m", want: `"30s" or "30000ms"`},
-		{n: 1500, lowest: "100ms", likelyMax: "10m", want: `"1500ms"`},
-		{n: 3600, lowest: "1s", likelyMax: "168h", want: `"3600s"`},
-		// The millisecond reading is too short to be valid: seconds.
-		{n: 5000, lowest: "10s", likelyMax: "1m", want: `"5000s"`},
-	}
-	for _, tt := range tests {
-		lowest, err := time.ParseDuration(tt.lowest)
-		require.NoError(t, err)
-		likelyMax, err := time.ParseDuration(tt.likelyMax)
-		require.NoError(t, err)
-		assert.Equal(t, tt.want, configcheck.UnitHint(tt.n, lowest, likelyMax), "n=%d", tt.n)
 	}
 }

@@ -3,9 +3,7 @@ package configcheck // import "github.com/llm-eval/llm_eval/processor/llmevalpro
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -66,36 +64,6 @@ func MisspeltScorer(name string) string {
 		return ""
 	}
 	return suggest.Closest(suggest.Normalize(name), names)
-}
-
-// CheckMinDuration rejects a duration below lowest. A positive value under
-// a millisecond is almost always a number written without a unit, which
-// decoding reads as nanoseconds; the error then suggests the reading the
-// writer most likely meant: seconds, unless that is longer than likelyMax
-// (30000 as a judge timeout is 30s, not 8h20m).
-func CheckMinDuration(d, lowest, likelyMax time.Duration) error {
-	switch {
-	case d >= lowest:
-		return nil
-	case d > 0 && d < time.Millisecond:
-		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %s)", lowest, d, UnitHint(int64(d), lowest, likelyMax))
-	default:
-		return fmt.Errorf("must be at least %s, got %s", lowest, d)
-	}
-}
-
-// UnitHint spells the number n with the unit it most likely lacked.
-func UnitHint(n int64, lowest, likelyMax time.Duration) string {
-	num := strconv.FormatInt(n, 10)
-	asSeconds := time.Duration(n) * time.Second
-	asMillis := time.Duration(n) * time.Millisecond
-	if asSeconds <= likelyMax || asMillis < lowest {
-		return strconv.Quote(num + "s")
-	}
-	if n%1000 == 0 {
-		return fmt.Sprintf("%q or %q", strconv.FormatInt(n/1000, 10)+"s", num+"ms")
-	}
-	return strconv.Quote(num + "ms")
 }
 
 // closestKey returns the known key nearest to key, if it is near enough
