@@ -26,13 +26,14 @@ func AtLeast(d, lowest, likelyMax time.Duration) error {
 }
 
 // ZeroOrAtLeast is AtLeast for a setting where 0 has a meaning of its own
-// (off, never, the default); zeroMeans says which, for the error.
-func ZeroOrAtLeast(d, lowest, likelyMax time.Duration, zeroMeans string) error {
+// (off, never, the default); zero says it for the error, as in "0 for no
+// wait".
+func ZeroOrAtLeast(d, lowest, likelyMax time.Duration, zero string) error {
 	if d == 0 {
 		return nil
 	}
 	if err := AtLeast(d, lowest, likelyMax); err != nil {
-		return fmt.Errorf("%w (or 0 for %s)", err, zeroMeans)
+		return fmt.Errorf("%w (or %s)", err, zero)
 	}
 	return nil
 }

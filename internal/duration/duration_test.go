@@ -57,7 +57,7 @@ func TestZeroOrAtLeast(t *testing.T) {
 		{d: -time.Second, want: "must be at least 1ms, got -1s (or 0 for off)"},
 	}
 	for _, tt := range tests {
-		err := ZeroOrAtLeast(tt.d, lowest, likelyMax, "off")
+		err := ZeroOrAtLeast(tt.d, lowest, likelyMax, "0 for off")
 		if got := errString(err); got != tt.want {
 			t.Errorf("ZeroOrAtLeast(%s) = %q, want %q", tt.d, got, tt.want)
 		}

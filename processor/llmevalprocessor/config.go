@@ -172,8 +172,8 @@ func (cfg *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("late_results: %w", configcheck.NotOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
 	}
-	if cfg.StorageCheckTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("storage_check_timeout: must be positive, got %s", cfg.StorageCheckTimeout))
+	if err := duration.AtLeast(cfg.StorageCheckTimeout, minWait, likelyMaxWait); err != nil {
+		errs = append(errs, fmt.Errorf("storage_check_timeout: %w", err))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))

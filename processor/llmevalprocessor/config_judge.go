@@ -93,11 +93,7 @@ func (jc *JudgeConfig) Validate() error {
 			errs = append(errs, errors.New("proxy_url: not an absolute URL"))
 		}
 	}
-	if jc.ClientConfig.Timeout != 0 {
-		if err := duration.AtLeast(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
-			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
-		}
-	}
+	errs = append(errs, jc.validateClientDurations()...)
 	if strings.TrimSpace(jc.model()) == "" {
 		errs = append(errs, errors.New("model: must be set"))
 	}
@@ -121,6 +117,32 @@ func (jc *JudgeConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("max_tokens: must not be negative, got %d", jc.MaxTokens))
 	}
 	return configcheck.JoinFields(errs)
+}
+
+// validateClientDurations checks the durations of the HTTP client keys,
+// for each of which 0 means confighttp's default.
+func (jc *JudgeConfig) validateClientDurations() []error {
+	type check struct {
+		key       string
+		d, lowest time.Duration
+		zero      string
+	}
+	cc := jc.ClientConfig
+	checks := []check{
+		{"timeout", cc.Timeout, minJudgeWait, "0 for no HTTP timeout"},
+		{"http2_read_idle_timeout", cc.HTTP2ReadIdleTimeout, minWait, "0 for no health check"},
+		{"http2_ping_timeout", cc.HTTP2PingTimeout, minWait, "0 for the default, 15s"},
+	}
+	if ka := cc.Keepalive.Get(); ka != nil {
+		checks = append(checks, check{"keepalive::idle_conn_timeout", ka.IdleConnTimeout, minWait, "0 for no limit"})
+	}
+	var errs []error
+	for _, c := range checks {
+		if err := duration.ZeroOrAtLeast(c.d, c.lowest, likelyMaxJudgeWait, c.zero); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.key, err))
+		}
+	}
+	return errs
 }
 
 // Structured output modes of the judge.
