@@ -261,6 +261,7 @@ func (sc *ScorerConfig) Validate() error {
 	if err := sc.validateConversationTargets(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, sc.validateConversationSettings()...)
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))
@@ -691,4 +692,25 @@ func (sc *ScorerConfig) validateConversationTargets() error {
 		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
 	}
 	return nil
+}
+
+// validateConversationSettings refuses on a conversation scorer the
+// settings only a span's case applies, which the conversation's case
+// (internal/subject.Conversation) would silently ignore: when and
+// context_sources (a conversation has no retrieved context). Include,
+// exclude and targets are validateConversationTargets'; the settings of
+// one kind of scorer (criteria, rules, instruction_sources, ...) are
+// refused by their own checks.
+func (sc *ScorerConfig) validateConversationSettings() []error {
+	if !sc.conversationScorer() {
+		return nil
+	}
+	var errs []error
+	if sc.When != (WhenConfig{}) {
+		errs = append(errs, fmt.Errorf("when: %s judges whole conversations, which have no retrieved context; when::context_present applies to spans only", sc.scorerType()))
+	}
+	if !slices.Equal(sc.ContextSources, defaultContextSources()) {
+		errs = append(errs, fmt.Errorf("context_sources: %s judges whole conversations, which have no retrieved context; context_sources applies to span scorers only", sc.scorerType()))
+	}
+	return errs
 }
