@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 )
 
 // TestConfigMistakesSuggestTheFix: each typical mistake of a first
@@ -49,6 +50,48 @@ func TestConfigMistakesSuggestTheFix(t *testing.T) {
 			for _, s := range tt.notWant {
 				assert.NotContains(t, err.Error(), s)
 			}
+		})
+	}
+}
+
+// TestOtherLibrariesScorerNamesSuggestOurs: a scorer named as another
+// library names the metric fails naming ours, in both forms of an entry;
+// a custom criteria scorer of that name stays valid.
+func TestOtherLibrariesScorerNamesSuggestOurs(t *testing.T) {
+	tests := []struct {
+		name   string
+		scorer map[string]any
+		want   string // "" when valid
+	}{
+		{name: "deepeval_turn_relevancy", scorer: map[string]any{"name": "turn_relevancy"},
+			want: `scorers::0: name: unknown scorer "turn_relevancy" (did you mean conversation_relevancy?)`},
+		{name: "deepeval_class_name", scorer: map[string]any{"name": "TurnRelevancyMetric"},
+			want: `scorers::0: name: unknown scorer "TurnRelevancyMetric" (did you mean conversation_relevancy?)`},
+		{name: "typed", scorer: map[string]any{"type": "turn_relevancy", "name": "relevancy"},
+			want: `scorers::0::type: "turn_relevancy" is not one of bias, hallucination`},
+		{name: "typed_suggestion", scorer: map[string]any{"type": "turn_relevancy", "name": "relevancy"},
+			want: `(did you mean conversation_relevancy?)`},
+		{name: "mastra_tool_call_accuracy", scorer: map[string]any{"name": "tool_call_accuracy"},
+			want: `scorers::0: name: unknown scorer "tool_call_accuracy" (did you mean tool_use?)`},
+		{name: "custom_criteria_of_that_name", scorer: map[string]any{"name": "turn_relevancy", "criteria": "Each reply answers the user's last message."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := map[string]any{
+				"judge":   map[string]any{"endpoint": "http://localhost:1/v1", "model": "m"},
+				"scorers": []any{tt.scorer},
+			}
+			cfg := createDefaultConfig().(*Config)
+			err := cfg.Unmarshal(confmap.NewFromStringMap(raw))
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }

@@ -221,7 +221,7 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	switch {
 	case sc.Type != "" && !slices.Contains(scorerTypes(), sc.Type):
-		errs = append(errs, fmt.Errorf("type: %w", configcheck.NotOneOf(sc.Type, scorerTypes()...)))
+		errs = append(errs, fmt.Errorf("type: %w", configcheck.NotAScorer(sc.Type, scorerTypes()...)))
 	case sc.Type != "" && sc.Name != sc.Type && slices.Contains(scorerTypes(), sc.Name) && sc.Name != typeCriteria:
 		errs = append(errs, fmt.Errorf("name: %q is the name of the built-in scorer %s; give this scorer of type %s another name", sc.Name, sc.Name, sc.Type))
 	case sc.Name == "":
@@ -512,7 +512,7 @@ func checkScorerSections(path string, scorers any) (any, []error) {
 			continue
 		}
 		if !slices.Contains(scorerTypes(), typ) {
-			errs = append(errs, fmt.Errorf("%s::type: %w", at, configcheck.NotOneOf(typ, scorerTypes()...)))
+			errs = append(errs, fmt.Errorf("%s::type: %w", at, configcheck.NotAScorer(typ, scorerTypes()...)))
 			out[i] = withoutKey(entry, typ)
 			continue
 		}

@@ -49,9 +49,19 @@ func NotOneOf(value string, allowed ...string) error {
 	for _, a := range allowed {
 		known[a] = struct{}{}
 	}
+	return notOneOf(value, allowed, closestKey(suggest.Normalize(value), known))
+}
+
+// NotAScorer reports a scorer type outside allowed, with the scorer it
+// most likely meant (suggest.Scorer).
+func NotAScorer(value string, allowed ...string) error {
+	return notOneOf(value, allowed, suggest.Scorer(value, allowed))
+}
+
+func notOneOf(value string, allowed []string, meant string) error {
 	msg := fmt.Sprintf("%q is not one of %s", value, strings.Join(allowed, ", "))
-	if best := closestKey(suggest.Normalize(value), known); best != "" {
-		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	if meant != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", meant)
 	}
 	return fmt.Errorf("%s", msg)
 }
@@ -63,7 +73,7 @@ func MisspeltScorer(name string) string {
 	if slices.Contains(names, name) {
 		return ""
 	}
-	return suggest.Closest(suggest.Normalize(name), names)
+	return suggest.Scorer(name, names)
 }
 
 // closestKey returns the known key nearest to key, if it is near enough
