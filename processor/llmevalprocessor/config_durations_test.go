@@ -49,23 +49,40 @@ func TestDurationsWithoutUnitFailNamingTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+"="+fmt.Sprint(tt.value), func(t *testing.T) {
-			raw := map[string]any{
-				"judge":   map[string]any{"endpoint": "http://localhost:1/v1", "model": "m"},
-				"scorers": []any{map[string]any{"name": "bias"}},
-			}
+			raw := rawConfig(map[string]any{"name": "bias"})
 			setPath(raw, strings.Split(tt.path, "."), tt.value)
-			cfg := createDefaultConfig().(*Config)
-			err := cfg.Unmarshal(confmap.NewFromStringMap(raw))
-			require.NoError(t, err)
-			err = confmap.Validate(cfg)
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			assertConfigError(t, loadRawConfig(raw), tt.want)
 		})
 	}
+}
+
+// rawConfig is a configuration as YAML decodes it: a judge and scorers.
+func rawConfig(scorers ...any) map[string]any {
+	return map[string]any{
+		"judge":   map[string]any{"endpoint": "http://localhost:1/v1", "model": "m"},
+		"scorers": scorers,
+	}
+}
+
+// loadRawConfig decodes and validates raw as the collector does.
+func loadRawConfig(raw map[string]any) error {
+	cfg := createDefaultConfig().(*Config)
+	if err := cfg.Unmarshal(confmap.NewFromStringMap(raw)); err != nil {
+		return err
+	}
+	return confmap.Validate(cfg)
+}
+
+// assertConfigError checks that err contains want, or that there is no
+// error when want is "".
+func assertConfigError(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		require.NoError(t, err)
+		return
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
 }
 
 // setPath sets the key at path in raw, making the sections on the way.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/confmap"
 )
 
 // TestConfigMistakesSuggestTheFix: each typical mistake of a first
@@ -77,21 +76,7 @@ func TestOtherLibrariesScorerNamesSuggestOurs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := map[string]any{
-				"judge":   map[string]any{"endpoint": "http://localhost:1/v1", "model": "m"},
-				"scorers": []any{tt.scorer},
-			}
-			cfg := createDefaultConfig().(*Config)
-			err := cfg.Unmarshal(confmap.NewFromStringMap(raw))
-			if err == nil {
-				err = confmap.Validate(cfg)
-			}
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			assertConfigError(t, loadRawConfig(rawConfig(tt.scorer)), tt.want)
 		})
 	}
 }

@@ -580,19 +580,7 @@ func TestConversationScorerRefusesPerSpanSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := map[string]any{
-				"judge":   map[string]any{"endpoint": "http://localhost:1/v1", "model": "m"},
-				"scorers": []any{tt.scorer},
-			}
-			cfg := createDefaultConfig().(*Config)
-			require.NoError(t, cfg.Unmarshal(confmap.NewFromStringMap(raw)))
-			err := confmap.Validate(cfg)
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			assertConfigError(t, loadRawConfig(rawConfig(tt.scorer)), tt.want)
 		})
 	}
 }
