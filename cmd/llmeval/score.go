@@ -405,7 +405,7 @@ func parseScorerList(value string) ([]string, error) {
 		}
 		if !slices.Contains(cliScorerNames(), n) {
 			hint := ""
-			if best := suggest.Closest(suggest.Normalize(n), cliScorerNames()); best != "" {
+			if best := suggest.Scorer(n, cliScorerNames()); best != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", best)
 			}
 			return nil, fmt.Errorf("unknown scorer %q%s: want one of %s", n, hint, strings.Join(cliScorerNames(), ", "))

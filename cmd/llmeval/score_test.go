@@ -282,6 +282,7 @@ func TestScoreUsageErrors(t *testing.T) {
 		{"unknown scorer", append([]string{"--scorer", "fairness", "--model", "m"}, endpoint...), `unknown scorer "fairness": want one of bias, hallucination, prompt_alignment, task_completion, tool_use, answer_relevancy, context_relevance, toxicity, conversation_completeness, knowledge_retention, role_adherence, conversation_relevancy, criteria, checks`},
 		{"misspelt scorer", append([]string{"--scorer", "halucination", "--model", "m"}, endpoint...), `--scorer: unknown scorer "halucination" (did you mean hallucination?)`},
 		{"misspelt scorer in a list", append([]string{"--scorer", "bias,Prompt-Alignment", "--model", "m"}, endpoint...), `unknown scorer "Prompt-Alignment" (did you mean prompt_alignment?)`},
+		{"deepeval's name of a scorer", append([]string{"--scorer", "turn_relevancy", "--model", "m"}, endpoint...), `unknown scorer "turn_relevancy" (did you mean conversation_relevancy?)`},
 		{"checks in a list", append([]string{"--scorer", "bias,checks", "--model", "m"}, endpoint...), "checks needs no judge and is scored alone"},
 		{"scorer twice", append([]string{"--scorer", "bias,bias", "--model", "m"}, endpoint...), `scorer "bias" is listed twice`},
 		{"missing scorer", append([]string{"--model", "m"}, endpoint...), "missing required flag --scorer"},

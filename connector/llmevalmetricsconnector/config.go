@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llm-eval/llm_eval/internal/duration"
 )
 
 // Config configures the llm_eval_metrics connector.
@@ -64,6 +66,17 @@ var (
 // by default.
 var defaultBuckets = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 
+// Bounds of the durations. The minimum catches a number written without a
+// unit, which decodes as nanoseconds; the likely maxima are the longest
+// each is plausibly meant to be, for the unit the error suggests (see
+// duration.AtLeast).
+const (
+	minDuration         = time.Millisecond
+	likelyMaxFlush      = 10 * time.Minute
+	likelyMaxHold       = time.Hour
+	likelyMaxExpiration = 7 * 24 * time.Hour
+)
+
 // defaultNewSeriesHold covers Prometheus' default scrape interval, 1m,
 // with half of it to spare for scrapes that start late.
 const defaultNewSeriesHold = 90 * time.Second
@@ -101,14 +114,14 @@ func (cfg *Config) Validate() error {
 			break
 		}
 	}
-	if cfg.MetricsFlushInterval <= 0 {
-		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be positive, got %s", cfg.MetricsFlushInterval))
+	if err := duration.AtLeast(cfg.MetricsFlushInterval, minDuration, likelyMaxFlush); err != nil {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: %w", err))
 	}
-	if cfg.NewSeriesHold < 0 {
-		errs = append(errs, fmt.Errorf("new_series_hold: must not be negative, got %s", cfg.NewSeriesHold))
+	if err := duration.ZeroOrAtLeast(cfg.NewSeriesHold, minDuration, likelyMaxHold, "0 for one flush at zero"); err != nil {
+		errs = append(errs, fmt.Errorf("new_series_hold: %w", err))
 	}
-	if cfg.MetricsExpiration < 0 {
-		errs = append(errs, fmt.Errorf("metrics_expiration: must not be negative, got %s", cfg.MetricsExpiration))
+	if err := duration.ZeroOrAtLeast(cfg.MetricsExpiration, minDuration, likelyMaxExpiration, "0 for never"); err != nil {
+		errs = append(errs, fmt.Errorf("metrics_expiration: %w", err))
 	} else if least := cfg.minExpiration(); cfg.MetricsExpiration > 0 && cfg.MetricsExpiration < least {
 		errs = append(errs, fmt.Errorf("metrics_expiration: must be 0 (never) or at least 2 x (new_series_hold + metrics_flush_interval) = %s, "+
 			"so that a series' last counts are exported and scraped before it is dropped, got %s", least, cfg.MetricsExpiration))

@@ -40,9 +40,9 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "bad"),
 			wantErr: []string{
 				"buckets: bounds must be strictly increasing",
-				"metrics_flush_interval: must be positive",
-				"metrics_expiration: must not be negative",
-				"new_series_hold: must not be negative",
+				"metrics_flush_interval: must be at least 1ms, got 0s",
+				"metrics_expiration: must be at least 1ms, got -1s (or 0 for never)",
+				"new_series_hold: must be at least 1ms, got -1s (or 0 for one flush at zero)",
 				"max_series: must be positive",
 				"exemplars: max_per_data_point: must be positive",
 				"resource_attributes::0: empty attribute name",

@@ -31,6 +31,39 @@ func Closest(name string, candidates []string) string {
 	return ""
 }
 
+// scorerAliases maps the names other evaluation libraries give a metric
+// (squashed, see squashScorer) to the llm_eval scorer of the same purpose
+// (docs/scorers.md). Edit distance cannot find these: turn_relevancy is
+// nine edits from conversation_relevancy.
+var scorerAliases = map[string]string{
+	"turnrelevancy":    "conversation_relevancy", // deepeval's TurnRelevancyMetric
+	"toolcallaccuracy": "tool_use",               // Mastra's createToolCallAccuracyScorerLLM
+}
+
+// Scorer returns the scorer among known that name most likely meant:
+// another library's name for it (turn_relevancy for
+// conversation_relevancy), the same name spelt as another library does
+// (AnswerRelevancyMetric, answer-relevancy), else Closest.
+func Scorer(name string, known []string) string {
+	sq := squashScorer(name)
+	if alias, ok := scorerAliases[sq]; ok && slices.Contains(known, alias) {
+		return alias
+	}
+	for _, k := range known {
+		if squashScorer(k) == sq {
+			return k
+		}
+	}
+	return Closest(Normalize(name), known)
+}
+
+// squashScorer folds the spellings of a metric's name in other libraries:
+// case, separators, and a Metric or Scorer suffix.
+func squashScorer(name string) string {
+	s := strings.ReplaceAll(Normalize(name), "_", "")
+	return strings.TrimSuffix(strings.TrimSuffix(s, "metric"), "scorer")
+}
+
 // Normalize folds what a typo of a name rarely means: case, and dashes or
 // spaces for underscores.
 func Normalize(s string) string {

@@ -42,3 +42,24 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestScorer(t *testing.T) {
+	known := []string{"bias", "hallucination", "tool_use", "answer_relevancy", "conversation_relevancy", "checks"}
+	tests := []struct{ name, want string }{
+		{"turn_relevancy", "conversation_relevancy"}, // deepeval's TurnRelevancyMetric
+		{"TurnRelevancyMetric", "conversation_relevancy"},
+		{"turn-relevancy", "conversation_relevancy"},
+		{"tool_call_accuracy", "tool_use"}, // Mastra's tool call accuracy scorer
+		{"AnswerRelevancyMetric", "answer_relevancy"},
+		{"halucination", "hallucination"},
+		{"helpfulness", ""},
+	}
+	for _, tt := range tests {
+		if got := Scorer(tt.name, known); got != tt.want {
+			t.Errorf("Scorer(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := Scorer("turn_relevancy", []string{"bias"}); got != "" {
+		t.Errorf("an alias outside known is not suggested, got %q", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llm-eval/llm_eval/internal/duration"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring"
 	"github.com/llm-eval/llm_eval/scoring/redact"
@@ -107,7 +108,7 @@ const (
 	// The likely-max durations are the longest a setting is plausibly
 	// meant to be: a number written without a unit is suggested as
 	// seconds up to them, as milliseconds beyond (see
-	// configcheck.CheckMinDuration).
+	// duration.AtLeast).
 	likelyMaxWait     = 10 * time.Minute
 	likelyMaxCacheTTL = 7 * 24 * time.Hour
 )
@@ -160,7 +161,7 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 // their errors with their key path.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if err := configcheck.CheckMinDuration(cfg.MaxWait, minWait, likelyMaxWait); err != nil {
+	if err := duration.AtLeast(cfg.MaxWait, minWait, likelyMaxWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_wait: %w", err))
 	}
 	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
@@ -171,8 +172,8 @@ func (cfg *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("late_results: %w", configcheck.NotOneOf(cfg.LateResults, lateResultsVerdicts, lateResultsAll, lateResultsNone)))
 	}
-	if cfg.StorageCheckTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("storage_check_timeout: must be positive, got %s", cfg.StorageCheckTimeout))
+	if err := duration.AtLeast(cfg.StorageCheckTimeout, minWait, likelyMaxWait); err != nil {
+		errs = append(errs, fmt.Errorf("storage_check_timeout: %w", err))
 	}
 	if cfg.MaxInputChars < 0 {
 		errs = append(errs, fmt.Errorf("max_input_chars: must not be negative, got %d", cfg.MaxInputChars))
@@ -206,7 +207,7 @@ func (cc *CacheConfig) Validate() error {
 	if cc.Size < 1 {
 		errs = append(errs, fmt.Errorf("size: must be at least 1, got %d", cc.Size))
 	}
-	if err := configcheck.CheckMinDuration(cc.TTL, minCacheTTL, likelyMaxCacheTTL); err != nil {
+	if err := duration.AtLeast(cc.TTL, minCacheTTL, likelyMaxCacheTTL); err != nil {
 		errs = append(errs, fmt.Errorf("ttl: %w", err))
 	}
 	return configcheck.JoinFields(errs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/llm-eval/llm_eval/internal/duration"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/tracecontext"
 )
@@ -45,6 +46,9 @@ const (
 const (
 	contextMaxDocumentBytes = 32 << 10 // each document
 	contextMaxTraceBytes    = 4 << 20  // one trace, at most max_bytes
+	// likelyMaxContextTTL is the longest trace_context.ttl plausibly
+	// meant (see duration.AtLeast).
+	likelyMaxContextTTL = 24 * time.Hour
 )
 
 // TraceContextConfig sizes the per-trace index of retrieved documents and
@@ -93,16 +97,16 @@ func (tc TraceContextConfig) validate() []error {
 	if tc.MaxBytes < 1 {
 		errs = append(errs, fmt.Errorf("max_bytes: must be positive, got %d", tc.MaxBytes))
 	}
-	if tc.TTL <= 0 {
-		errs = append(errs, fmt.Errorf("ttl: must be positive, got %s", tc.TTL))
+	if err := duration.AtLeast(tc.TTL, minWait, likelyMaxContextTTL); err != nil {
+		errs = append(errs, fmt.Errorf("ttl: %w", err))
 	}
 	switch tc.Scope {
 	case contextScopeSiblings, contextScopeTrace:
 	default:
 		errs = append(errs, fmt.Errorf("scope: %w", configcheck.NotOneOf(tc.Scope, contextScopeSiblings, contextScopeTrace)))
 	}
-	if tc.ContextWait < 0 {
-		errs = append(errs, fmt.Errorf("context_wait: must not be negative, got %s", tc.ContextWait))
+	if err := duration.ZeroOrAtLeast(tc.ContextWait, minWait, likelyMaxWait, "0 for no wait"); err != nil {
+		errs = append(errs, fmt.Errorf("context_wait: %w", err))
 	}
 	return errs
 }
@@ -190,8 +194,8 @@ func (c *LogEventsConfig) Validate() error { return configcheck.JoinFields(c.val
 
 func (c LogEventsConfig) validate() []error {
 	var errs []error
-	if c.JoinWindow <= 0 {
-		errs = append(errs, fmt.Errorf("join_window: must be positive, got %s", c.JoinWindow))
+	if err := duration.AtLeast(c.JoinWindow, minWait, likelyMaxWait); err != nil {
+		errs = append(errs, fmt.Errorf("join_window: %w", err))
 	}
 	if c.MaxPending < 1 {
 		errs = append(errs, fmt.Errorf("max_pending: must be at least 1, got %d", c.MaxPending))
@@ -199,8 +203,8 @@ func (c LogEventsConfig) validate() []error {
 	if c.MaxPendingBytes < 1 {
 		errs = append(errs, fmt.Errorf("max_pending_bytes: must be at least 1, got %d", c.MaxPendingBytes))
 	}
-	if c.CrossSignalWait < 0 {
-		errs = append(errs, fmt.Errorf("cross_signal_wait: must not be negative, got %s", c.CrossSignalWait))
+	if err := duration.ZeroOrAtLeast(c.CrossSignalWait, minWait, likelyMaxWait, "0 to evaluate each signal on its own"); err != nil {
+		errs = append(errs, fmt.Errorf("cross_signal_wait: %w", err))
 	}
 	if c.MaxWaitingSpans < 1 {
 		errs = append(errs, fmt.Errorf("max_waiting_spans: must be at least 1, got %d", c.MaxWaitingSpans))

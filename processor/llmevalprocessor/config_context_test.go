@@ -87,9 +87,9 @@ func TestTraceContextConfigValidate(t *testing.T) {
 	}{
 		{"max_traces", func(c *TraceContextConfig) { c.MaxTraces = 0 }, "max_traces: must be at least 1"},
 		{"max_bytes", func(c *TraceContextConfig) { c.MaxBytes = -1 }, "max_bytes: must be positive"},
-		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "ttl: must be positive"},
+		{"ttl", func(c *TraceContextConfig) { c.TTL = 0 }, "ttl: must be at least 1ms, got 0s"},
 		{"scope", func(c *TraceContextConfig) { c.Scope = "parent" }, `scope: "parent" is not one of siblings, trace`},
-		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "context_wait: must not be negative"},
+		{"negative wait", func(c *TraceContextConfig) { c.ContextWait = -time.Second }, "context_wait: must be at least 1ms, got -1s (or 0 for no wait)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

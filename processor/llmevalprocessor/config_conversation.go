@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llm-eval/llm_eval/internal/duration"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring"
 )
@@ -86,7 +87,7 @@ func (cc *ConversationConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("id_attributes::%d: duplicate attribute %q", i, k))
 		}
 	}
-	if err := configcheck.CheckMinDuration(cc.IdleTimeout, minWait, likelyMaxConversationIdle); err != nil {
+	if err := duration.AtLeast(cc.IdleTimeout, minWait, likelyMaxConversationIdle); err != nil {
 		errs = append(errs, fmt.Errorf("idle_timeout: %w", err))
 	}
 	if cc.MaxTurns < minConversationTurns || cc.MaxTurns > maxConversationTurns {

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llm-eval/llm_eval/internal/duration"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/llm-eval/llm_eval/scoring/guard"
 	"github.com/llm-eval/llm_eval/scoring/openai"
@@ -97,11 +98,7 @@ func (jc *JudgeConfig) Validate() error {
 			errs = append(errs, errors.New("proxy_url: not an absolute URL"))
 		}
 	}
-	if jc.ClientConfig.Timeout != 0 {
-		if err := configcheck.CheckMinDuration(jc.ClientConfig.Timeout, minJudgeWait, likelyMaxJudgeWait); err != nil {
-			errs = append(errs, fmt.Errorf("timeout: %w (or 0 for no HTTP timeout)", err))
-		}
-	}
+	errs = append(errs, jc.validateClientDurations()...)
 	if strings.TrimSpace(jc.model()) == "" {
 		errs = append(errs, errors.New("model: must be set"))
 	}
@@ -125,6 +122,32 @@ func (jc *JudgeConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("max_tokens: must not be negative, got %d", jc.MaxTokens))
 	}
 	return configcheck.JoinFields(errs)
+}
+
+// validateClientDurations checks the durations of the HTTP client keys,
+// for each of which 0 means confighttp's default.
+func (jc *JudgeConfig) validateClientDurations() []error {
+	type check struct {
+		key       string
+		d, lowest time.Duration
+		zero      string
+	}
+	cc := jc.ClientConfig
+	checks := []check{
+		{"timeout", cc.Timeout, minJudgeWait, "0 for no HTTP timeout"},
+		{"http2_read_idle_timeout", cc.HTTP2ReadIdleTimeout, minWait, "0 for no health check"},
+		{"http2_ping_timeout", cc.HTTP2PingTimeout, minWait, "0 for the default, 15s"},
+	}
+	if ka := cc.Keepalive.Get(); ka != nil {
+		checks = append(checks, check{"keepalive::idle_conn_timeout", ka.IdleConnTimeout, minWait, "0 for no limit"})
+	}
+	var errs []error
+	for _, c := range checks {
+		if err := duration.ZeroOrAtLeast(c.d, c.lowest, likelyMaxJudgeWait, c.zero); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.key, err))
+		}
+	}
+	return errs
 }
 
 // Structured output modes of the judge.
@@ -229,16 +252,16 @@ func (rc *RetryConfig) Validate() error {
 	if rc.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max_attempts: must be at least 1, got %d", rc.MaxAttempts))
 	}
-	initialOK := configcheck.CheckMinDuration(rc.InitialBackoff, minWait, likelyMaxBackoff)
+	initialOK := duration.AtLeast(rc.InitialBackoff, minWait, likelyMaxBackoff)
 	if initialOK != nil {
 		errs = append(errs, fmt.Errorf("initial_backoff: %w", initialOK))
 	}
-	if err := configcheck.CheckMinDuration(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
+	if err := duration.AtLeast(rc.MaxBackoff, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_backoff: %w", err))
 	} else if initialOK == nil && rc.MaxBackoff < rc.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: must be at least initial_backoff (%s), got %s", rc.InitialBackoff, rc.MaxBackoff))
 	}
-	if err := configcheck.CheckMinDuration(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
+	if err := duration.AtLeast(rc.MaxRetryAfter, minWait, likelyMaxRetryWait); err != nil {
 		errs = append(errs, fmt.Errorf("max_retry_after: %w", err))
 	}
 	return configcheck.JoinFields(errs)
@@ -264,10 +287,10 @@ func (cb *CircuitBreakerConfig) Validate() error {
 	if cb.FailureThreshold < 1 {
 		errs = append(errs, fmt.Errorf("failure_threshold: must be at least 1, got %d", cb.FailureThreshold))
 	}
-	if err := configcheck.CheckMinDuration(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := duration.AtLeast(cb.OpenDuration, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("open_duration: %w", err))
 	}
-	if err := configcheck.CheckMinDuration(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
+	if err := duration.AtLeast(cb.AuthRetryInterval, minJudgeWait, likelyMaxBreakerWait); err != nil {
 		errs = append(errs, fmt.Errorf("auth_retry_interval: %w", err))
 	}
 	return configcheck.JoinFields(errs)

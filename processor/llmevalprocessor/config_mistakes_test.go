@@ -3,9 +3,7 @@ package llmevalprocessor
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/configcheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,24 +53,30 @@ func TestConfigMistakesSuggestTheFix(t *testing.T) {
 	}
 }
 
-func TestUnitHint(t *testing.T) {
+// TestOtherLibrariesScorerNamesSuggestOurs: a scorer named as another
+// library names the metric fails naming ours, in both forms of an entry;
+// a custom criteria scorer of that name stays valid.
+func TestOtherLibrariesScorerNamesSuggestOurs(t *testing.T) {
 	tests := []struct {
-		n                 int64
-		lowest, likelyMax string
-		want              string
+		name   string
+		scorer map[string]any
+		want   string // "" when valid
 	}{
-		{n: 30, lowest: "100ms", likelyMax: "10m", want: `"30s"`},
-		{n: 30000, lowest: "100ms", likelyMax: "10m", want: `"30s" or "30000ms"`},
-		{n: 1500, lowest: "100ms", likelyMax: "10m", want: `"1500ms"`},
-		{n: 3600, lowest: "1s", likelyMax: "168h", want: `"3600s"`},
-		// The millisecond reading is too short to be valid: seconds.
-		{n: 5000, lowest: "10s", likelyMax: "1m", want: `"5000s"`},
+		{name: "deepeval_turn_relevancy", scorer: map[string]any{"name": "turn_relevancy"},
+			want: `scorers::0: name: unknown scorer "turn_relevancy" (did you mean conversation_relevancy?)`},
+		{name: "deepeval_class_name", scorer: map[string]any{"name": "TurnRelevancyMetric"},
+			want: `scorers::0: name: unknown scorer "TurnRelevancyMetric" (did you mean conversation_relevancy?)`},
+		{name: "typed", scorer: map[string]any{"type": "turn_relevancy", "name": "relevancy"},
+			want: `scorers::0::type: "turn_relevancy" is not one of bias, hallucination`},
+		{name: "typed_suggestion", scorer: map[string]any{"type": "turn_relevancy", "name": "relevancy"},
+			want: `(did you mean conversation_relevancy?)`},
+		{name: "mastra_tool_call_accuracy", scorer: map[string]any{"name": "tool_call_accuracy"},
+			want: `scorers::0: name: unknown scorer "tool_call_accuracy" (did you mean tool_use?)`},
+		{name: "custom_criteria_of_that_name", scorer: map[string]any{"name": "turn_relevancy", "criteria": "Each reply answers the user's last message."}},
 	}
 	for _, tt := range tests {
-		lowest, err := time.ParseDuration(tt.lowest)
-		require.NoError(t, err)
-		likelyMax, err := time.ParseDuration(tt.likelyMax)
-		require.NoError(t, err)
-		assert.Equal(t, tt.want, configcheck.UnitHint(tt.n, lowest, likelyMax), "n=%d", tt.n)
+		t.Run(tt.name, func(t *testing.T) {
+			assertConfigError(t, loadRawConfig(rawConfig(tt.scorer)), tt.want)
+		})
 	}
 }

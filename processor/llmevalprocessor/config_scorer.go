@@ -221,7 +221,7 @@ func (sc *ScorerConfig) Validate() error {
 	}
 	switch {
 	case sc.Type != "" && !slices.Contains(scorerTypes(), sc.Type):
-		errs = append(errs, fmt.Errorf("type: %w", configcheck.NotOneOf(sc.Type, scorerTypes()...)))
+		errs = append(errs, fmt.Errorf("type: %w", configcheck.NotAScorer(sc.Type, scorerTypes()...)))
 	case sc.Type != "" && sc.Name != sc.Type && slices.Contains(scorerTypes(), sc.Name) && sc.Name != typeCriteria:
 		errs = append(errs, fmt.Errorf("name: %q is the name of the built-in scorer %s; give this scorer of type %s another name", sc.Name, sc.Name, sc.Type))
 	case sc.Name == "":
@@ -261,6 +261,7 @@ func (sc *ScorerConfig) Validate() error {
 	if err := sc.validateConversationTargets(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, sc.validateConversationSettings()...)
 	scaleOK := sc.Scale > 0 && !math.IsInf(sc.Scale, 0)
 	if !scaleOK {
 		errs = append(errs, fmt.Errorf("scale: must be a finite positive number, got %v", sc.Scale))
@@ -511,7 +512,7 @@ func checkScorerSections(path string, scorers any) (any, []error) {
 			continue
 		}
 		if !slices.Contains(scorerTypes(), typ) {
-			errs = append(errs, fmt.Errorf("%s::type: %w", at, configcheck.NotOneOf(typ, scorerTypes()...)))
+			errs = append(errs, fmt.Errorf("%s::type: %w", at, configcheck.NotAScorer(typ, scorerTypes()...)))
 			out[i] = withoutKey(entry, typ)
 			continue
 		}
@@ -691,4 +692,25 @@ func (sc *ScorerConfig) validateConversationTargets() error {
 		return errors.New("include: a conversation scorer judges no single span to match; the processor's include and exclude choose the turns its conversations are made of")
 	}
 	return nil
+}
+
+// validateConversationSettings refuses on a conversation scorer the
+// settings only a span's case applies, which the conversation's case
+// (internal/subject.Conversation) would silently ignore: when and
+// context_sources (a conversation has no retrieved context). Include,
+// exclude and targets are validateConversationTargets'; the settings of
+// one kind of scorer (criteria, rules, instruction_sources, ...) are
+// refused by their own checks.
+func (sc *ScorerConfig) validateConversationSettings() []error {
+	if !sc.conversationScorer() {
+		return nil
+	}
+	var errs []error
+	if sc.When != (WhenConfig{}) {
+		errs = append(errs, fmt.Errorf("when: %s judges whole conversations, which have no retrieved context; when::context_present applies to spans only", sc.scorerType()))
+	}
+	if !slices.Equal(sc.ContextSources, defaultContextSources()) {
+		errs = append(errs, fmt.Errorf("context_sources: %s judges whole conversations, which have no retrieved context; context_sources applies to span scorers only", sc.scorerType()))
+	}
+	return errs
 }

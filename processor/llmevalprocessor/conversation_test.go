@@ -548,3 +548,39 @@ func addRootSpan(spans ptrace.SpanSlice, trace pcommon.TraceID, session string) 
 	s.SetName("support-turn")
 	s.Attributes().PutStr("session.id", session)
 }
+
+// TestConversationScorerRefusesPerSpanSettings: a setting that only a
+// span's scorer applies fails at start on a conversation scorer, naming
+// the key, instead of being silently ignored; the settings the
+// conversation path honours stay valid.
+func TestConversationScorerRefusesPerSpanSettings(t *testing.T) {
+	tests := []struct {
+		name   string
+		scorer map[string]any
+		want   string // "" when valid
+	}{
+		{name: "when", scorer: map[string]any{"name": "conversation_completeness", "when": map[string]any{"context_present": true}},
+			want: "scorers::0: when: conversation_completeness judges whole conversations, which have no retrieved context; when::context_present applies to spans only"},
+		{name: "when_typed", scorer: map[string]any{"type": "knowledge_retention", "name": "memory", "when": map[string]any{"context_present": true}},
+			want: "scorers::0: when: knowledge_retention judges whole conversations"},
+		{name: "when_false", scorer: map[string]any{"name": "conversation_completeness", "when": map[string]any{"context_present": false}}},
+		{name: "context_sources", scorer: map[string]any{"name": "role_adherence", "context_sources": []any{"system"}},
+			want: "scorers::0: context_sources: role_adherence judges whole conversations, which have no retrieved context"},
+		{name: "context_sources_default", scorer: map[string]any{"name": "role_adherence", "context_sources": []any{"trace", "tool_messages"}}},
+		{name: "include", scorer: map[string]any{"name": "conversation_relevancy", "include": []any{map[string]any{"span": map[string]any{"a": "b"}}}},
+			want: "scorers::0: include: a conversation scorer judges no single span"},
+		{name: "targets_generation", scorer: map[string]any{"name": "conversation_relevancy", "targets": []any{"generation"}},
+			want: "scorers::0: targets: conversation_relevancy judges whole conversations"},
+		// What the conversation path honours.
+		{name: "honoured", scorer: map[string]any{
+			"name": "role_adherence", "threshold": 0.6, "scale": 10, "strict_mode": true, "reason_mode": "summary",
+			"instructions": []any{"You are a travel agent."}, "sampling": map[string]any{"percentage": 50},
+			"judge": map[string]any{"model": "other"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertConfigError(t, loadRawConfig(rawConfig(tt.scorer)), tt.want)
+		})
+	}
+}

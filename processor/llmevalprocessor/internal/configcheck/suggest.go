@@ -3,9 +3,7 @@ package configcheck // import "github.com/llm-eval/llm_eval/processor/llmevalpro
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llm-eval/llm_eval/internal/suggest"
 	"github.com/llm-eval/llm_eval/scoring"
@@ -51,9 +49,19 @@ func NotOneOf(value string, allowed ...string) error {
 	for _, a := range allowed {
 		known[a] = struct{}{}
 	}
+	return notOneOf(value, allowed, closestKey(suggest.Normalize(value), known))
+}
+
+// NotAScorer reports a scorer type outside allowed, with the scorer it
+// most likely meant (suggest.Scorer).
+func NotAScorer(value string, allowed ...string) error {
+	return notOneOf(value, allowed, suggest.Scorer(value, allowed))
+}
+
+func notOneOf(value string, allowed []string, meant string) error {
 	msg := fmt.Sprintf("%q is not one of %s", value, strings.Join(allowed, ", "))
-	if best := closestKey(suggest.Normalize(value), known); best != "" {
-		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	if meant != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", meant)
 	}
 	return fmt.Errorf("%s", msg)
 }
@@ -65,37 +73,7 @@ func MisspeltScorer(name string) string {
 	if slices.Contains(names, name) {
 		return ""
 	}
-	return suggest.Closest(suggest.Normalize(name), names)
-}
-
-// CheckMinDuration rejects a duration below lowest. A positive value under
-// a millisecond is almost always a number written without a unit, which
-// decoding reads as nanoseconds; the error then suggests the reading the
-// writer most likely meant: seconds, unless that is longer than likelyMax
-// (30000 as a judge timeout is 30s, not 8h20m).
-func CheckMinDuration(d, lowest, likelyMax time.Duration) error {
-	switch {
-	case d >= lowest:
-		return nil
-	case d > 0 && d < time.Millisecond:
-		return fmt.Errorf("must be at least %s, got %s; a number without a unit is read as nanoseconds (write e.g. %s)", lowest, d, UnitHint(int64(d), lowest, likelyMax))
-	default:
-		return fmt.Errorf("must be at least %s, got %s", lowest, d)
-	}
-}
-
-// UnitHint spells the number n with the unit it most likely lacked.
-func UnitHint(n int64, lowest, likelyMax time.Duration) string {
-	num := strconv.FormatInt(n, 10)
-	asSeconds := time.Duration(n) * time.Second
-	asMillis := time.Duration(n) * time.Millisecond
-	if asSeconds <= likelyMax || asMillis < lowest {
-		return strconv.Quote(num + "s")
-	}
-	if n%1000 == 0 {
-		return fmt.Sprintf("%q or %q", strconv.FormatInt(n/1000, 10)+"s", num+"ms")
-	}
-	return strconv.Quote(num + "ms")
+	return suggest.Scorer(name, names)
 }
 
 // closestKey returns the known key nearest to key, if it is near enough
