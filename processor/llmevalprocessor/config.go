@@ -105,11 +105,8 @@ const (
 	maxQueueSize = 100_000
 	// minCacheTTL bounds cache.ttl from below.
 	minCacheTTL = time.Second
-	// The likely-max durations are the longest a setting is plausibly
-	// meant to be: a number written without a unit is suggested as
-	// seconds up to them, as milliseconds beyond (see
-	// duration.AtLeast).
-	likelyMaxWait     = 10 * time.Minute
+	// likelyMaxCacheTTL is the longest cache.ttl plausibly meant (see
+	// minWait and likelyMaxWait in config_judge.go).
 	likelyMaxCacheTTL = 7 * 24 * time.Hour
 )
 

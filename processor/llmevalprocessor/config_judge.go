@@ -172,7 +172,11 @@ const (
 	// of a few milliseconds is a choice (forward at once, results follow
 	// as late spans); nanoseconds are a missing unit.
 	minWait = time.Millisecond
-	// The likely-max durations, as in config.go.
+	// The likely-max durations are the longest a setting is plausibly
+	// meant to be: a number written without a unit is suggested as
+	// seconds up to them, as milliseconds beyond (see duration.AtLeast).
+	// likelyMaxWait serves max_wait and the other waits of every section.
+	likelyMaxWait        = 10 * time.Minute
 	likelyMaxJudgeWait   = 10 * time.Minute
 	likelyMaxBreakerWait = time.Hour
 	likelyMaxBackoff     = time.Minute
