@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -48,7 +49,9 @@ type Case struct {
 	// the result is truncated. In a field not listed, a marker a text
 	// ends with is its own and is neutralised, so an answer cannot claim
 	// a cut. A context item or a trajectory step text ending with the
-	// marker is always taken as cut by the caller.
+	// marker is always taken as cut by the caller. A message of Turns says
+	// so itself (Turn.Cut); the turns Conversation makes of Input and
+	// Output are cut when their field is listed here.
 	Cut []Field `json:"cut,omitempty"`
 	// Metadata is carried through untouched; scorers never send it to the judge.
 	Metadata map[string]string `json:"metadata,omitempty"`
@@ -76,6 +79,11 @@ type Turn struct {
 	Content string `json:"content,omitempty"`
 	// Count is the number of messages an omitted turn stands for.
 	Count int `json:"count,omitempty"`
+	// Cut is set when the caller already cut Content to a bound of its
+	// own, ending it with TruncationMarker, as Case.Cut says of a field:
+	// that trailing marker reaches the judge and the result is truncated.
+	// A marker ending a message without Cut is its own and is neutralised.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // TurnRole says whose a Turn is.
@@ -96,7 +104,8 @@ const (
 )
 
 // Conversation returns the case's whole conversation: Turns, then Input as
-// a user turn and Output as an assistant turn, each when it is not blank.
+// a user turn and Output as an assistant turn, each when it is not blank
+// (and Cut when its field is in c.Cut).
 // It returns Turns itself when there is nothing to add.
 func (c Case) Conversation() []Turn {
 	in, out := strings.TrimSpace(c.Input) != "", strings.TrimSpace(c.Output) != ""
@@ -106,10 +115,10 @@ func (c Case) Conversation() []Turn {
 	conv := make([]Turn, len(c.Turns), len(c.Turns)+2)
 	copy(conv, c.Turns)
 	if in {
-		conv = append(conv, Turn{Role: RoleUser, Content: c.Input})
+		conv = append(conv, Turn{Role: RoleUser, Content: c.Input, Cut: slices.Contains(c.Cut, FieldInput)})
 	}
 	if out {
-		conv = append(conv, Turn{Role: RoleAssistant, Content: c.Output})
+		conv = append(conv, Turn{Role: RoleAssistant, Content: c.Output, Cut: slices.Contains(c.Cut, FieldOutput)})
 	}
 	return conv
 }

@@ -19,6 +19,8 @@ func TestCaseConversation(t *testing.T) {
 			append(append([]Turn(nil), earlier...), Turn{Role: RoleUser, Content: "q"})},
 		{"one exchange without turns", Case{Input: "q", Output: "a"}, []Turn{{Role: RoleUser, Content: "q"}, {Role: RoleAssistant, Content: "a"}}},
 		{"nothing", Case{}, nil},
+		{"a cut input or output makes a cut turn", Case{Input: "q", Output: "a", Cut: []Field{FieldOutput}},
+			[]Turn{{Role: RoleUser, Content: "q"}, {Role: RoleAssistant, Content: "a", Cut: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

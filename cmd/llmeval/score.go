@@ -662,6 +662,14 @@ func decodeCase(text string) (inputCase, error) {
 	if err := scoring.ValidateTurns(in.Turns); err != nil {
 		return in, err
 	}
+	// A line cannot say a message was cut (scoring.Turn.Cut, set by the
+	// processor for its reader's cut), as it cannot list cut fields: a
+	// marker ending one of its texts is the text's own.
+	for i, t := range in.Turns {
+		if t.Cut {
+			return in, fmt.Errorf(`turn %d: unknown field "cut" (known turn fields: role, content, count)`, i)
+		}
+	}
 	return in, nil
 }
 

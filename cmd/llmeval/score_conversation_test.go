@@ -53,6 +53,9 @@ func TestScoreConversationBadLines(t *testing.T) {
 		{"a system turn", `{"turns": [{"role": "system", "content": "Be nice."}]}`, `unknown role "system"`},
 		{"a misspelled turn field", `{"turns": [{"role": "user", "text": "Hi"}]}`, `unknown field "text"`},
 		{"an omitted turn without a count", `{"turns": [{"role": "omitted"}]}`, "needs a positive count"},
+		// Turn.Cut is the processor's, for a message its reader cut; a
+		// line's message cannot claim a cut (its marker becomes "[...]").
+		{"a turn claiming a cut", `{"turns": [{"role": "user", "content": "Hi", "cut": true}]}`, `unknown field "cut"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

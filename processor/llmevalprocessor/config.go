@@ -289,6 +289,11 @@ type namedJudge struct {
 	// fallback is the name of the judge used while this one's circuit is
 	// open, "" for none.
 	fallback string
+	// base is the index of the judge this one overlays, -1 for the
+	// shared judge; written are the key paths its own block sets
+	// (leafKeys). A bad setting it inherits is reported at base.
+	base    int
+	written map[string]bool
 }
 
 // scorerJudgeName is the name of a scorer's own judge.
@@ -303,8 +308,8 @@ func scorerJudgeName(scorer string) string { return "scorers[" + scorer + "].jud
 // falls back to the shared judge's fallback.
 func (cfg *Config) judges() (judges []namedJudge, scorerJudge []string, err error) {
 	var errs []error
-	add := func(name, path string, jc JudgeConfig, fallbackRaw map[string]any, inherited string) {
-		judges = append(judges, namedJudge{name: name, path: path, cfg: jc, fallback: inherited})
+	add := func(name, path string, jc JudgeConfig, base int, raw, fallbackRaw map[string]any, inherited string) {
+		judges = append(judges, namedJudge{name: name, path: path, cfg: jc, fallback: inherited, base: base, written: leafKeys(raw, "", nil)})
 		i := len(judges) - 1
 		if fallbackRaw == nil {
 			return
@@ -315,9 +320,9 @@ func (cfg *Config) judges() (judges []namedJudge, scorerJudge []string, err erro
 			return
 		}
 		judges[i].fallback = name + fallbackSuffix
-		judges = append(judges, namedJudge{name: name + fallbackSuffix, path: path + "::fallback", cfg: fb})
+		judges = append(judges, namedJudge{name: name + fallbackSuffix, path: path + "::fallback", cfg: fb, base: i, written: leafKeys(fallbackRaw, "", nil)})
 	}
-	add(sharedJudgeName, "judge", cfg.Judge, cfg.Judge.Fallback, "")
+	add(sharedJudgeName, "judge", cfg.Judge, -1, nil, cfg.Judge.Fallback, "")
 	sharedFallback := judges[0].fallback
 	scorerJudge = make([]string, len(cfg.Scorers))
 	for i, sc := range cfg.Scorers {
@@ -335,29 +340,39 @@ func (cfg *Config) judges() (judges []namedJudge, scorerJudge []string, err erro
 		if _, own := sc.Judge["fallback"]; !own {
 			fallbackRaw = nil
 		}
-		add(name, path, jc, fallbackRaw, sharedFallback)
+		add(name, path, jc, 0, sc.Judge, fallbackRaw, sharedFallback)
 		scorerJudge[i] = name
 	}
 	return judges, scorerJudge, errors.Join(errs...)
 }
 
 // validateJudges checks every judge but the shared one, which the
-// collector validates as the judge section; each error names its path.
+// collector validates as the judge section; each error names its path. A
+// bad setting a judge inherits is reported only where it was written
+// (judgeProblems.ownProblems).
 func (cfg *Config) validateJudges() []error {
 	judges, _, err := cfg.judges()
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, nj := range judges[1:] {
-		if err := nj.cfg.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", nj.path, err))
+	problems := make([]judgeProblems, len(judges))
+	for i := range judges {
+		problems[i] = judges[i].cfg.problems()
+	}
+	for i, nj := range judges {
+		if nj.base < 0 {
+			continue // the shared judge
 		}
-		if err := nj.cfg.CircuitBreaker.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s::circuit_breaker: %w", nj.path, err))
-		}
-		if err := nj.cfg.Retry.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s::retry: %w", nj.path, err))
+		for s, own := range problems[i].ownProblems(problems[nj.base], nj.written) {
+			if len(own) == 0 {
+				continue
+			}
+			path := nj.path
+			if judgeSections[s] != "" {
+				path += "::" + judgeSections[s]
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", path, configcheck.JoinFields(own)))
 		}
 	}
 	return errs

@@ -68,11 +68,6 @@ type JudgeConfig struct {
 	// Fallback holds the judge keys of a second judge, used while this
 	// one's circuit is open; unset keys are this judge's (overlayJudge).
 	Fallback map[string]any `mapstructure:"fallback"`
-
-	// extraBodyInherited are the extra_body keys a fallback or scorer judge
-	// took from the judge it overlays (overlayJudge): that judge reports a
-	// bad one, at the key where it was written, so this one does not.
-	extraBodyInherited map[string]bool
 }
 
 // secrets returns every secret the judge configuration holds: the API key,
@@ -348,9 +343,6 @@ func (jc *JudgeConfig) validateProvider() []error {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(jc.ExtraBody)) {
-		if jc.extraBodyInherited[k] {
-			continue
-		}
 		if err := openai.CheckExtraBodyField(k, jc.ExtraBody[k]); err != nil {
 			errs = append(errs, fmt.Errorf("extra_body::%s: %w", k, err))
 		}
@@ -486,17 +478,81 @@ func overlayJudge(base JudgeConfig, raw map[string]any, path string) (JudgeConfi
 		return JudgeConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	jc.Fallback, _ = raw["fallback"].(map[string]any)
-	written, _ := raw["extra_body"].(map[string]any)
-	jc.extraBodyInherited = nil
-	for k := range base.ExtraBody {
-		if _, ok := written[k]; !ok {
-			if jc.extraBodyInherited == nil {
-				jc.extraBodyInherited = map[string]bool{}
+	return jc, nil
+}
+
+// judgeProblems are what is wrong with a judge's settings, by section:
+// its own keys, then its circuit_breaker and its retry keys. Each error
+// starts with the key it is about.
+type judgeProblems [3][]error
+
+// judgeSections are the key paths of the sections of judgeProblems.
+var judgeSections = [3]string{"", "circuit_breaker", "retry"}
+
+// problems validates every setting of jc.
+func (jc *JudgeConfig) problems() judgeProblems {
+	return judgeProblems{fieldList(jc.Validate()), fieldList(jc.CircuitBreaker.Validate()), fieldList(jc.Retry.Validate())}
+}
+
+// fieldList is the errors configcheck.JoinFields joined, nil for none.
+func fieldList(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if list, ok := err.(interface{ Unwrap() []error }); ok {
+		return list.Unwrap()
+	}
+	return []error{err}
+}
+
+// ownProblems are the problems of a fallback or scorer judge less those
+// it inherits: a problem the judge it overlays (base) has too, about a
+// key the judge's own block (written, its leaf key paths) does not set.
+// That problem is reported once, at base, where the key was written; a
+// key the block sets is reported here even when its value is base's, and
+// so is a problem base does not have (one key of a pair overridden).
+func (p judgeProblems) ownProblems(base judgeProblems, written map[string]bool) judgeProblems {
+	var out judgeProblems
+	for i, errs := range p {
+		for _, err := range errs {
+			msg := err.Error()
+			key, _, _ := strings.Cut(msg, ": ")
+			if judgeSections[i] != "" {
+				key = judgeSections[i] + "::" + key
 			}
-			jc.extraBodyInherited[k] = true
+			if !writesKey(written, key) && slices.ContainsFunc(base[i], func(b error) bool { return b.Error() == msg }) {
+				continue
+			}
+			out[i] = append(out[i], err)
 		}
 	}
-	return jc, nil
+	return out
+}
+
+// writesKey reports whether the leaf key paths written set key, a key
+// inside it, or a section holding it.
+func writesKey(written map[string]bool, key string) bool {
+	for w := range written {
+		if w == key || strings.HasPrefix(w, key+"::") || strings.HasPrefix(key, w+"::") {
+			return true
+		}
+	}
+	return false
+}
+
+// leafKeys are the key paths of raw's values, "::" between the levels.
+func leafKeys(raw map[string]any, prefix string, out map[string]bool) map[string]bool {
+	if out == nil {
+		out = map[string]bool{}
+	}
+	for k, v := range raw {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			leafKeys(m, prefix+k+"::", out)
+			continue
+		}
+		out[prefix+k] = true
+	}
+	return out
 }
 
 // endpointHost is the host and port of an endpoint URL, "" when it has none.

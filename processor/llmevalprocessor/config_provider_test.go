@@ -185,3 +185,107 @@ func TestExtraBodyReportedWhereWritten(t *testing.T) {
 	assert.Contains(t, err.Error(), "scorers::1::judge: extra_body::messages")
 	assert.NotContains(t, err.Error(), "extra_body::metadata")
 }
+
+// TestInheritedJudgeSettingReportedWhereWritten: a bad setting written
+// once under judge: is reported once, there, although the fallback and a
+// scorer's judge inherit it; one the fallback or the scorer's judge
+// writes itself is reported where it is written, and so is a problem
+// that only the overriding judge has (one of a pair of keys overridden).
+func TestInheritedJudgeSettingReportedWhereWritten(t *testing.T) {
+	load := func(judge, fallback, scorerJudge map[string]any) error {
+		cfg := createDefaultConfig().(*Config)
+		judge["endpoint"], judge["model"], judge["fallback"] = "http://judge.internal/v1", "m", fallback
+		conf := confmap.NewFromStringMap(map[string]any{"judge": judge, "scorers": []any{
+			map[string]any{"name": "bias"},
+			map[string]any{"name": "toxicity", "judge": scorerJudge},
+		}})
+		require.NoError(t, conf.Unmarshal(cfg))
+		return confmap.Validate(cfg)
+	}
+	tests := []struct {
+		name              string
+		judge, fb, scorer map[string]any
+		key               string         // the problem's key, as errors name it
+		at                map[string]int // where it is reported: judge path -> times
+		notAt             []string
+	}{
+		{
+			name: "reasoning_effort", judge: map[string]any{"reasoning_effort": "High"},
+			key: "reasoning_effort", at: map[string]int{"judge: reasoning_effort": 1},
+			notAt: []string{"fallback: reasoning_effort", "scorers::1::judge: reasoning_effort"},
+		},
+		{
+			name: "azure deployment, a key beside it overridden", judge: map[string]any{"azure": map[string]any{"api_version": "v1"}},
+			scorer: map[string]any{"azure": map[string]any{"api_version": "2024-10-21"}},
+			key:    "azure::deployment", at: map[string]int{"judge: azure::deployment": 1},
+			notAt: []string{"fallback: azure", "scorers::1::judge: azure"},
+		},
+		{
+			name: "chat_template_kwargs", judge: map[string]any{"chat_template_kwargs": map[string]any{"bad": func() {}}},
+			key: "chat_template_kwargs::bad", at: map[string]int{"judge: chat_template_kwargs::bad": 1},
+		},
+		{
+			name: "prices, another model priced beside it", judge: map[string]any{"prices": map[string]any{"m": map[string]any{"prompt": -1}}},
+			scorer: map[string]any{"model": "small", "prices": map[string]any{"small": map[string]any{"prompt": 1}}},
+			key:    "prices::m::prompt", at: map[string]int{"judge: prices::m::prompt": 1},
+		},
+		{
+			name: "timeout", judge: map[string]any{"timeout": "50ms"},
+			key: "timeout: ", at: map[string]int{"judge: timeout": 1},
+		},
+		{
+			name: "circuit_breaker", judge: map[string]any{"circuit_breaker": map[string]any{"failure_threshold": 0}},
+			key: "failure_threshold", at: map[string]int{"judge::circuit_breaker: failure_threshold": 1},
+		},
+		{
+			name: "written again at the fallback and the scorer's judge", judge: map[string]any{"reasoning_effort": "High"},
+			fb: map[string]any{"reasoning_effort": "High"}, scorer: map[string]any{"reasoning_effort": "Low"},
+			key: "reasoning_effort", at: map[string]int{"judge: reasoning_effort": 1, "judge::fallback: reasoning_effort": 1, "scorers::1::judge: reasoning_effort": 1},
+		},
+		{
+			name: "written only at the scorer's judge", scorer: map[string]any{"azure": map[string]any{"api_version": "v1"}},
+			key: "azure::deployment", at: map[string]int{"scorers::1::judge: azure::deployment": 1},
+		},
+		{
+			name: "a pair of keys, one overridden", judge: map[string]any{"retry": map[string]any{"max_backoff": "2s"}},
+			scorer: map[string]any{"retry": map[string]any{"initial_backoff": "5s"}},
+			key:    "max_backoff", at: map[string]int{"scorers::1::judge::retry: max_backoff": 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := map[string]any{"model": "backup"}
+			for k, v := range tt.fb {
+				fb[k] = v
+			}
+			scorer := map[string]any{"model": "small"}
+			for k, v := range tt.scorer {
+				scorer[k] = v
+			}
+			judge := map[string]any{}
+			for k, v := range tt.judge {
+				judge[k] = v
+			}
+			err := load(judge, fb, scorer)
+			require.Error(t, err)
+			msg := err.Error()
+			// Each problem is one "path: key: why" part of the message.
+			parts := strings.FieldsFunc(strings.ReplaceAll(msg, "; ", "\n"), func(r rune) bool { return r == '\n' })
+			want := 0
+			for at, n := range tt.at {
+				got := 0
+				for _, p := range parts {
+					if strings.HasPrefix(p, at) {
+						got++
+					}
+				}
+				assert.Equal(t, n, got, "%s in %s", at, msg)
+				want += n
+			}
+			assert.Equal(t, want, strings.Count(msg, tt.key), "each problem once, where written: %s", msg)
+			for _, at := range tt.notAt {
+				assert.NotContains(t, msg, at)
+			}
+		})
+	}
+}

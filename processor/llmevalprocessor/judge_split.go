@@ -3,6 +3,7 @@ package llmevalprocessor // import "github.com/llm-eval/llm_eval/processor/llmev
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/llm-eval/llm_eval/scoring"
@@ -48,7 +49,9 @@ type splitOutcome struct {
 // split by sp before next scores it. observe, when not nil, is called once
 // per non-blank instruction text. The split calls' usage is added to the
 // result's; a split answered by a cache adds none. A split that read a
-// cut text marks the result Truncated.
+// cut text, cut by the splitter or by the caller (FieldInstructions in
+// Case.Cut, the text ending with scoring.TruncationMarker), marks the
+// result Truncated.
 func splitInstructionsOf(next scoring.Scorer, sp scoring.Splitter, observe func(context.Context, splitOutcome)) scoring.Scorer {
 	if observe == nil {
 		observe = func(context.Context, splitOutcome) {}
@@ -78,14 +81,24 @@ func (s *splitting) Score(ctx context.Context, c scoring.Case) scoring.Result {
 			instructions = append(instructions, in)
 		}
 	}
+	callerCut := slices.Contains(c.Cut, scoring.FieldInstructions)
 	for _, text := range c.Instructions {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		split, err := s.splitter.Split(ctx, text)
+		// A text the caller cut (c.Cut: the reader's cut at 1 MiB) is split
+		// without its marker, which the splitter would take for the text's
+		// own and neutralise: the cut is the caller's, so the result is
+		// truncated whatever the split reports.
+		prompt, cut := text, false
+		if callerCut {
+			prompt, cut = strings.CutSuffix(text, scoring.TruncationMarker)
+		}
+		split, err := s.splitter.Split(ctx, prompt)
 		usage.Add(split.Usage)
-		truncated = truncated || split.Truncated
-		o := splitOutcome{Called: !split.Cached, Truncated: split.Truncated, Dropped: split.Dropped}
+		cut = cut || split.Truncated
+		truncated = truncated || cut
+		o := splitOutcome{Called: !split.Cached, Truncated: cut, Dropped: split.Dropped}
 		switch {
 		case err != nil:
 			o.Fallback = splitErrorType(err)

@@ -55,6 +55,7 @@ func TestSplitStep(t *testing.T) {
 	tests := []struct {
 		name         string
 		instructions []string
+		cut          []scoring.Field // Case.Cut
 		answers      map[string]splitAnswer
 		want         []string
 		wantOutcomes []splitOutcome
@@ -133,6 +134,39 @@ func TestSplitStep(t *testing.T) {
 			wantCalls:    2,
 			wantTrunc:    true,
 		},
+		// A prompt the reader cut at 1 MiB ends with the marker and the
+		// caller says so (Case.Cut): the splitter gets it without the
+		// marker, and the result is truncated although the split is not
+		// (the splitter would neutralise the marker as the text's own).
+		{
+			name:         "a prompt the caller cut is split and the result truncated",
+			instructions: []string{rules + scoring.TruncationMarker},
+			cut:          []scoring.Field{scoring.FieldInstructions},
+			answers:      map[string]splitAnswer{rules: splitCalled("Be brief.")},
+			want:         []string{"Be brief."},
+			wantOutcomes: []splitOutcome{{Split: true, Called: true, Truncated: true}},
+			wantCalls:    2,
+			wantTrunc:    true,
+		},
+		{
+			name:         "a prompt the caller cut is kept whole, marker and all, when its split fails",
+			instructions: []string{rules + scoring.TruncationMarker},
+			cut:          []scoring.Field{scoring.FieldInstructions},
+			answers:      map[string]splitAnswer{rules: {err: parseErr}},
+			want:         []string{rules + scoring.TruncationMarker},
+			wantOutcomes: []splitOutcome{{Fallback: string(scoring.ErrorJudgeParse), Called: true, Truncated: true}},
+			wantCalls:    1,
+			wantTrunc:    true,
+		},
+		{
+			name:         "a marker the caller did not mark is the prompt's own",
+			instructions: []string{rules + scoring.TruncationMarker},
+			cut:          []scoring.Field{scoring.FieldOutput},
+			answers:      map[string]splitAnswer{rules + scoring.TruncationMarker: splitCalled("Be brief.")},
+			want:         []string{"Be brief."},
+			wantOutcomes: []splitOutcome{{Split: true, Called: true}},
+			wantCalls:    2,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +174,7 @@ func TestSplitStep(t *testing.T) {
 			next := &splitCaseRecorder{}
 			var outcomes []splitOutcome
 			s := splitInstructionsOf(next, sp, func(_ context.Context, o splitOutcome) { outcomes = append(outcomes, o) })
-			c := scoring.Case{Output: "Bonjour.", Instructions: slices.Clone(tt.instructions)}
+			c := scoring.Case{Output: "Bonjour.", Instructions: slices.Clone(tt.instructions), Cut: tt.cut}
 			r := s.Score(t.Context(), c)
 			if !slices.Equal(next.got.Instructions, tt.want) {
 				t.Errorf("scorer got %q, want %q", next.got.Instructions, tt.want)

@@ -42,7 +42,8 @@ func checkTurnOptions(opts *scoring.Options) error {
 // before Input for a scorer of one turn, bounded to HistoryTurns by
 // keeping its last messages, the newest kept whole within MaxInputChars
 // (fitHistory). Blank messages are skipped; texts are redacted and their
-// markers neutralised. It reports whether a conversation lost messages to
+// markers neutralised, but for the trailing marker of a message the
+// caller cut (Turn.Cut). It reports whether a conversation lost messages to
 // the bound or a text was cut or left out for MaxInputChars; history left
 // out for HistoryTurns does not count as a cut, as the judge is meant to
 // see only the recent part.
@@ -68,6 +69,7 @@ func (s *scorer) prepareTurns(c scoring.Case) ([]scoring.Turn, bool, error) {
 		turns = lastTurns(turns, s.opts.HistoryTurns)
 	}
 	texts := make([]*string, 0, len(turns))
+	cutByCaller := false
 	for i := range turns {
 		t := &turns[i]
 		if t.Role == scoring.RoleOmitted {
@@ -76,7 +78,16 @@ func (s *scorer) prepareTurns(c scoring.Case) ([]scoring.Turn, bool, error) {
 		if s.opts.Redact != nil {
 			t.Content = s.opts.Redact(t.Content)
 		}
-		t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
+		// A message the caller cut (Turn.Cut) keeps its trailing marker and
+		// the result is truncated; any other marker is neutralised.
+		if t.Cut && strings.HasSuffix(t.Content, scoring.TruncationMarker) {
+			cutByCaller = true
+		}
+		if t.Cut {
+			t.Content = neutralizeKeepingCut(t.Content)
+		} else {
+			t.Content = scoring.NeutralizeTruncationMarkers(t.Content)
+		}
 		texts = append(texts, &t.Content)
 	}
 	if s.def.Conversation {
@@ -91,6 +102,7 @@ func (s *scorer) prepareTurns(c scoring.Case) ([]scoring.Turn, bool, error) {
 	if s.def.Conversation && TurnsOmitted(turns) > 0 {
 		cut = true
 	}
+	cut = cut || cutByCaller
 	return turns, cut, nil
 }
 

@@ -52,7 +52,8 @@ func readerCut(t string) bool {
 	return strings.HasSuffix(t, scoring.TruncationMarker)
 }
 
-// history is the conversation before the request, as the scorers take it.
+// history is the conversation before the request, as the scorers take it;
+// a message the reader cut is marked so (scoring.Turn.Cut).
 func history(turns []genai.Turn) []scoring.Turn {
 	if len(turns) == 0 {
 		return nil
@@ -63,7 +64,7 @@ func history(turns []genai.Turn) []scoring.Turn {
 		if t.Role == genai.RoleAssistant {
 			role = scoring.RoleAssistant
 		}
-		out[i] = scoring.Turn{Role: role, Content: t.Content}
+		out[i] = scoring.Turn{Role: role, Content: t.Content, Cut: readerCut(t.Content)}
 	}
 	return out
 }

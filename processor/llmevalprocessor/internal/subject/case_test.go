@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/evalstore"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/genai"
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/resultwrite"
@@ -42,4 +43,26 @@ func TestCaseCarriesTheConversationAndTheReadersCut(t *testing.T) {
 	assert.ElementsMatch(t, []scoring.Field{scoring.FieldInput, scoring.FieldOutput, scoring.FieldInstructions}, c.Cut)
 	c = caseFromGeneration(cut, resultwrite.Evaluated{}, evalstore.Scorer{Instructions: []string{"Configured."}})
 	assert.ElementsMatch(t, []scoring.Field{scoring.FieldInput, scoring.FieldOutput}, c.Cut, "configured instructions are not the reader's")
+}
+
+// TestConversationCaseMarksTheReadersCut: in an ended conversation's case
+// a message or system prompt the reader cut at 1 MiB (ending with
+// scoring.TruncationMarker) is marked cut, so the scorers keep its marker
+// and flag the result truncated; the other messages are not.
+func TestConversationCaseMarksTheReadersCut(t *testing.T) {
+	c := &Conversation{Ended: conversation.Ended{
+		Exchanges: []conversation.Exchange{
+			{Input: "Plan a trip" + scoring.TruncationMarker, Output: "Where to?"},
+			{Input: "Lisbon", Output: "Here is a plan" + scoring.TruncationMarker},
+		},
+		Instructions: []string{"Be a travel agent" + scoring.TruncationMarker},
+	}}
+	cs := c.Case(evalstore.Scorer{UseSystemInstructions: true})
+	var cut []bool
+	for _, tn := range cs.Turns {
+		cut = append(cut, tn.Cut)
+	}
+	assert.Equal(t, []bool{true, false, false, true}, cut)
+	assert.Equal(t, []scoring.Field{scoring.FieldInstructions}, cs.Cut)
+	assert.Empty(t, c.Case(evalstore.Scorer{Instructions: []string{"Configured."}}).Cut, "configured instructions are not the reader's")
 }

@@ -2,6 +2,7 @@ package subject // import "github.com/llm-eval/llm_eval/processor/llmevalprocess
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/llm-eval/llm_eval/processor/llmevalprocessor/internal/conversation"
@@ -39,7 +40,8 @@ func NewConversation(out *SpanOut, scope string, e conversation.Ended, leftOut m
 
 // Case is the whole conversation: every message kept, in order, with one
 // omitted turn standing for the messages left out to keep it bounded, and
-// the system prompt as the role it had to keep.
+// the system prompt as the role it had to keep. A message or system prompt
+// the reader cut at 1 MiB is marked so (Turn.Cut, Case.Cut).
 func (c *Conversation) Case(sc evalstore.Scorer) scoring.Case {
 	turns := make([]scoring.Turn, 0, 2*len(c.Exchanges)+1)
 	for i := range c.Exchanges {
@@ -47,7 +49,8 @@ func (c *Conversation) Case(sc evalstore.Scorer) scoring.Case {
 			turns = append(turns, scoring.Turn{Role: scoring.RoleOmitted, Count: c.Omitted})
 		}
 		ex := &c.Exchanges[i]
-		turns = append(turns, scoring.Turn{Role: scoring.RoleUser, Content: ex.Input}, scoring.Turn{Role: scoring.RoleAssistant, Content: ex.Output})
+		turns = append(turns, scoring.Turn{Role: scoring.RoleUser, Content: ex.Input, Cut: readerCut(ex.Input)},
+			scoring.Turn{Role: scoring.RoleAssistant, Content: ex.Output, Cut: readerCut(ex.Output)})
 	}
 	if c.Omitted > 0 && c.OmittedAt >= len(c.Exchanges) {
 		turns = append(turns, scoring.Turn{Role: scoring.RoleOmitted, Count: c.Omitted})
@@ -58,6 +61,9 @@ func (c *Conversation) Case(sc evalstore.Scorer) scoring.Case {
 		cs.Instructions = sc.Instructions
 	case sc.UseSystemInstructions:
 		cs.Instructions = c.Instructions
+		if slices.ContainsFunc(cs.Instructions, readerCut) {
+			cs.Cut = append(cs.Cut, scoring.FieldInstructions)
+		}
 	}
 	return cs
 }
