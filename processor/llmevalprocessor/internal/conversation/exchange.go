@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // Key identifies one conversation: the service.name of the application
@@ -78,8 +80,10 @@ func instructionBytes(in []string) int {
 	return n
 }
 
-// CutMark ends a message cut to fit a conversation's bytes.
-const CutMark = " [...]"
+// CutMark ends a message cut to fit a conversation's bytes. It is the
+// scorers' truncation marker, so the case builder marks the message cut
+// and the result says it is truncated.
+const CutMark = scoring.TruncationMarker
 
 // cut bounds s to limit bytes on a rune boundary, ending it with CutMark,
 // and reports whether it cut.

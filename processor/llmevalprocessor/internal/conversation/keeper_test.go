@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llm-eval/llm_eval/scoring"
 )
 
 // clock is a test's time, moved by hand.
@@ -282,7 +284,7 @@ func TestLongMessagesAreCutAndBytesBounded(t *testing.T) {
 	ended := f.endAll()
 	require.Len(t, ended, 1)
 	first := ended[0].Exchanges[0].Input
-	assert.True(t, strings.HasSuffix(first, CutMark), "a message over a quarter of the bytes is cut")
+	assert.True(t, strings.HasSuffix(first, scoring.TruncationMarker), "a message over a quarter of the bytes is cut, with the marker that makes the result truncated")
 	assert.LessOrEqual(t, len(first), 1024)
 	assert.True(t, strings.HasPrefix(first, "é"), "on a rune boundary")
 	assert.Equal(t, 1, f.obs.count(LimitMessageCut))
