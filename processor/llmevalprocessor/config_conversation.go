@@ -59,10 +59,12 @@ const (
 	defaultConversationBytes     = 128 << 10
 	defaultMaxConversations      = 10_000
 	defaultConversationsMaxBytes = 64 << 20
-	minConversationTurns         = 4
-	maxConversationTurns         = 10_000
-	minConversationBytes         = 4 << 10
-	likelyMaxConversationIdle    = 24 * time.Hour
+	// minConversationTurns keeps the first exchange, the mark of the
+	// messages left out and the latest exchange (2 + 1 + 2).
+	minConversationTurns      = 5
+	maxConversationTurns      = 10_000
+	minConversationBytes      = 4 << 10
+	likelyMaxConversationIdle = 24 * time.Hour
 )
 
 func defaultConversationConfig() ConversationConfig {

@@ -375,7 +375,7 @@ func TestConversationConfig(t *testing.T) {
 	cfg.Conversation.IDAttributes = []string{"app.chat", "app.chat", ""}
 	err := cfg.Conversation.Validate()
 	require.Error(t, err)
-	for _, want := range []string{"max_turns: must be between 4 and 10000, got 2", "idle_timeout:", "max_bytes: must be at least max_conversation_bytes",
+	for _, want := range []string{"max_turns: must be between 5 and 10000, got 2", "idle_timeout:", "max_bytes: must be at least max_conversation_bytes",
 		`id_attributes::1: duplicate attribute "app.chat"`, "id_attributes::2: must not be empty"} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -271,6 +271,25 @@ func TestTenThousandTurnsAreBounded(t *testing.T) {
 	assert.ElementsMatch(t, slices.Collect(maps.Keys(f.j.recs)), e.Stored)
 }
 
+// TestSmallestMaxTurnsKeepsFirstAndLatest: at the smallest max_turns the
+// processor accepts (5), the first exchange, the mark and the latest
+// exchange fit.
+func TestSmallestMaxTurnsKeepsFirstAndLatest(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxTurns = 5 })
+	for i := 1; i <= 4; i++ {
+		e := ex(i, fmt.Sprintf("q%d", i), fmt.Sprintf("a%d", i))
+		f.k.Offer("shop", "c1", e.TraceID, e)
+	}
+	ended := f.endAll()
+	require.Len(t, ended, 1)
+	var inputs []string
+	for _, e := range ended[0].Exchanges {
+		inputs = append(inputs, e.Input)
+	}
+	assert.Equal(t, []string{"q1", "q4"}, inputs)
+	assert.Equal(t, 4, ended[0].Omitted)
+}
+
 func TestLongMessagesAreCutAndBytesBounded(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxConversationBytes = 4096 })
 	big := strings.Repeat("é", 3000) // 6,000 bytes
