@@ -402,6 +402,10 @@ func errorCause(errorType, reason string) string {
 	if detail == "" || detail == errorType {
 		return cause
 	}
+	if known && strings.HasPrefix(detail, cause) {
+		// The marker's own message already starts with the cause.
+		return detail
+	}
 	return cause + ": " + detail
 }
 

@@ -343,3 +343,17 @@ func TestResultsReadsResultLogRecords(t *testing.T) {
 	assert.Contains(t, stdout.String(), "travel-bot / (result records of a span)  (trace abcdef01, span 99887766)")
 	assert.NotContains(t, stdout.String(), "GenAI log events")
 }
+
+func TestErrorCauseSaysItOnce(t *testing.T) {
+	tests := []struct{ errorType, reason, want string }{
+		{"restarted", "restarted: the collector restarted after max_wait had passed; the evaluation did not finish before",
+			"the collector restarted after max_wait had passed; the evaluation did not finish before"},
+		{"judge_unavailable", "judge_unavailable in preprocess step: judge unreachable: dial tcp 127.0.0.1:1: connection refused",
+			"the judge could not be reached: dial tcp 127.0.0.1:1: connection refused"},
+		{"shutdown", "shutdown", "the collector shut down before the result"},
+		{"some_new_type", "some_new_type: detail", "some_new_type: detail"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, errorCause(tt.errorType, tt.reason), tt.errorType)
+	}
+}
