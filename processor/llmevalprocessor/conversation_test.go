@@ -474,6 +474,9 @@ func TestOpenConversationSurvivesACrash(t *testing.T) {
 		td, _ := turnBatch(tn)
 		require.NoError(t, l.p.ConsumeTraces(context.Background(), td))
 		require.Eventually(t, func() bool { return l.sink.SpanCount() == i+1 }, 10*time.Second, 5*time.Millisecond)
+		// The span's record goes after the span has left: wait for it, or
+		// the crash below may keep it for the next life to send again.
+		require.Eventually(t, func() bool { return l.storageWrites(persistence.OpRemove) >= int64(i+1) }, 10*time.Second, 5*time.Millisecond)
 	}
 	assert.Positive(t, l.storageWrites(persistence.OpConversation), "the turns were written before ConsumeTraces returned")
 	l.crash()
