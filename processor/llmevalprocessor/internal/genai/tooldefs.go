@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -158,12 +157,5 @@ const maxToolNameBytes = 200
 
 // clipBytes is clip to at most n bytes.
 func clipBytes(s string, n int) string {
-	s = clip(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return cutRunes(clip(s), n)
 }

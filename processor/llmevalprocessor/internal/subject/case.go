@@ -45,9 +45,11 @@ func caseFromGeneration(gen genai.Generation, of resultwrite.Evaluated, sc evals
 	return c
 }
 
-// readerCut reports whether the reader cut t at 1 MiB: only its cut ends
-// a text with scoring.TruncationMarker (genai neutralises the marker at
-// the end of a text it did not cut).
+// readerCut reports whether t was cut before it reached the case: the
+// reader's cut at 1 MiB, or the conversation keeper's cut of a message to
+// fit its conversation, are the only ones that end a text with
+// scoring.TruncationMarker (genai neutralises the marker at the end of a
+// text it did not cut).
 func readerCut(t string) bool {
 	return strings.HasSuffix(t, scoring.TruncationMarker)
 }

@@ -41,7 +41,7 @@ func NewConversation(out *SpanOut, scope string, e conversation.Ended, leftOut m
 // Case is the whole conversation: every message kept, in order, with one
 // omitted turn standing for the messages left out to keep it bounded, and
 // the system prompt as the role it had to keep. A message or system prompt
-// the reader cut at 1 MiB is marked so (Turn.Cut, Case.Cut).
+// cut on its way here (readerCut) is marked so (Turn.Cut, Case.Cut).
 func (c *Conversation) Case(sc evalstore.Scorer) scoring.Case {
 	turns := make([]scoring.Turn, 0, 2*len(c.Exchanges)+1)
 	for i := range c.Exchanges {
